@@ -1,0 +1,118 @@
+"""`spades bench`: throughput, printed as ratios against a reference measured in the same run.
+
+Absolute rates on shared machines are noisy; the ratio against a reference measured in
+the same process is the figure to quote. Each section is a function that returns rows
+`{"name", "batch", "rate", "unit", "reference", "ratio"}`; `SECTIONS` lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from agents.random_agent import random_legal_actions
+from spades_env.engine import reset_done, step
+from spades_env.rules import Rules
+from spades_env.state import DONE, init
+
+DECISIONS_PER_HAND = 56  # 4 bids + 52 cards (RULES.md §1-§3)
+Row = dict[str, Any]
+
+
+def _timed(run: Callable[[], int], seconds: float) -> float:
+    """Call `run` (returns a count) until `seconds` pass; return count per second."""
+    run()  # warm-up: first-call costs (tables, caches) are not throughput
+    count, start = 0, time.perf_counter()
+    while True:
+        count += run()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return count / elapsed
+
+
+def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> float:
+    """Decisions per second of random legal play of full hands, scoring included."""
+    rng = np.random.default_rng(seed)
+    state = init(rules, batch, rng)
+
+    def run() -> int:
+        decided = 0
+        for _ in range(DECISIONS_PER_HAND):
+            active = int((state.phase != DONE).sum())
+            step(state, random_legal_actions(state.legal, state.phase, rng))
+            decided += active
+        reset_done(state, rng)
+        return decided
+
+    return _timed(run, seconds)
+
+
+def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
+    """OpenSpiel `spades` with its C++ uniform-random bots via `evaluate_bots`, or None."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("spades")
+    bots = [pyspiel.make_uniform_random_bot(p, seed + p) for p in range(4)]
+    counter = iter(range(10**12))
+
+    def run() -> int:
+        for _ in range(50):
+            pyspiel.evaluate_bots(game.new_initial_state(), bots, next(counter))
+        return 50 * DECISIONS_PER_HAND  # OpenSpiel's game is one hand: 56 decisions
+
+    return _timed(run, seconds)
+
+
+def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192)) -> list[Row]:
+    reference = openspiel_rate(seconds)
+    rows = []
+    for b in batches:
+        rate = engine_rate(Rules(), b, seconds)
+        rows.append(
+            {
+                "name": "engine random play (standard)",
+                "batch": b,
+                "rate": rate,
+                "unit": "decisions/s",
+                "reference": "OpenSpiel spades, C++ random bots" if reference else None,
+                "reference_rate": reference,
+                "ratio": rate / reference if reference else None,
+            }
+        )
+    return rows
+
+
+SECTIONS: dict[str, Callable[[float], list[Row]]] = {"engine": engine_section}
+
+
+def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:
+    rows: list[Row] = []
+    for name in sections or list(SECTIONS):
+        rows.extend(SECTIONS[name](seconds))
+    return rows
+
+
+def format_rows(rows: list[Row]) -> str:
+    lines = [f"{'benchmark':<40} {'batch':>6} {'rate':>14} {'reference':>14} {'ratio':>8}"]
+    for r in rows:
+        ref = f"{r['reference_rate']:,.0f}" if r.get("reference_rate") else "n/a"
+        ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else "n/a"
+        lines.append(
+            f"{r['name']:<40} {r['batch']:>6} {r['rate']:>14,.0f} {ref:>14} {ratio:>8}"
+        )
+    refs = sorted({r["reference"] for r in rows if r.get("reference")})
+    for ref in refs:
+        lines.append(f"reference: {ref}")
+    if any(r.get("ratio") is None for r in rows):
+        lines.append("(ratios need the reference packages: pip install -e '.[bench]')")
+    return "\n".join(lines)
+
+
+def to_json(rows: list[Row]) -> str:
+    return json.dumps(rows, indent=2)

@@ -1,0 +1,80 @@
+"""Text rendering of a hand in progress and of a finished hand record (unicode suits)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spades_env.cards import card_to_str, hand_to_str, str_to_card, cards_to_mask
+from spades_env.engine import seat_name
+from spades_env.state import PHASE_NAMES, State
+
+
+def _bid_str(bid: int, blind: bool) -> str:
+    if bid < 0:
+        return "-"
+    if bid == 0:
+        return "blind nil" if blind else "nil"
+    return str(bid)
+
+
+def render_state(state: State, game: int = 0, show_all: bool = True, seat: int | None = None) -> str:
+    """A hand in progress. `show_all=False` with `seat` shows only that seat's cards."""
+    g = game
+    rules = state.rules
+    lines = [
+        f"hand {int(state.hand_no[g]) + 1}, dealer {seat_name(int(state.dealer[g]))}, "
+        f"phase {PHASE_NAMES[int(state.phase[g])]}, "
+        f"spades {'broken' if state.broken[g] else 'not broken'}"
+    ]
+    for s in range(rules.num_players):
+        marker = ">" if s == state.to_act[g] and state.phase[g] != 4 else " "
+        if show_all or s == seat:
+            cards = hand_to_str(int(state.hands[g, s]) & ~int(state.played[g]))
+        else:
+            cards = "(hidden)"
+        bid = _bid_str(int(state.bids[g, s]), bool(state.blind[g, s]))
+        lines.append(
+            f"{marker}{seat_name(s):<6} bid {bid:<9} tricks {int(state.tricks_won[g, s]):>2}  {cards}"
+        )
+    table = [
+        f"{seat_name(s)} {card_to_str(int(state.trick[g, s]), unicode=True)}"
+        for s in range(rules.num_players)
+        if state.trick[g, s] >= 0
+    ]
+    lines.append("trick: " + (", ".join(table) if table else "(empty)"))
+    teams = ", ".join(
+        f"team {t}: {int(state.scores[g, t])} ({int(state.bags[g, t])} bags)"
+        for t in range(rules.num_teams)
+    )
+    lines.append("score: " + teams)
+    return "\n".join(lines)
+
+
+def render_record(record: dict[str, Any]) -> str:
+    """A finished hand: deal, bids, the tricks in order, and the score."""
+    n = len(record["deal"])
+    lines = [f"hand {record['hand_no'] + 1}, dealer {seat_name(record['dealer'])}"]
+    for s, hand in enumerate(record["deal"]):
+        mask = cards_to_mask([str_to_card(c) for c in hand])
+        bid = _bid_str(record["bids"][s], record["blind"][s])
+        lines.append(f"  {seat_name(s):<6} bid {bid:<9} took {record['tricks'][s]:>2}  {hand_to_str(mask)}")
+    plays = [(s, a) for s, a in record["actions"] if len(a) == 2 and a[1] in "SHDCJ"]
+    passes = len(plays) - n * len(record["deal"][0])
+    if passes > 0:
+        shown = ", ".join(f"{seat_name(s)} {a}" for s, a in plays[:passes])
+        lines.append(f"  exchange: {shown}")
+        plays = plays[passes:]
+    for t in range(0, len(plays), n):
+        trick = plays[t : t + n]
+        shown = "  ".join(
+            f"{seat_name(s)[0]}:{card_to_str(str_to_card(a), unicode=True)}" for s, a in trick
+        )
+        lines.append(f"  trick {t // n + 1:>2}: {shown}")
+    for team, pts in enumerate(record["points"]):
+        pen = record["penalty"][team]
+        pen_s = f", bag penalty -{pen}" if pen else ""
+        lines.append(
+            f"  team {team}: {pts:+d} (bags +{record['bags_gained'][team]}{pen_s}) "
+            f"-> {record['scores'][team]} ({record['bags'][team]} bags)"
+        )
+    return "\n".join(lines)
