@@ -16,8 +16,8 @@ from typing import ClassVar, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.observation import SeatView, encode, seat_view
 from spades_env.engine import legal_action_mask
+from spades_env.observation import SeatView, encode, seat_view
 from spades_env.state import State
 
 

@@ -103,9 +103,7 @@ def format_rows(rows: list[Row]) -> str:
     for r in rows:
         ref = f"{r['reference_rate']:,.0f}" if r.get("reference_rate") else "n/a"
         ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else "n/a"
-        lines.append(
-            f"{r['name']:<40} {r['batch']:>6} {r['rate']:>14,.0f} {ref:>14} {ratio:>8}"
-        )
+        lines.append(f"{r['name']:<40} {r['batch']:>6} {r['rate']:>14,.0f} {ref:>14} {ratio:>8}")
     refs = sorted({r["reference"] for r in rows if r.get("reference")})
     for ref in refs:
         lines.append(f"reference: {ref}")

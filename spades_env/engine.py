@@ -33,7 +33,6 @@ from spades_env.cards import (
     NUM_ACTIONS,
     NUM_CARDS,
     NUM_SUITS,
-    SEE_HAND,
     SPADE_MASK,
     SPADES,
     SUIT_MASK,
@@ -42,6 +41,7 @@ from spades_env.cards import (
     action_to_str,
     bits_to_bool,
     mask_to_cards,
+    select_bit,
 )
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, game_result, score_hand
@@ -525,7 +525,10 @@ def step(
                 g = int(games[0])
                 act = int(a[bad_local[0]])
                 raise IllegalActionError(
-                    g, int(state.to_act[g]), act, explain_illegal(state, g, act),
+                    g,
+                    int(state.to_act[g]),
+                    act,
+                    explain_illegal(state, g, act),
                     legal_actions(state, g),
                 )
             illegal[games] = True
@@ -551,9 +554,7 @@ def _apply(state: State, phase: int, rows, a: npt.NDArray[np.int64], out: list) 
     seat = state.to_act[rows].astype(np.int64)
     # History entries carry the actor: (seat << 7) | action.
     hlen = state.history_len[rows]
-    state.history.reshape(-1)[ar * state.history.shape[1] + hlen] = (
-        seat << HISTORY_SEAT_SHIFT
-    ) | a
+    state.history.reshape(-1)[ar * state.history.shape[1] + hlen] = (seat << HISTORY_SEAT_SHIFT) | a
     state.history_len[rows] = hlen + 1
     if phase == PLAY:
         _play(state, rows, a)
@@ -608,3 +609,19 @@ def reset_done(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:
 
 def cards_of(mask: int | np.uint64) -> list[int]:
     return mask_to_cards(mask)
+
+
+def random_legal_actions(
+    legal: npt.NDArray[np.uint64], phase: npt.NDArray[np.int8], rng: np.random.Generator
+) -> npt.NDArray[np.int64]:
+    """One uniformly random legal action per game from the engine's legal bits.
+
+    `legal` is `State.legal` (bit i = action PHASE_BASE[phase] + i); games with no legal
+    action (DONE) get action 0, which the engine ignores.
+    """
+    count = np.bitwise_count(legal).astype(np.int64)
+    k = (rng.random(legal.shape[0]) * count).astype(np.int64)
+    has = count > 0
+    k = np.minimum(k, np.maximum(count - 1, 0))
+    bit = select_bit(np.where(has, legal, np.uint64(1)), k * has)
+    return (bit + PHASE_BASE[phase]) * has

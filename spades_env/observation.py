@@ -199,9 +199,11 @@ def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.i
         return np.take_along_axis(arr, rot, axis=1)
 
     def rel_seat(abs_seat: npt.NDArray) -> npt.NDArray:
-        return np.where(abs_seat >= 0, (abs_seat.astype(np.int64) - seat.reshape(
-            (-1,) + (1,) * (abs_seat.ndim - 1)
-        )) % p, -1)
+        return np.where(
+            abs_seat >= 0,
+            (abs_seat.astype(np.int64) - seat.reshape((-1,) + (1,) * (abs_seat.ndim - 1))) % p,
+            -1,
+        )
 
     own_team = seat % t
     team_rot = (own_team[:, None] + np.arange(t)[None, :]) % t
@@ -231,9 +233,7 @@ def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.i
         _one_hot(state.lead_suit, NUM_SUITS),
         state.broken[:, None],
         _one_hot(state.phase, NUM_PHASES),
-        ((rel(state.voids)[..., None] >> np.arange(NUM_SUITS, dtype=np.uint8)) & 1).reshape(
-            b, -1
-        ),
+        ((rel(state.voids)[..., None] >> np.arange(NUM_SUITS, dtype=np.uint8)) & 1).reshape(b, -1),
         state.hand_no[:, None],
     ]
     return np.concatenate([np.asarray(x).astype(np.int16) for x in parts], axis=1)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from spades_env.cards import action_to_str, mask_to_cards, str_to_action, card_to_str
+from spades_env.cards import action_to_str, card_to_str, mask_to_cards, str_to_action
 from spades_env.engine import HISTORY_SEAT_SHIFT, HandResult, step
 from spades_env.rules import Rules
 from spades_env.state import init
@@ -78,7 +78,9 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     state.hand_no[:] = record["hand_no"]
     for k, (seat, action) in enumerate(record["actions"]):
         if int(state.to_act[0]) != seat:
-            raise ReplayError(f"action {k}: seat {seat} acts, but it is seat {state.to_act[0]}'s turn")
+            raise ReplayError(
+                f"action {k}: seat {seat} acts, but it is seat {state.to_act[0]}'s turn"
+            )
         info = step(state, [str_to_action(action)])
         if info.finished is not None:
             if k != len(record["actions"]) - 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spades_env.cards import card_to_str, hand_to_str, str_to_card, cards_to_mask
+from spades_env.cards import card_to_str, cards_to_mask, hand_to_str, str_to_card
 from spades_env.engine import seat_name
 from spades_env.state import PHASE_NAMES, State
 
@@ -17,7 +17,9 @@ def _bid_str(bid: int, blind: bool) -> str:
     return str(bid)
 
 
-def render_state(state: State, game: int = 0, show_all: bool = True, seat: int | None = None) -> str:
+def render_state(
+    state: State, game: int = 0, show_all: bool = True, seat: int | None = None
+) -> str:
     """A hand in progress. `show_all=False` with `seat` shows only that seat's cards."""
     g = game
     rules = state.rules
@@ -34,7 +36,8 @@ def render_state(state: State, game: int = 0, show_all: bool = True, seat: int |
             cards = "(hidden)"
         bid = _bid_str(int(state.bids[g, s]), bool(state.blind[g, s]))
         lines.append(
-            f"{marker}{seat_name(s):<6} bid {bid:<9} tricks {int(state.tricks_won[g, s]):>2}  {cards}"
+            f"{marker}{seat_name(s):<6} bid {bid:<9} "
+            f"tricks {int(state.tricks_won[g, s]):>2}  {cards}"
         )
     table = [
         f"{seat_name(s)} {card_to_str(int(state.trick[g, s]), unicode=True)}"
@@ -57,7 +60,9 @@ def render_record(record: dict[str, Any]) -> str:
     for s, hand in enumerate(record["deal"]):
         mask = cards_to_mask([str_to_card(c) for c in hand])
         bid = _bid_str(record["bids"][s], record["blind"][s])
-        lines.append(f"  {seat_name(s):<6} bid {bid:<9} took {record['tricks'][s]:>2}  {hand_to_str(mask)}")
+        lines.append(
+            f"  {seat_name(s):<6} bid {bid:<9} took {record['tricks'][s]:>2}  {hand_to_str(mask)}"
+        )
     plays = [(s, a) for s, a in record["actions"] if len(a) == 2 and a[1] in "SHDCJ"]
     passes = len(plays) - n * len(record["deal"][0])
     if passes > 0:

@@ -93,8 +93,7 @@ class Rules:
             value = getattr(self, option)
             if value not in allowed:
                 raise RulesError(
-                    f"rules option {option}={value!r} is not allowed; "
-                    f"allowed: {', '.join(allowed)}"
+                    f"rules option {option}={value!r} is not allowed; allowed: {', '.join(allowed)}"
                 )
         if self.num_players != 4 or self.hand_size != 13:
             raise RulesError(
@@ -112,9 +111,7 @@ class Rules:
         if self.max_total_bid is not None and not (
             0 <= self.max_total_bid <= self.hand_size * self.num_players
         ):
-            raise RulesError(
-                f"rules option max_total_bid must be none or 0..{self.hand_size * 4}"
-            )
+            raise RulesError(f"rules option max_total_bid must be none or 0..{self.hand_size * 4}")
         if self.lose_at is not None and self.lose_at >= self.target:
             raise RulesError(
                 f"rules options lose_at={self.lose_at} and target={self.target} make no "

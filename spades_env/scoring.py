@@ -65,9 +65,7 @@ def score_hand(
     per_trick = np.where(
         rules.ten_for_two_hundred & (contract >= 10), 0, 10
     )  # RULES.md §4 option ten_for_two_hundred
-    base = np.where(
-        rules.ten_for_two_hundred & (contract >= 10), 200, per_trick * contract
-    )
+    base = np.where(rules.ten_for_two_hundred & (contract >= 10), 200, per_trick * contract)
     contract_points = np.where(made, base + over, -base)
     if rules.thirteen_bid_doubles:
         # RULES.md §4: a team that bids 13 and takes all 13 scores double (contract part).

@@ -1,0 +1,77 @@
+"""Build agents from text: `random`, `heuristic:aggression=0.2`, `pimc:worlds=64`, ...
+
+A spec is `name` or `name:key=value,key=value`. Each registered name maps to a factory
+`(seed, **params) -> Agent` and the parameters it accepts with their types. An unknown
+name or parameter is an `AgentSpecError` that lists the known ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.base import BaseAgent
+from agents.random_agent import RandomAgent
+
+
+class AgentSpecError(ValueError):
+    """An agent spec naming an unknown agent or parameter, or a bad value."""
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    factory: Callable[..., BaseAgent]
+    params: dict[str, type] = field(default_factory=dict)
+    help: str = ""
+
+
+REGISTRY: dict[str, AgentEntry] = {
+    "random": AgentEntry(RandomAgent, {}, "uniformly random legal actions"),
+}
+
+
+def register(
+    name: str, factory: Callable[..., BaseAgent], params: dict[str, type], help: str
+) -> None:
+    REGISTRY[name] = AgentEntry(factory, dict(params), help)
+
+
+def _convert(name: str, key: str, raw: str, kind: type) -> Any:
+    try:
+        if kind is bool:
+            low = raw.lower()
+            if low not in ("1", "0", "true", "false", "yes", "no"):
+                raise ValueError(raw)
+            return low in ("1", "true", "yes")
+        return kind(raw)
+    except ValueError:
+        raise AgentSpecError(
+            f"agent {name!r}: parameter {key}={raw!r} is not a valid {kind.__name__}"
+        ) from None
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """`"heuristic:aggression=0.2"` -> ("heuristic", {"aggression": 0.2})."""
+    name, _, rest = spec.strip().partition(":")
+    if name not in REGISTRY:
+        raise AgentSpecError(f"unknown agent {name!r}; known agents: {', '.join(sorted(REGISTRY))}")
+    entry = REGISTRY[name]
+    params: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, raw = item.partition("=")
+        if key not in entry.params:
+            known = ", ".join(sorted(entry.params)) or "none"
+            raise AgentSpecError(f"agent {name!r} has no parameter {key!r}; known: {known}")
+        if not eq:
+            raise AgentSpecError(f"agent {name!r}: write parameters as {key}=VALUE")
+        params[key] = _convert(name, key, raw, entry.params[key])
+    return name, params
+
+
+def make_agent(spec: str, seed: int | None = None) -> BaseAgent:
+    """Build the agent a spec names, seeded."""
+    name, params = parse_spec(spec)
+    agent = REGISTRY[name].factory(seed=seed, **params)
+    agent.name = spec.strip()
+    return agent
