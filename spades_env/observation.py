@@ -127,6 +127,12 @@ class SeatView:
     def batch_size(self) -> int:
         return int(self.seat.shape[0])
 
+    def take(self, games: npt.ArrayLike) -> SeatView:
+        """The view of a subset of the batch (e.g. the games where one agent acts)."""
+        idx = np.asarray(games)
+        fields = {f: getattr(self, f)[idx] for f in self.__dataclass_fields__ if f != "rules"}
+        return SeatView(rules=self.rules, **fields)
+
 
 def hand_hidden(state: State, seats: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
     """RULES.md §2: a seat that may still bid blind nil has not looked at its hand."""
