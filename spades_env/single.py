@@ -1,16 +1,23 @@
-"""The fast single-game path: one game stepped with scalar Python over the same `State`.
+"""The fast single-game path: one game stepped in plain Python, for env loops and search.
 
 At batch size 1 a numpy call costs more than the work it does (PERF_NOTES.md), so the
-PettingZoo env and tree search step single games here. This is not a second rule book:
-it shares the engine's tables (card suits, trick strength, suit masks), hands every rare
-or once-a-hand transition (exchange, end of hand, scoring, dealing) to the batched engine,
-and is differential-tested against `engine.step` state-for-state on many random hands
-(tests/test_single.py). It also keeps each seat's RL encoding up to date incrementally,
-so that observing a seat is a copy rather than a re-encoding; tests check that buffer
-against `observation.encode` after every step.
+PettingZoo env and tree search step single games here. It holds the very fields of
+`State` for one game as Python ints and lists (`SingleGame.state` turns them into a
+batch-of-one `State` on demand, `SingleGame.from_state` goes the other way).
+
+This is not a second rule book. It shares the engine's tables (card suits, trick
+strength, suit masks); it hands every rare or once-a-hand transition (exchange, end of
+hand, scoring, bags, dealing, the end of the game) to the batched engine; and it is
+differential-tested against `engine.step`, state for state, over many random hands and
+rules options (tests/test_single.py). It also keeps every seat's RL encoding up to date
+incrementally, so observing a seat is a copy; tests check that buffer against
+`observation.encode` after every step.
 """
 
 from __future__ import annotations
+
+import copy
+import dataclasses
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +26,6 @@ from spades_env import engine
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
-    CARD_BIT,
     CARD_SUIT,
     MAX_BID,
     NUM_ACTIONS,
@@ -42,20 +48,32 @@ from spades_env.engine import (
 )
 from spades_env.observation import encode, obs_slices
 from spades_env.rules import Rules
-from spades_env.state import BID, BLIND, DONE, PLAY, State, init
+from spades_env.scoring import apply_bags, game_result, score_hand
+from spades_env.state import BID, BLIND, DONE, EXCHANGE, PLAY, State, deal_hands, init
 
 _SUIT = [int(s) for s in CARD_SUIT]
 _STRENGTH = STRENGTH.tolist()  # [card][lead suit]
 _SUIT_MASK = [int(m) for m in SUIT_MASK]
-_SPADES = int(SPADE_MASK)
-_NOT_SPADES = ((1 << 64) - 1) ^ _SPADES
+_NOT_SPADES = ((1 << 64) - 1) ^ int(SPADE_MASK)
 _TWO_CLUBS = 1 << TWO_OF_CLUBS
+_PHASE_BASE = [int(b) for b in PHASE_BASE]
+
+#: State fields held per seat (lists of length P) or per card (length C) or per team.
+_SCALARS = (
+    "seed", "hand_no", "dealer", "phase", "to_act", "played", "legal", "num_bids",
+    "leader", "trick_size", "lead_suit", "tricks_played", "broken", "winner", "history_len",
+)  # fmt: skip
+_VECTORS = (
+    "deal", "hands", "bids", "blind", "passing", "trick", "tricks_won", "voids",
+    "card_seat", "card_trick", "scores", "bags", "history",
+)  # fmt: skip
 
 
 class SingleGame:
-    """One game of Spades with O(1)-numpy-call steps during the play of a hand.
+    """One game of Spades whose play steps cost a few microseconds.
 
-    `state` is a batch-of-one `State`, always equal to what `engine.step` would produce.
+    Same contract as `engine.step` on a batch of one: `step(action)` returns a
+    `StepInfo`, and `state` equals the `State` the batched engine would hold.
     """
 
     def __init__(
@@ -69,11 +87,10 @@ class SingleGame:
         scores: npt.ArrayLike | None = None,
         bags: npt.ArrayLike | None = None,
     ) -> None:
-        self.rules = rules
         seeds = None if seed is None else np.array([seed], dtype=np.uint64)
         if seeds is None and rng is None:
             rng = np.random.default_rng()
-        self.state: State = init(
+        state = init(
             rules,
             1,
             rng,
@@ -83,33 +100,46 @@ class SingleGame:
             scores=None if scores is None else np.asarray(scores)[None],
             bags=None if bags is None else np.asarray(bags)[None],
         )
+        self._setup(rules)
+        self._load(state)
+        self._rebuild_obs()
+
+    @classmethod
+    def from_state(cls, state: State, game: int = 0) -> SingleGame:
+        """A single game continuing game `game` of a batched state."""
+        self = cls.__new__(cls)
+        self._setup(state.rules)
+        self._load(state.take([game]))
+        self._rebuild_obs()
+        return self
+
+    def clone(self) -> SingleGame:
+        """An independent copy (for search)."""
+        new = copy.copy(self)
+        for name in _VECTORS:
+            setattr(new, name, list(getattr(self, name)))
+        new.obs = self.obs.copy()
+        return new
+
+    def _setup(self, rules: Rules) -> None:
         p = rules.num_players
-        self._p = p
+        self.rules, self._p = rules, p
         sl = obs_slices(rules)
         self._off = {k: v.start for k, v in sl.items()}
-        self._obs_size = sum(v.stop - v.start for v in sl.values())
-        self._width_bids = MAX_BID + 2
-        self.obs: npt.NDArray[np.int16] = np.zeros((p, self._obs_size), dtype=np.int16)
-        # _rot[v][o] = one-hot of absolute seat v relative to observer o; _rot[-1] = zeros.
+        size = max(v.stop for v in sl.values())
+        self.obs: npt.NDArray[np.int16] = np.zeros((p, size), dtype=np.int16)
+        # _rot[v][o]: one-hot of absolute seat v relative to observer o; _rot[-1]: none.
         self._rot = [
             np.array([[int((v - o) % p == r) for r in range(p)] for o in range(p)], np.int16)
             for v in range(p)
         ] + [np.zeros((p, p), dtype=np.int16)]
-        flat = np.arange(p)[:, None] * self._obs_size
-        rel = (np.arange(p)[None, :] - np.arange(p)[:, None]) % p  # rel[o, seat]
-        # Flat indices into obs for "seat s played card c", one per observer: (P, C, P).
+        # Flat indices into obs for "seat s played card c", one per observer: [s, c, o].
+        rows = np.arange(p)[None, None, :] * size
+        rel = ((np.arange(p)[:, None, None] - np.arange(p)[None, None, :]) % p) * NUM_CARDS
         cards = np.arange(NUM_CARDS)[None, :, None]
-        seat_rel = rel.T[:, None, :]  # [s, _, o]
-        self._idx_played = (
-            flat.T[None] + sl["played_by"].start + seat_rel * NUM_CARDS + cards
-        ).astype(np.int64)
-        self._idx_table = (flat.T[None] + sl["table"].start + seat_rel * NUM_CARDS + cards).astype(
-            np.int64
-        )
-        self._idx_trick = (
-            flat[:, 0][None, :] + sl["played_trick"].start + np.arange(NUM_CARDS)[:, None]
-        ).astype(np.int64)  # (C, P)
-        self._rebuild_obs()
+        self._idx_played = (rows + sl["played_by"].start + rel + cards).astype(np.int64)
+        self._idx_table = (rows + sl["table"].start + rel + cards).astype(np.int64)
+        self._idx_trick = (rows[0] + sl["played_trick"].start + cards[0]).astype(np.int64)
         quiet = StepInfo(
             hand_over=np.zeros(1, dtype=bool),
             hand_points=np.zeros((1, rules.num_teams), dtype=np.int32),
@@ -120,27 +150,46 @@ class SingleGame:
             arr.setflags(write=False)
         self._quiet = quiet  # shared by every step with nothing to report
 
+    # ------------------------------------------------------------------ State <-> fields
+    def _load(self, state: State) -> None:
+        for name in _SCALARS:
+            value = getattr(state, name)[0]
+            setattr(self, name, bool(value) if value.dtype == bool else int(value))
+        for name in _VECTORS:
+            setattr(self, name, getattr(state, name)[0].tolist())
+
+    @property
+    def state(self) -> State:
+        """The game as a batch-of-one `State` (a new object each time)."""
+        template = _TEMPLATES.get(self.rules)
+        if template is None:
+            template = _TEMPLATES[self.rules] = init(self.rules, 1, seeds=[0])
+        values = {}
+        for f in dataclasses.fields(State):
+            if f.name == "rules":
+                continue
+            like = getattr(template, f.name)
+            values[f.name] = np.array([getattr(self, f.name)], dtype=like.dtype)
+        return State(rules=self.rules, **values)
+
     # ------------------------------------------------------------------ queries
-    @property
-    def phase(self) -> int:
-        return int(self.state.phase[0])
-
-    @property
-    def to_act(self) -> int:
-        return int(self.state.to_act[0])
-
     @property
     def done(self) -> bool:
         return self.phase == DONE
 
+    def legal_list(self) -> list[int]:
+        """The legal actions of the seat to act."""
+        out, legal, base = [], self.legal, _PHASE_BASE[self.phase]
+        while legal:
+            low = legal & -legal
+            out.append(base + low.bit_length() - 1)
+            legal ^= low
+        return out
+
     def legal_mask(self) -> npt.NDArray[np.int8]:
         """(NUM_ACTIONS,) int8 legal actions of the seat to act."""
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        legal, base = int(self.state.legal[0]), int(PHASE_BASE[self.phase])
-        while legal:
-            low = legal & -legal
-            mask[base + low.bit_length() - 1] = 1
-            legal ^= low
+        mask[self.legal_list()] = 1
         return mask
 
     def observe(self, seat: int) -> npt.NDArray[np.int16]:
@@ -150,44 +199,42 @@ class SingleGame:
     # ------------------------------------------------------------------ step
     def step(self, action: int, on_illegal: str = "raise") -> StepInfo:
         """Apply the action of the seat to act; same contract as `engine.step`."""
-        st = self.state
-        phase = int(st.phase[0])
-        a = int(action)
-        rel = a - int(PHASE_BASE[phase]) if phase != DONE else -1
-        legal = int(st.legal[0])
+        phase = self.phase
         if phase == DONE:
-            return self._info(None, False)
-        if not (0 <= rel < 64 and legal >> rel & 1):
+            return self._quiet
+        a = int(action)
+        rel = a - _PHASE_BASE[phase]
+        if not (0 <= rel < 64 and self.legal >> rel & 1):
             if on_illegal == "raise":
-                seat = int(st.to_act[0])
+                st = self.state
                 raise IllegalActionError(
-                    0, seat, a, explain_illegal(st, 0, a), legal_actions(st, 0)
+                    0, self.to_act, a, explain_illegal(st, 0, a), legal_actions(st, 0)
                 )
             return self._info(None, True)
-        seat = int(st.to_act[0])
-        n = int(st.history_len[0])
-        st.history[0, n] = (seat << HISTORY_SEAT_SHIFT) | a
-        st.history_len[0] = n + 1
+        if phase == EXCHANGE:
+            return self._via_engine(a)  # rare (an option, once a hand): the batched engine
+        seat = self.to_act
+        self.history[self.history_len] = (seat << HISTORY_SEAT_SHIFT) | a
+        self.history_len += 1
         if phase == PLAY:
             return self._play(seat, a)
-        if phase == BID or (phase == BLIND and a == BLIND_NIL):
+        if phase == BID or a == BLIND_NIL:
             return self._bid(seat, a)
-        if phase == BLIND and a == SEE_HAND:
-            st.phase[0] = BID
-            st.legal[0] = self._bid_bits()
-            self._obs_after_look(seat)
-            return self._info(None, False)
-        # The exchange is rare (an option, at most once a hand): the batched engine does it.
-        st.history_len[0] = n
-        info = engine.step(st, np.array([a]))
+        if a == SEE_HAND:  # RULES.md §2: declined blind nil; looks at the hand and bids
+            self.phase = BID
+            self.legal = self._bid_bits()
+            self._obs_turn(hands=True)
+        return self._quiet
+
+    def _via_engine(self, action: int) -> StepInfo:
+        state = self.state
+        info = engine.step(state, np.array([action]))
+        self._load(state)
         self._rebuild_obs()
         return info
 
     def _info(self, finished: HandResult | None, illegal: bool) -> StepInfo:
-        if finished is None and not illegal:
-            return self._quiet
-        t = self.rules.num_teams
-        pts = np.zeros((1, t), dtype=np.int32)
+        pts = np.zeros((1, self.rules.num_teams), dtype=np.int32)
         if finished is not None:
             pts[0] = finished.points[0] - finished.penalty[0]
         return StepInfo(
@@ -198,187 +245,265 @@ class SingleGame:
         )
 
     # ------------------------------------------------------------------ bidding
+    def _blind_allowed(self, seat: int) -> bool:
+        """RULES.md §2 option blind_nil (mirrors engine.blind_allowed)."""
+        mode = self.rules.blind_nil
+        if mode != "when_behind_100":
+            return mode == "always"
+        team = seat % self.rules.num_teams
+        others = [s for t, s in enumerate(self.scores) if t != team]
+        return max(others) - self.scores[team] >= 100
+
     def _bid_bits(self) -> int:
-        top = int(engine._bid_limit(self.state, slice(None))[0])
+        """RULES.md §2: bids 0..hand_size, capped by max_total_bid (bit i = bid i)."""
+        top = self.rules.max_bid
+        if self.rules.max_total_bid is not None:
+            top = min(top, self.rules.max_total_bid - sum(b for b in self.bids if b > 0))
         return (2 << top) - 1
 
     def _bid(self, seat: int, a: int) -> StepInfo:
-        st = self.state
         p = self._p
         blind = a == BLIND_NIL
         bid = 0 if blind else a - BID_BASE
-        st.bids[0, seat] = bid
-        st.blind[0, seat] = blind
-        nb = int(st.num_bids[0]) + 1
-        st.num_bids[0] = nb
+        self.bids[seat] = bid
+        self.blind[seat] = blind
+        self.num_bids += 1
         self._obs_bid(seat, bid, blind)
-        if nb < p:
+        if self.num_bids < p:
             nxt = (seat + 1) % p
-            st.to_act[0] = nxt
-            if bool(engine.blind_allowed(st, np.array([0]), np.array([nxt]))[0]):
-                st.phase[0] = BLIND
-                st.legal[0] = 0b11
+            self.to_act = nxt
+            if self._blind_allowed(nxt):
+                self.phase, self.legal = BLIND, 0b11
             else:
-                st.phase[0] = BID
-                st.legal[0] = self._bid_bits()
-            self._obs_turn()
-            return self._info(None, False)
-        if self.rules.blind_nil_exchange and st.blind[0].any():
-            engine._after_bidding(st, np.array([0]))
-            engine._update_legal(st)
+                self.phase, self.legal = BID, self._bid_bits()
+            self._obs_turn(hands=blind)
+            return self._quiet
+        if self.rules.blind_nil_exchange and any(self.blind):
+            state = self.state
+            engine._after_bidding(state, np.array([0]))
+            engine._update_legal(state)
+            self._load(state)
             self._rebuild_obs()
-            return self._info(None, False)
-        # RULES.md §3: play starts with the first lead.
+            return self._quiet
+        # RULES.md §3: the first lead.
         if self.rules.first_lead == "two_of_clubs":
-            leader = next(s for s in range(p) if int(st.hands[0, s]) & _TWO_CLUBS)
+            leader = next(s for s in range(p) if self.hands[s] & _TWO_CLUBS)
         else:
-            leader = (int(st.dealer[0]) + 1) % p
-        st.leader[0] = leader
-        st.to_act[0] = leader
-        st.phase[0] = PLAY
-        st.legal[0] = self._play_bits(leader)
-        self._obs_turn()
-        self._refresh_hands()  # a blind-nil bidder looks at the hand once bidding is over
-        return self._info(None, False)
+            leader = (self.dealer + 1) % p
+        self.leader = self.to_act = leader
+        self.phase = PLAY
+        self.legal = self._play_bits(leader)
+        self._obs_turn(hands=True)  # a blind-nil bidder looks once bidding is over
+        return self._quiet
 
     # ------------------------------------------------------------------ play
     def _play_bits(self, seat: int) -> int:
-        """RULES.md §3 legality, on Python ints (mirrors engine._legal_cards)."""
-        st = self.state
-        h = int(st.hands[0, seat]) & ~int(st.played[0])
-        if int(st.trick_size[0]) == 0:
-            if self.rules.first_lead == "two_of_clubs" and int(st.tricks_played[0]) == 0:
+        """RULES.md §3 legality on Python ints (mirrors engine._legal_cards)."""
+        h = self.hands[seat] & ~self.played
+        if self.trick_size == 0:
+            if self.rules.first_lead == "two_of_clubs" and self.tricks_played == 0:
                 return h & _TWO_CLUBS
             non_spade = h & _NOT_SPADES
-            return h if (bool(st.broken[0]) or non_spade == 0) else non_spade
-        follow = h & _SUIT_MASK[int(st.lead_suit[0])]
+            return h if (self.broken or non_spade == 0) else non_spade
+        follow = h & _SUIT_MASK[self.lead_suit]
         return follow if follow else h
 
     def _play(self, seat: int, a: int) -> StepInfo:
-        st = self.state
         p = self._p
-        st.played[0] = int(st.played[0]) | (1 << a)
-        st.trick[0, seat] = a
+        self.played |= 1 << a
+        self.trick[seat] = a
         suit = _SUIT[a]
-        size = int(st.trick_size[0])
-        broken = bool(st.broken[0])
         shown = 0
-        if size == 0:
-            lead = suit
-            st.lead_suit[0] = suit
-            st.leader[0] = seat
-            if suit == SPADES and not broken:
-                shown = 0b1110
-        else:
-            lead = int(st.lead_suit[0])
-            if suit != lead:
-                shown = 1 << lead
+        leading = self.trick_size == 0
+        if leading:
+            self.lead_suit = suit
+            if suit == SPADES and not self.broken:
+                shown = 0b1110  # RULES.md §3: led a spade unbroken, so held only spades
+        elif suit != self.lead_suit:
+            shown = 1 << self.lead_suit  # did not follow: void in the led suit
         if shown:
-            st.voids[0, seat] |= shown
+            self.voids[seat] |= shown
         if suit == SPADES:
-            st.broken[0] = True
-        tricks_played = int(st.tricks_played[0])
-        st.card_seat[0, a] = seat
-        st.card_trick[0, a] = tricks_played
-        self._obs_play(seat, a, tricks_played, size == 0, shown)
-        size += 1
-        if size < p:
-            nxt = (seat + 1) % p
-            st.trick_size[0] = size
-            st.to_act[0] = nxt
-            st.legal[0] = self._play_bits(nxt)
+            self.broken = True
+        self.card_seat[a] = seat
+        self.card_trick[a] = self.tricks_played
+        self._obs_play(seat, a, leading, shown)
+        self.trick_size += 1
+        if self.trick_size < p:
+            self.to_act = (seat + 1) % p
+            self.legal = self._play_bits(self.to_act)
             self._obs_turn()
-            return self._info(None, False)
+            return self._quiet
         # RULES.md §3: the highest spade wins, else the highest card of the led suit.
-        trick = st.trick[0].tolist()
+        trick, lead = self.trick, self.lead_suit
         winner = max(range(p), key=lambda s: _STRENGTH[trick[s]][lead])
-        st.tricks_won[0, winner] += 1
-        st.leader[0] = winner
-        st.to_act[0] = winner
-        st.trick[0] = -1
-        st.trick_size[0] = 0
-        st.lead_suit[0] = -1
-        st.tricks_played[0] = tricks_played + 1
-        if tricks_played + 1 < self.rules.hand_size:
-            st.legal[0] = self._play_bits(winner)
-            self._obs_trick_done(winner, trick)
-            return self._info(None, False)
-        result = engine._end_hand(st, np.array([0]))
-        engine._update_legal(st)
-        self._rebuild_obs()
-        return self._info(result, False)
+        self._obs_trick_done(winner, trick)
+        self.tricks_won[winner] += 1
+        self.leader = self.to_act = winner
+        self.trick = [-1] * p
+        self.trick_size = 0
+        self.lead_suit = -1
+        self.tricks_played += 1
+        if self.tricks_played < self.rules.hand_size:
+            self.legal = self._play_bits(winner)
+            self._obs_turn()
+            return self._quiet
+        return self._info(self._end_hand(), False)
+
+    def _end_hand(self) -> HandResult:
+        """Score the hand, carry bags, decide the game, deal the next hand (RULES.md §4-§5).
+
+        The arithmetic is the engine's own (`score_hand`, `apply_bags`, `game_result`,
+        `deal_hands`); only the bookkeeping of the fields is done here.
+        """
+        rules, p = self.rules, self._p
+        hs = score_hand(rules, [self.bids], [self.blind], [self.tricks_won])
+        before, bags_before = [list(self.scores)], [list(self.bags)]
+        scores, bags, penalty = apply_bags(
+            rules, np.add(before, hs.points), np.add(bags_before, hs.bags)
+        )
+        over, winner = game_result(rules, scores, [self.hand_no + 1])
+        result = HandResult(
+            games=np.zeros(1, dtype=np.int64),
+            seed=np.array([self.seed], dtype=np.uint64),
+            hand_no=np.array([self.hand_no], dtype=np.int32),
+            dealer=np.array([self.dealer], dtype=np.int8),
+            deal=np.array([self.deal], dtype=np.uint64),
+            bids=np.array([self.bids], dtype=np.int8),
+            blind=np.array([self.blind], dtype=bool),
+            history=np.array([self.history], dtype=np.int16),
+            history_len=np.array([self.history_len], dtype=np.int16),
+            tricks=np.array([self.tricks_won], dtype=np.int8),
+            scores_before=np.array(before, dtype=np.int32),
+            bags_before=np.array(bags_before, dtype=np.int32),
+            points=hs.points,
+            bags_gained=hs.bags,
+            penalty=penalty,
+            scores=scores,
+            bags=bags,
+            game_over=over,
+            winner=winner,
+        )
+        self.scores, self.bags = scores[0].tolist(), bags[0].tolist()
+        self.hand_no += 1
+        if over[0]:
+            self.phase, self.winner, self.legal = DONE, int(winner[0]), 0
+            self._obs_turn()
+            self._obs_scores()
+            self.obs[:, self._off["hand_no"]] = self.hand_no
+            return result
+        # RULES.md §1: the deal passes one seat clockwise; deal the next hand.
+        self.dealer = (self.dealer + 1) % p
+        deal = deal_hands(rules, np.array([self.seed], dtype=np.uint64), np.array([self.hand_no]))
+        self._start_hand(deal[0].tolist())
+        return result
+
+    def _start_hand(self, deal: list[int]) -> None:
+        """Mirror of engine.start_hand for one game."""
+        p = self._p
+        self.deal, self.hands = list(deal), list(deal)
+        self.played = 0
+        self.bids, self.blind, self.num_bids = [-1] * p, [False] * p, 0
+        self.passing, self.trick = [0] * p, [-1] * p
+        self.trick_size, self.lead_suit, self.tricks_played = 0, -1, 0
+        self.tricks_won, self.broken, self.voids = [0] * p, False, [0] * p
+        self.card_seat, self.card_trick = [-1] * NUM_CARDS, [-1] * NUM_CARDS
+        self.history = [-1] * len(self.history)
+        self.history_len = 0
+        first = (self.dealer + 1) % p  # RULES.md §2: bidding starts left of the dealer
+        self.to_act = first
+        if self._blind_allowed(first):
+            self.phase, self.legal = BLIND, 0b11
+        else:
+            self.phase, self.legal = BID, self._bid_bits()
+        self._new_hand_obs()
 
     # ------------------------------------------------------------------ observations
     def _rebuild_obs(self) -> None:
         p = self._p
-        both = self.state.take(np.zeros(p, dtype=np.int64))
-        self.obs[:] = encode(both, np.arange(p))
+        many = self.state.take(np.zeros(p, dtype=np.int64))
+        self.obs[:] = encode(many, np.arange(p))
 
-    def _set_one_hot(self, block: str, width: int, value: int) -> None:
-        """Set a one-hot block of a seat (relative to each observer) for every observer."""
-        off = self._off[block]
-        self.obs[:, off : off + width] = self._rot[value]
-
-    def _obs_turn(self) -> None:
-        """Phase, seat to act and leader after a step (cheap one-hot refresh)."""
-        st, p, obs, off = self.state, self._p, self.obs, self._off
-        phase, to_act = int(st.phase[0]), int(st.to_act[0])
+    def _obs_turn(self, hands: bool = False) -> None:
+        """Refresh phase, seat to act and leader; with `hands`, who can see their hand."""
+        obs, off, p = self.obs, self._off, self._p
         ph = off["phase"]
         obs[:, ph : ph + 5] = 0
-        obs[:, ph + phase] = 1
-        self._set_one_hot("to_act", p, to_act)
-        leader = int(st.leader[0]) if int(st.trick_size[0]) > 0 else -1
-        self._set_one_hot("leader", p, leader)
-        if phase != BLIND and phase != BID:
-            return
-        # A seat may have just looked at its hand (RULES.md §2 blind nil): show it.
-        self._refresh_hands()
+        obs[:, ph + self.phase] = 1
+        ta = off["to_act"]
+        obs[:, ta : ta + p] = self._rot[self.to_act]
+        ld = off["leader"]
+        obs[:, ld : ld + p] = self._rot[self.leader if self.trick_size > 0 else -1]
+        if hands:
+            self._refresh_hands()
+
+    def _hidden(self, seat: int) -> bool:
+        """RULES.md §2: a seat that may still bid blind nil has not seen its hand
+        (mirrors observation.hand_hidden)."""
+        if self.phase >= PLAY or self.bids[seat] >= 0:
+            return False
+        if self.phase == BID and self.to_act == seat:
+            return False
+        return self._blind_allowed(seat)
 
     def _refresh_hands(self) -> None:
-        from spades_env.observation import hand_hidden
-
-        st, p = self.state, self._p
-        both = st.take(np.zeros(p, dtype=np.int64))
-        hidden = hand_hidden(both, np.arange(p))
         off = self._off["hand"]
-        played = int(st.played[0])
-        for s in range(p):
+        for s in range(self._p):
             block = self.obs[s, off : off + NUM_CARDS]
             block[:] = 0
-            if not hidden[s]:
-                h = int(st.hands[0, s]) & ~played
+            if not self._hidden(s):
+                h = self.hands[s] & ~self.played
                 while h:
                     low = h & -h
                     block[low.bit_length() - 1] = 1
                     h ^= low
 
-    def _obs_after_look(self, seat: int) -> None:
-        self._obs_turn()
+    def _obs_scores(self) -> None:
+        """Scores and bags, own team first, for every observer."""
+        t = self.rules.num_teams
+        sc, bg = self._off["scores"], self._off["bags"]
+        for o in range(self._p):
+            own = o % t
+            for k in range(t):
+                team = (own + k) % t
+                self.obs[o, sc + k] = max(-32768, min(32767, self.scores[team]))
+                self.obs[o, bg + k] = self.bags[team]
+
+    def _new_hand_obs(self) -> None:
+        """The encoding at the start of a hand: only the position and the hands."""
+        obs, off, p = self.obs, self._off, self._p
+        obs[:] = 0
+        self._obs_scores()
+        dl = off["dealer"]
+        obs[:, dl : dl + p] = self._rot[self.dealer]
+        obs[:, off["hand_no"]] = self.hand_no
+        w = MAX_BID + 2
+        obs[:, off["bids"] : off["bids"] + p * w : w] = 1  # nobody has bid yet
+        self._obs_turn(hands=True)
 
     def _obs_bid(self, seat: int, bid: int, blind: bool) -> None:
-        off, w, p = self._off["bids"], self._width_bids, self._p
+        off, w, p = self._off["bids"], MAX_BID + 2, self._p
         for o in range(p):
             r = (seat - o) % p
-            base = off + r * w
-            self.obs[o, base : base + w] = 0
-            self.obs[o, base + 1 + bid] = 1
+            self.obs[o, off + r * w] = 0
+            self.obs[o, off + r * w + 1 + bid] = 1
             if blind:
                 self.obs[o, self._off["blind"] + r] = 1
 
-    def _obs_play(self, seat: int, card: int, trick_no: int, leading: bool, shown: int) -> None:
-        obs, off, p = self.obs, self._off, self._p
+    def _obs_play(self, seat: int, card: int, leading: bool, shown: int) -> None:
+        obs, off = self.obs, self._off
         flat = obs.reshape(-1)
         obs[seat, off["hand"] + card] = 0
         flat[self._idx_played[seat, card]] = 1
         flat[self._idx_table[seat, card]] = 1
-        flat[self._idx_trick[card]] = trick_no + 1
+        flat[self._idx_trick[card]] = self.tricks_played + 1
         if leading:
             ls = off["lead_suit"]
             obs[:, ls : ls + 4] = 0
             obs[:, ls + _SUIT[card]] = 1
         if shown:
-            for o in range(p):
-                v = off["voids"] + ((seat - o) % p) * 4
+            for o in range(self._p):
+                v = off["voids"] + ((seat - o) % self._p) * 4
                 for s in range(4):
                     if shown >> s & 1:
                         obs[o, v + s] = 1
@@ -394,12 +519,6 @@ class SingleGame:
         obs[:, tw : tw + p] += self._rot[winner]
         ls = off["lead_suit"]
         obs[:, ls : ls + 4] = 0
-        self._obs_turn()
 
 
-def play_bits_reference(state: State, game: int) -> int:
-    """The batched engine's legal cards of one game, as an int (for tests)."""
-    return int(engine._legal_cards(state, np.array([game]))[0])
-
-
-__all__ = ["SingleGame", "CARD_BIT"]
+_TEMPLATES: dict[Rules, State] = {}
