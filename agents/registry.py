@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import BaseAgent
+from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
 
 
@@ -28,6 +29,12 @@ class AgentEntry:
 
 REGISTRY: dict[str, AgentEntry] = {
     "random": AgentEntry(RandomAgent, {}, "uniformly random legal actions"),
+    "heuristic": AgentEntry(
+        HeuristicAgent,
+        {"aggression": float, "nil_risk": float, "blind_deficit": int},
+        "seed 000's rule-based strategy (aggression shades bids, nil_risk the nil bids, "
+        "blind_deficit the deficit for blind nil)",
+    ),
 }
 
 

@@ -7,9 +7,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from experiments import cli_bench, cli_demo
+from experiments import cli_bench, cli_demo, cli_show, cli_tournament
 
-COMMANDS = [cli_demo, cli_bench]
+COMMANDS = [cli_demo, cli_bench, cli_tournament, cli_show]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -513,6 +513,8 @@ def step(
     hand_over = np.zeros(b, dtype=bool)
     points = np.zeros((b, state.rules.num_teams), dtype=np.int32)
     finished: list[HandResult] = []
+    # Check every game before changing any: an error never leaves the batch half-stepped.
+    checked = []
     for phase, rows in _groups(state.phase):
         if phase == DONE:
             continue
@@ -534,6 +536,8 @@ def step(
             illegal[games] = True
             rows = np.arange(b)[rows][ok]
             a = a[ok]
+        checked.append((phase, rows, a))
+    for phase, rows, a in checked:
         _apply(state, phase, rows, a, finished)
     for res in finished:
         hand_over[res.games] = True

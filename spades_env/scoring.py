@@ -69,8 +69,10 @@ def score_hand(
     contract_points = np.where(made, base + over, -base)
     if rules.thirteen_bid_doubles:
         # RULES.md §4: a team that bids 13 and takes all 13 scores double (contract part).
+        # Only a made contract doubles: under nil_tricks=bags a nil partner's trick can make
+        # the team's 13 while the contract, judged without it, is set.
         all_tricks = tricks_a @ tm
-        doubled = (contract == rules.hand_size) & (all_tricks == rules.hand_size)
+        doubled = made & (contract == rules.hand_size) & (all_tricks == rules.hand_size)
         contract_points = np.where(doubled, 2 * contract_points, contract_points)
     # RULES.md §4: each nil is judged on its own, blind nil worth double.
     value = np.where(blind_a, rules.blind_nil_value, rules.nil_value)

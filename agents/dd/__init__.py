@@ -1,0 +1,32 @@
+"""Double-dummy solving of Spades card play: exact tricks and exact hand scores.
+
+- `Position`: a card-play position with every hand visible (`agents.dd.position`).
+- `DDSolver`, `solve_tricks`, `solve_score`, `tricks_table` (`agents.dd.solver`).
+- `score_objective`: the hand score with nil and bags as a value table
+  (`agents.dd.objective`).
+"""
+
+from agents.dd.objective import ScoreObjective, hand_values, score_objective
+from agents.dd.position import Position, PositionError
+from agents.dd.solver import (
+    DDSolver,
+    default_solver,
+    equivalent_groups,
+    solve_score,
+    solve_tricks,
+    tricks_table,
+)
+
+__all__ = [
+    "DDSolver",
+    "Position",
+    "PositionError",
+    "ScoreObjective",
+    "default_solver",
+    "equivalent_groups",
+    "hand_values",
+    "score_objective",
+    "solve_score",
+    "solve_tricks",
+    "tricks_table",
+]

@@ -1,0 +1,261 @@
+"""The double-dummy solver: exact tricks and exact hand scores with every hand visible.
+
+`DDSolver.tricks(pos)` is the most tricks the team of the seat to act can take from
+`pos` (the trick in progress included) against best defence. `DDSolver.score(pos, obj)`
+is the best value of a `ScoreObjective` (hand score with nil and bags) the objective's
+team can force. `DDSolver.move_values` gives either for every legal card, which is
+what a PIMC agent averages over its sampled worlds. `tricks_table` gives, for a full
+deal, what each team makes double dummy with each seat on lead.
+
+Each answer is found by bisection over the kernel's yes/no searches (`agents.dd.kernel`);
+the transposition table keeps the bounds every search learns, so later questions about
+the same position (other thresholds, other moves) are cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.dd import kernel
+from agents.dd.objective import ScoreObjective
+from agents.dd.position import Position
+from spades_env.rules import Rules
+
+_DUMMY_VAL = np.zeros(1)
+_DUMMY_F = np.zeros((1, 1))
+_ZERO_COEF = np.zeros(4, dtype=np.int64)
+
+
+@dataclass
+class _Root:
+    """A position in the kernel's arrays."""
+
+    H: npt.NDArray[np.int64]  # (4, 4) [seat, suit] 13-bit masks
+    TP: npt.NDArray[np.int64]  # (4,) cards of the trick in progress per suit
+    k: int
+    leader: int
+    lead: int
+    wseat: int
+    wstr: int
+    broken: bool
+    r: int  # tricks left, the current one included
+
+
+def _root(pos: Position) -> _Root:
+    H = np.zeros((4, 4), dtype=np.int64)
+    for seat, hand in enumerate(pos.hands):
+        for s in range(4):
+            H[seat, s] = (hand >> (13 * s)) & 0x1FFF
+    TP = np.zeros(4, dtype=np.int64)
+    lead, wseat, wstr = -1, -1, -1
+    for j, c in enumerate(pos.trick):
+        s, rk = divmod(c, 13)
+        TP[s] |= 1 << rk
+        if j == 0:
+            lead = s
+        st = 32 + rk if s == 0 else (rk if s == lead else -1)
+        if st > wstr:
+            wseat, wstr = (pos.leader + j) % 4, st
+    return _Root(H, TP, len(pos.trick), pos.leader, lead, wseat, wstr, pos.broken, pos.tricks_left)
+
+
+class DDSolver:
+    """A double-dummy solver with its own transposition table (2**tt_bits slots).
+
+    Tables are reused across calls only where that is sound: bounds on tricks are facts
+    about a position whatever was asked, so `reuse_tricks=True` keeps them between
+    calls (faster for many related solves, e.g. one world's moves); score bounds
+    depend on the objective, so each score solve starts a fresh table.
+    """
+
+    def __init__(self, tt_bits: int = 20, reuse_tricks: bool = False) -> None:
+        n = 1 << tt_bits
+        self._TK = np.zeros((n, 4), dtype=np.int64)
+        self._TLO = np.zeros(n)
+        self._THI = np.zeros(n)
+        self._TMV = np.zeros(n, dtype=np.int64)
+        self._TG = np.zeros(n, dtype=np.int64)
+        self._P = np.zeros(kernel.NUM_PARAMS, dtype=np.int64)
+        self._P[kernel.P_MASK] = n - 1
+        self._MV = np.zeros((kernel.MAX_DEPTH, 16), dtype=np.int64)
+        self._SC = np.zeros((kernel.MAX_DEPTH, 16), dtype=np.int64)
+        self._gen = 0
+        self._mode = -1
+        self.reuse_tricks = reuse_tricks
+        self.nodes = 0  # kernel nodes visited by the last public call
+
+    # ------------------------------------------------------------------ plumbing
+    def _start(self, mode: int, fresh: bool) -> None:
+        if fresh or mode != self._mode:
+            self._gen += 1
+            self._P[kernel.P_GEN] = self._gen
+        self._mode = mode
+        self._P[kernel.P_MODE] = mode
+        self._P[kernel.P_NODES] = 0
+
+    def _ask(self, root: _Root, maxt: int, need: int, acc: int, thr: float, obj) -> bool:
+        self._P[kernel.P_MAXT] = maxt
+        coef, val, fmin, fmax = (
+            (_ZERO_COEF, _DUMMY_VAL, _DUMMY_F, _DUMMY_F)
+            if obj is None
+            else (obj.coef, obj.values, obj.fmin, obj.fmax)
+        )
+        return bool(
+            kernel.search(
+                root.H, root.TP, root.k, root.leader, root.lead, root.wseat, root.wstr,
+                root.broken, need, acc, thr, 0,
+                self._P, coef, self._MV, self._SC, self._TK, self._TLO, self._THI,
+                self._TMV, self._TG, val, fmin, fmax,
+            )
+        )  # fmt: skip
+
+    def _tricks(self, pos: Position, team: int, guess: int | None = None) -> int:
+        """Most tricks `team` can take from `pos`, by bisection over yes/no searches."""
+        if pos.first_lead >= 0 and not pos.trick:
+            return self._tricks(pos.play(pos.first_lead), team, guess)
+        root = _root(pos)
+        lo, hi = 0, root.r
+        if guess is not None and lo < guess <= hi:
+            if self._ask(root, team, guess, 0, 0.0, None):
+                lo = guess
+            else:
+                hi = guess - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._ask(root, team, mid, 0, 0.0, None):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def _score(self, pos: Position, obj: ScoreObjective) -> float:
+        if pos.first_lead >= 0 and not pos.trick:
+            return self._score(pos.play(pos.first_lead), obj)
+        root = _root(pos)
+        acc = obj.acc_of(pos.tricks_won)
+        lo_v, hi_v = obj.fmin[acc, root.r], obj.fmax[acc, root.r]
+        vals = np.unique(obj.values[(obj.values >= lo_v) & (obj.values <= hi_v)])
+        lo, hi = 0, len(vals) - 1  # answer is vals[lo]; vals[0] is always reachable
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._ask(root, obj.team, 0, acc, float(vals[mid]), obj):
+                lo = mid
+            else:
+                hi = mid - 1
+        return float(vals[lo])
+
+    # ------------------------------------------------------------------ public
+    def tricks(self, pos: Position, team: int | None = None) -> int:
+        """Most tricks `team` (default: the team to act) takes from here, trick in
+        progress included, tricks already won not included."""
+        self._start(kernel.TRICKS, fresh=not self.reuse_tricks)
+        t = pos.to_act % 2 if team is None else team
+        out = self._tricks(pos, t)
+        self.nodes = int(self._P[kernel.P_NODES])
+        return out
+
+    def score(self, pos: Position, objective: ScoreObjective) -> float:
+        """Best value of `objective` its team can force from here (tricks won count)."""
+        self._start(kernel.SCORE, fresh=True)
+        out = self._score(pos, objective)
+        self.nodes = int(self._P[kernel.P_NODES])
+        return out
+
+    def move_values(
+        self, pos: Position, objective: ScoreObjective | None = None
+    ) -> dict[int, float]:
+        """Value of each legal card of the seat to act.
+
+        Without an objective: the tricks the mover's team takes from `pos` (the trick
+        in progress included) if it plays that card. With one: the objective's value.
+        Equivalent cards (adjacent among the cards in play) share one search.
+        """
+        team = pos.to_act % 2
+        mode = kernel.TRICKS if objective is None else kernel.SCORE
+        self._start(mode, fresh=objective is not None or not self.reuse_tricks)
+        out: dict[int, float] = {}
+        guess = None
+        for group in equivalent_groups(pos):
+            child = pos.play(group[0])
+            if objective is not None:
+                value = self._score(child, objective)
+            else:
+                done = len(child.trick) == 0  # the card completed a trick
+                gained = 1 if done and child.leader % 2 == team else 0
+                value = gained + self._tricks(child, team, guess)
+                guess = int(value) - gained
+            for c in group:
+                out[c] = float(value)
+        self.nodes = int(self._P[kernel.P_NODES])
+        return out
+
+
+def equivalent_groups(pos: Position) -> list[list[int]]:
+    """Legal cards of the seat to act, grouped into runs of equivalent cards.
+
+    Two cards of one seat and suit are equivalent when no card between them is still
+    held by anyone or lies on the table: they then win and lose the same tricks.
+    """
+    legal = pos.legal_mask()
+    present = 0
+    for h in pos.hands:
+        present |= h
+    for c in pos.trick:
+        present |= 1 << c
+    groups: list[list[int]] = []
+    for s in range(4):
+        run: list[int] = []
+        for rank in range(12, -1, -1):
+            c = 13 * s + rank
+            if not present >> c & 1:
+                continue  # gone in an earlier trick: separates nothing
+            if legal >> c & 1:
+                run.append(c)
+            elif run:
+                groups.append(run)
+                run = []
+        if run:
+            groups.append(run)
+    return groups
+
+
+_DEFAULT: DDSolver | None = None
+
+
+def default_solver() -> DDSolver:
+    """One module-wide solver, so callers need not hold the table themselves."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = DDSolver()
+    return _DEFAULT
+
+
+def solve_tricks(pos: Position, team: int | None = None) -> int:
+    return default_solver().tricks(pos, team)
+
+
+def solve_score(pos: Position, objective: ScoreObjective) -> float:
+    return default_solver().score(pos, objective)
+
+
+def tricks_table(
+    deal: npt.ArrayLike, rules: Rules | None = None, broken: bool = False
+) -> npt.NDArray[np.int8]:
+    """(4, 2) int8: tricks each team makes double dummy with each seat on lead.
+
+    Row `leader` is the first trick's leader (RULES.md §3: left of the dealer, so the
+    dealer is `leader - 1`); column `team` (RULES.md §1: seats 0/2 and 1/3). A trick
+    game is zero-sum, so each row sums to 13. With `first_lead=two_of_clubs` the holder
+    of 2C always leads, and every row is the same.
+    """
+    rules = rules or Rules()
+    solver = default_solver()
+    out = np.zeros((4, 2), dtype=np.int8)
+    for leader in range(4):
+        pos = Position.from_deal(deal, leader, broken, rules)
+        t = solver.tricks(pos, team=0)
+        out[leader] = (t, rules.hand_size - t)
+    return out

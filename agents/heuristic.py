@@ -1,0 +1,86 @@
+"""`heuristic`: a rule-based Spades player following seed 000's strategy.
+
+Seed 000 "Så bjuder och spelar den som vill vinna" (how the player who wants to win bids
+and plays), with its nil sections, is the whole playbook:
+
+- bidding and nil (`agents.heuristic_bidding`): count sure tricks, discount lone
+  honours, bid a little low but up when bags are near the penalty, use the bids already
+  made; nil on low hands; blind nil only as a rescue when far behind;
+- card play (`agents.heuristic_play`): second hand low, third hand high enough, win
+  cheaply, duck when the contract is safe, keep trumps for the right trick, count the
+  spades, protect a partner's nil, set the opponents' nil, feed bags when set;
+- card counting (`agents.card_tracking`): only what the seat has seen.
+
+The agent is deterministic (the seed is kept for the interface). `explain(view)` gives
+the reason for each game's decision, quoting the rule; `last_reasons` keeps those of the
+last `act` call.
+
+Parameters (`heuristic:aggression=0.2,nil_risk=0,blind_deficit=200`):
+
+- `aggression` (float, 0): shades every bid; +0.5 bids about half a trick more.
+- `nil_risk` (float, 0): extra danger a hand may carry and still bid nil; -2 never bids
+  nil, +0.5 bids noticeably more nils.
+- `blind_deficit` (int, 200): how far behind the team must be (with the opponents near
+  the target) to bid blind nil when the rules offer it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import BaseAgent
+from agents.card_tracking import Table, rows_from_view
+from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass
+from agents.heuristic_play import choose_card
+from spades_env.cards import BID_BASE
+from spades_env.observation import SeatView
+from spades_env.state import BID, BLIND, EXCHANGE, PLAY
+
+
+class HeuristicAgent(BaseAgent):
+    """Seed 000's strategy as rules; acts on a batch with a loop over its games."""
+
+    name = "heuristic"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        aggression: float = 0.0,
+        nil_risk: float = 0.0,
+        blind_deficit: int = 200,
+    ) -> None:
+        super().__init__(seed)
+        self.aggression = float(aggression)
+        self.nil_risk = float(nil_risk)
+        self.blind_deficit = int(blind_deficit)
+        self.last_reasons: list[str] = []
+
+    def decide(self, t: Table) -> tuple[int, str]:
+        """One game: (action, reason)."""
+        if t.legal == 0:
+            return 0, "no legal action: not this seat's turn, or the game is over"
+        if t.phase == PLAY:
+            return choose_card(t)
+        if t.phase == BID:
+            bid, why = choose_bid(t, self.aggression, self.nil_risk)
+            return BID_BASE + bid, why
+        if t.phase == BLIND:
+            return choose_blind(t, self.blind_deficit)
+        if t.phase == EXCHANGE:
+            return choose_pass(t)
+        return 0, "game over"  # DONE: the engine ignores the action
+
+    def explain(self, view: SeatView) -> list[str]:
+        """The reason for each game's decision, quoting the rule that chose it."""
+        return [self.decide(t)[1] for t in rows_from_view(view)]
+
+    def act(self, view: SeatView, obs, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        del obs, mask  # the view carries the legal bits
+        out = np.zeros(view.batch_size, dtype=np.int64)
+        reasons = []
+        for i, t in enumerate(rows_from_view(view)):
+            out[i], why = self.decide(t)
+            reasons.append(why)
+        self.last_reasons = reasons
+        return out

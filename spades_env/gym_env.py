@@ -1,0 +1,210 @@
+"""Single-seat Spades for Gymnasium: ``gymnasium.make("spades_env/Spades-v0")``.
+
+The learner plays one seat (``seats=0``, North, by default) or both seats of one
+partnership (``seats=(0, 2)``); the other seats are played by the agents given as
+``opponents`` (anything with ``act(view, obs, mask)``, see ``agents/base.py``), uniformly
+random by default. Each ``step`` applies the learner's action, then plays the opponents
+until a learner seat must act again or the episode ends.
+
+- Observation: ``Box(int16, (775,))``, the engine's encoding for the learner seat to act
+  (``spades_env.observation``; seats relative to that seat). ``info["seat"]`` names it.
+- Action: ``Discrete(74)`` (``spades_env.cards``). ``action_masks()`` and
+  ``info["action_mask"]`` give the legal actions (for sb3-contrib's ``MaskablePPO``).
+- Reward: the learner team's points of each hand finished during the step (bag penalty
+  included); ``zero_sum=True`` subtracts the other team's.
+- Episodes: ``episode="hand"`` (default) or ``"game"`` (truncated after ``hand_limit``
+  hands). When a hand ends, ``info`` holds bids, tricks, hand score, scores, bags and the
+  hand record, as in ``spades_v0``.
+- **Illegal actions.** Gymnasium's ``check_env`` sends unmasked actions, so the env does
+  not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
+  (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
+  Mask your policy to avoid it.
+- Seeding: ``reset(seed=s)`` makes the whole episode sequence reproducible, opponents
+  included when they are the default random ones; ``reset(options=...)`` takes ``deal``,
+  ``dealer``, ``scores`` and ``bags`` as the PettingZoo env does.
+
+The native vector version is ``spades_env.vector_env.SpadesVectorEnv``
+(``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
+
+from spades_env.cards import NUM_ACTIONS
+from spades_env.env_core import (
+    DEFAULT_HAND_LIMIT,
+    DEFAULT_ILLEGAL_REWARD,
+    action_space,
+    check_episode,
+    game_seeds,
+    hand_info,
+    learner_seats,
+    observation_space,
+    opponent_table,
+    random_opponent_action_one,
+    reset_position,
+    seed_base,
+    team_reward,
+)
+from spades_env.observation import seat_view
+from spades_env.render import render_record, render_state
+from spades_env.rules import Rules
+from spades_env.single import SingleGame
+
+
+class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
+    """One learner seat (or partnership) against opponent agents; see the module doc."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        seats: int | Sequence[int] = 0,
+        opponents: Any = None,
+        episode: str = "hand",
+        zero_sum: bool = False,
+        hand_limit: int | None = DEFAULT_HAND_LIMIT,
+        illegal_reward: float = DEFAULT_ILLEGAL_REWARD,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of ansi, human or None; got {render_mode!r}")
+        self.rules = Rules() if rules is None else rules
+        self.seats = learner_seats(seats, self.rules)
+        self.team = self.seats[0] % self.rules.num_teams
+        self.opponents = opponent_table(opponents, self.seats, self.rules)
+        self.episode = check_episode(episode)
+        self.zero_sum = bool(zero_sum)
+        self.hand_limit = hand_limit
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self.observation_space = observation_space(self.rules)
+        self.action_space = action_space()
+        self.game: SingleGame | None = None
+        self._base: int | None = None
+        self._episode = 0
+        self._over = True
+        self._seat = self.seats[0]  # the learner seat the last observation is for
+        self._last_record: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[npt.NDArray[np.int16], dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._base, self._episode = int(seed_base(seed)[0]), 0
+        elif self._base is None:
+            self._base, self._episode = int(self.np_random.integers(2**63)), 0
+        else:
+            self._episode += 1
+        game_seed = int(game_seeds(np.array([self._base], np.uint64), [self._episode])[0])
+        self.game = SingleGame(self.rules, seed=game_seed, **reset_position(options))
+        self._over = False
+        self._last_record = None
+        info: dict[str, Any] = {}
+        self._play_opponents(info)  # no hand can end before every seat has bid
+        return self._observe(), self._info(info)
+
+    def step(
+        self, action: int | np.integer
+    ) -> tuple[npt.NDArray[np.int16], float, bool, bool, dict[str, Any]]:
+        game = self._require_game()
+        if self._over:
+            raise RuntimeError("the episode is over; call reset()")
+        info: dict[str, Any] = {}
+        a = int(action)
+        if not 0 <= a < NUM_ACTIONS or not game.legal_mask()[a]:
+            self._over = True
+            info["illegal"] = True
+            return self._observe(), self.illegal_reward, True, False, self._info(info)
+        self._last_record = None
+        reward, terminated, truncated = self._apply(a, info)
+        if not (terminated or truncated):
+            r, terminated, truncated = self._play_opponents(info)
+            reward += r
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), reward, terminated, truncated, self._info(info)
+
+    def _apply(self, action: int, info: dict[str, Any]) -> tuple[float, bool, bool]:
+        """One engine step; the reward and the end of the episode it brings."""
+        game = self._require_game()
+        result = game.step(action).finished
+        if result is None:
+            return 0.0, False, False
+        points = result.points - result.penalty
+        reward = float(team_reward(points, self.team, self.zero_sum)[0])
+        info.update(hand_info(self.rules, result, 0))
+        self._last_record = info["record"]
+        terminated = self.episode == "hand" or bool(result.game_over[0])
+        truncated = (
+            not terminated
+            and self.hand_limit is not None
+            and int(result.hand_no[0]) + 1 >= self.hand_limit
+        )
+        self._over = terminated or truncated
+        return reward, terminated, truncated
+
+    def _play_opponents(self, info: dict[str, Any]) -> tuple[float, bool, bool]:
+        """Play the other seats until a learner seat must act or the episode ends."""
+        game = self._require_game()
+        reward = 0.0
+        while not game.done and game.to_act not in self.seats:
+            r, terminated, truncated = self._apply(self._opponent_action(game), info)
+            reward += r
+            if terminated or truncated:
+                return reward, terminated, truncated
+        if not game.done:
+            self._seat = game.to_act
+        return reward, False, False
+
+    def _opponent_action(self, game: SingleGame) -> int:
+        agent = self.opponents[game.to_act]
+        if agent is None:
+            return random_opponent_action_one(game)
+        seat = game.to_act
+        view = seat_view(game.state, np.array([seat]))
+        obs = game.observe(seat)[None] if getattr(agent, "needs_obs", True) else None
+        return int(agent.act(view, obs, game.legal_mask().astype(bool)[None])[0])
+
+    # ------------------------------------------------------------------ observing
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """(74,) bool legal actions of the learner (all False once the episode is over)."""
+        game = self._require_game()
+        if self._over:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        return game.legal_mask().astype(bool)
+
+    def _observe(self) -> npt.NDArray[np.int16]:
+        return self._require_game().observe(self._seat)
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        info["seat"] = self._seat
+        info["action_mask"] = self.action_masks()
+        return info
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; use ansi or human")
+            return None
+        game = self._require_game()
+        parts = [] if self._last_record is None else [render_record(self._last_record)]
+        parts.append(render_state(game.state))
+        text = "\n".join(parts)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def _require_game(self) -> SingleGame:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game

@@ -1,0 +1,312 @@
+"""Spades as a PettingZoo AEC environment: ``spades_v0``.
+
+.. code-block:: python
+
+    from spades_env import spades_v0
+
+    env = spades_v0.env(render_mode="ansi")
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        mask = observation["action_mask"]
+        action = None if termination or truncation else env.action_space(agent).sample(mask)
+        env.step(action)
+    env.close()
+
+====================  =================================================================
+Import                ``from spades_env import spades_v0``
+Registry              ``pettingzoo.make("aec", "spades_env/spades_v0")`` (and ``"parallel"``)
+Actions               Discrete
+Parallel API          yes, turn-based: ``spades_v0.parallel_env()``
+Manual control        no
+Agents                ``player_0 .. player_{P-1}`` = seats North, East, South, West
+Agents count          ``rules.num_players`` (4)
+Action shape          ()
+Action values         Discrete(74)
+Observation shape     ``{"observation": (775,), "action_mask": (74,)}``
+Observation values    ``observation`` int16 (bounds per element), ``action_mask`` int8 0/1
+====================  =================================================================
+
+Description
+-----------
+Four players in two partnerships (``player_0`` and ``player_2`` against ``player_1`` and
+``player_3``) bid, then play 13 tricks with spades as trump, by the rules of RULES.md
+(``spades_env.rules.Rules``). Each hand: one blind-nil decision per seat where the rules
+allow it, one bid per seat, an optional card exchange, then 52 card plays. The agent to
+act is ``env.agent_selection``; it follows the rules, not a fixed cycle (the winner of a
+trick leads the next).
+
+Observation space
+-----------------
+``observation`` is the engine's information-state encoding (``observation.encode``,
+version ``OBS_VERSION``) for that agent's seat: exactly what the player knows, with seats
+and teams *relative* to the observer. Blocks, in order (C = 54 card slots, P = 4 seats,
+T = 2 teams): hand (C), played_by (P*C), played_trick (C), table (P*C), bids (P*19),
+blind (P), tricks_won (P), passed (C), received (C), scores (T), bags (T), dealer (P),
+leader (P), to_act (P), lead_suit (4), broken (1), phase (5), voids (P*4), hand_no (1);
+``spades_env.observation`` documents each. ``action_mask`` is 1 at the legal actions of
+the agent to act and all 0 for the other agents.
+
+Action space
+------------
+One ``Discrete(74)`` for every decision: 0..53 play (or, in the exchange, pass) card
+``suit * 13 + rank`` (spades, hearts, diamonds, clubs; 2 .. A); 54 + b bid b (54 = nil);
+72 blind nil; 73 see the hand (decline blind nil). ``spades_env.cards.action_to_str``
+names an action.
+
+Rewards
+-------
+When a hand ends, every agent receives its team's points for that hand, the bag penalty
+included (RULES.md §4); every other step gives 0. With ``zero_sum=True`` the reward is the
+team's points minus the other team's. An episode's return is therefore the team's score
+change (``episode="game"``) or the hand's score (``episode="hand"``).
+
+Episodes, infos and dead steps
+------------------------------
+``episode="hand"`` (default) plays one hand per episode; ``episode="game"`` plays hands
+until a team wins (RULES.md §5), truncated after ``hand_limit`` hands (random play never
+reaches the target). At the end of every hand each agent's info holds: ``hand_no``,
+``bids`` and ``blind`` per seat, ``tricks`` per seat, ``hand_score`` per team (the reward
+before the zero-sum option), cumulative ``scores`` and ``bags`` per team, ``game_over``,
+``winner`` (team or -1) and ``record`` (the JSON hand record of ``records.hand_records``,
+which ``records.replay`` replays). An agent keeps that info until it next acts; other
+infos are empty. At the end all agents are terminated (or truncated) at once, and each
+takes PettingZoo's dead step (``env.step(None)``). In hand mode the engine has already
+dealt the next hand when the episode ends, so the final observations show the new
+position (scores updated) rather than the empty table of the finished hand.
+
+Arguments
+---------
+``spades_v0.env(rules=None, episode="hand", zero_sum=False, hand_limit=100,
+illegal_reward=-1000.0, render_mode=None)``
+
+- ``rules``: any ``Rules`` value (default ``Rules()``, the standard preset); every option
+  of RULES.md (blind nil, exchange, nil tricks, bags, target, ...) applies.
+- ``episode``: ``"hand"`` or ``"game"``.
+- ``zero_sum``: reward the team's points minus the other team's.
+- ``hand_limit``: truncate game episodes after this many hands (None: never).
+- ``illegal_reward``: ``env()`` wraps the raw env in PettingZoo's standard wrappers
+  (``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``):
+  an illegal action ends the episode and costs the agent this reward. ``raw_env`` instead
+  raises ``IllegalActionError`` naming the rule broken.
+- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or ``"human"``
+  (prints it after every step; no sleeping).
+
+``reset(seed=None, options=None)``: a seed makes the episode sequence reproducible (each
+later ``reset()`` deals the next game of that sequence). ``options`` may hold ``deal``
+((P, 13) card indices or (P,) uint64 masks), ``dealer`` (seat), ``scores`` and ``bags``
+(per team): the episode starts from that position (``state.init``); other keys are
+ignored.
+
+Structured view
+---------------
+``env.unwrapped.seat_view(agent)`` returns the ``observation.SeatView`` (batch of one)
+that rule-based agents read; ``env.unwrapped.game`` is the ``single.SingleGame`` being
+played (``.state`` turns it into an engine ``State``).
+
+Version history
+---------------
+- v0: initial release (observation encoding version 1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from gymnasium import logger, spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+from spades_env.cards import NUM_ACTIONS
+from spades_env.engine import HandResult
+from spades_env.env_core import (
+    DEFAULT_HAND_LIMIT,
+    DEFAULT_ILLEGAL_REWARD,
+    check_episode,
+    game_seeds,
+    hand_info,
+    observation_space,
+    reset_position,
+    seed_base,
+    team_reward,
+)
+from spades_env.observation import SeatView, seat_view
+from spades_env.render import render_record, render_state
+from spades_env.rules import Rules
+from spades_env.single import SingleGame
+
+__all__ = ["env", "parallel_env", "raw_env"]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC env in PettingZoo's standard wrappers (see the module docstring)."""
+    illegal_reward = kwargs.pop("illegal_reward", DEFAULT_ILLEGAL_REWARD)
+    wrapped: AECEnv = raw_env(**kwargs)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+def parallel_env(**kwargs: Any):
+    """The turn-based parallel version: only the agent to act has a non-zero mask."""
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
+    """Spades, one decision per `step`, over the single-game engine."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "spades_v0",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": True,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        episode: str = "hand",
+        zero_sum: bool = False,
+        hand_limit: int | None = DEFAULT_HAND_LIMIT,
+        render_mode: str | None = None,
+    ) -> None:
+        EzPickle.__init__(self, rules, episode, zero_sum, hand_limit, render_mode)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of ansi, human or None; got {render_mode!r}")
+        self.rules = Rules() if rules is None else rules
+        self.episode = check_episode(episode)
+        self.zero_sum = bool(zero_sum)
+        self.hand_limit = hand_limit
+        self.render_mode = render_mode
+        p = self.rules.num_players
+        self.possible_agents = [f"player_{s}" for s in range(p)]
+        self.agents = self.possible_agents[:]
+        self._seat = {a: s for s, a in enumerate(self.possible_agents)}
+        # One space object per agent, returned on every call (PettingZoo's seeding relies on it).
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": observation_space(self.rules),
+                    "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._base: int | None = None  # episode-counter key (env_core.game_seeds)
+        self._episode = 0
+        self._over = True
+        self._last_record: dict[str, Any] | None = None
+        self.game: SingleGame | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._base, self._episode = int(seed_base(seed)[0]), 0
+        elif self._base is None:
+            self._base, self._episode = int(np.random.default_rng().integers(2**63)), 0
+        else:
+            self._episode += 1
+        game_seed = int(game_seeds(np.array([self._base], np.uint64), [self._episode])[0])
+        self.game = SingleGame(self.rules, seed=game_seed, **reset_position(options))
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.game.to_act]
+        self._over = False
+        self._last_record = None
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, agent: str) -> dict[str, npt.NDArray]:
+        game = self._require_game()
+        seat = self._seat[agent]
+        if not self._over and seat == game.to_act:
+            mask = game.legal_mask()
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": game.observe(seat), "action_mask": mask}
+
+    def seat_view(self, agent: str) -> SeatView:
+        """The structured view of `agent`'s seat (batch of one) for rule-based agents."""
+        game = self._require_game()
+        return seat_view(game.state, np.array([self._seat[agent]]))
+
+    # ------------------------------------------------------------------ step
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self._require_game()
+        if action is None:
+            raise ValueError(f"{agent} is to act; None is only for terminated agents")
+        info = game.step(action)  # an illegal action raises IllegalActionError
+        self._cumulative_rewards[agent] = 0.0
+        self.infos[agent] = {}  # the agent has seen the last hand's info
+        self._last_record = None
+        self._clear_rewards()
+        if info.finished is not None:
+            self._end_of_hand(info.finished)
+        if not self._over:
+            self.agent_selection = self.possible_agents[game.to_act]
+        self._accumulate_rewards()
+        if self._over:
+            self._deads_step_first()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_of_hand(self, result: HandResult) -> None:
+        points = result.points - result.penalty  # (1, T)
+        t = self.rules.num_teams
+        per_team = [float(team_reward(points, team, self.zero_sum)[0]) for team in range(t)]
+        common = hand_info(self.rules, result, 0)
+        self._last_record = common["record"]
+        for a in self.agents:
+            self.rewards[a] = per_team[self._seat[a] % t]
+            self.infos[a] = dict(common)
+        if self.episode == "hand" or bool(result.game_over[0]):
+            self.terminations = dict.fromkeys(self.agents, True)
+            self._over = True
+        elif self.hand_limit is not None and int(result.hand_no[0]) + 1 >= self.hand_limit:
+            self.truncations = dict.fromkeys(self.agents, True)
+            self._over = True
+
+    # ------------------------------------------------------------------ render
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            logger.warn("render() called without a render_mode; use ansi or human")
+            return None
+        text = self._text()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def _text(self) -> str:
+        if self.game is None:
+            return "(call reset() first)"
+        parts = [] if self._last_record is None else [render_record(self._last_record)]
+        parts.append(render_state(self.game.state))
+        return "\n".join(parts)
+
+    def close(self) -> None:
+        pass
+
+    def _require_game(self) -> SingleGame:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game

@@ -1,0 +1,295 @@
+"""A native Gymnasium vector env: N single-seat Spades games stepped as one engine batch.
+
+``gymnasium.make_vec("spades_env/Spades-v0", num_envs=N,
+vectorization_mode="vector_entry_point")`` builds it. Sub-env ``i`` behaves exactly as a
+``SpadesEnv`` (gym_env.py) with the same arguments reset with seed ``seed + i``: same
+observations, rewards, ends and masks step for step (tests/test_vector_env.py). Nothing
+loops over games in Python: the learner's actions, the opponents' actions (batched per
+opponent agent) and the observations are array operations on one `State`.
+
+- Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
+  ends starts its next episode and ignores its action; on that step its reward is 0.
+  ``info["action_mask"]`` of a sub-env that just ended is all True (any action is
+  accepted, and ignored).
+- Infos are dicts of arrays with Gymnasium's ``_key`` masks: ``action_mask`` (N, 74) and
+  ``seat`` (N,) every step; ``hand_no``, ``bids``, ``blind``, ``tricks``, ``hand_score``,
+  ``scores``, ``bags``, ``game_over``, ``winner`` where a hand ended in the step;
+  ``illegal`` where the learner's action was illegal. Hand records are not built here
+  (they cost more than the step); use the single env or ``records.hand_records``.
+- Opponents: as in ``SpadesEnv``; an agent object is called once per engine step with
+  the batch of games where one of its seats is to act.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from spades_env.cards import NUM_ACTIONS
+from spades_env.engine import HandResult, StepInfo, legal_action_mask, step
+from spades_env.env_core import (
+    DEFAULT_HAND_LIMIT,
+    DEFAULT_ILLEGAL_REWARD,
+    action_space,
+    check_episode,
+    game_seeds,
+    learner_seats,
+    observation_space,
+    opponent_table,
+    random_opponent_actions,
+    reset_position,
+    seed_base,
+    team_reward,
+)
+from spades_env.observation import encode, seat_view
+from spades_env.rules import Rules
+from spades_env.state import DONE, State, init
+
+#: Action for a game that must not move in an engine step: never legal, so the engine
+#: (with on_illegal="report") leaves that game exactly as it was.
+_HOLD = -1
+
+
+class SpadesVectorEnv(VectorEnv):
+    """`num_envs` single-seat games in one batched engine state (see the module doc)."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+        "render_modes": [],
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        rules: Rules | None = None,
+        seats: int | Sequence[int] = 0,
+        opponents: Any = None,
+        episode: str = "hand",
+        zero_sum: bool = False,
+        hand_limit: int | None = DEFAULT_HAND_LIMIT,
+        illegal_reward: float = DEFAULT_ILLEGAL_REWARD,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None:
+            raise ValueError("the vector env does not render; render a single SpadesEnv")
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1; got {num_envs}")
+        self.num_envs = int(num_envs)
+        self.rules = Rules() if rules is None else rules
+        self.seats = learner_seats(seats, self.rules)
+        self.team = self.seats[0] % self.rules.num_teams
+        self.episode = check_episode(episode)
+        self.zero_sum = bool(zero_sum)
+        self.hand_limit = hand_limit
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = None
+        self.single_observation_space = observation_space(self.rules)
+        self.single_action_space = action_space()
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._learner = np.zeros(self.rules.num_players, dtype=bool)  # (P,) learner's seats
+        self._learner[list(self.seats)] = True
+        # Opponent agents grouped: agent -> its seats (None = the default random opponent).
+        self._groups: list[tuple[Any, npt.NDArray[np.bool_]]] = []
+        for seat, agent in opponent_table(opponents, self.seats, self.rules).items():
+            for a, seats_mask in self._groups:
+                if a is agent:
+                    seats_mask[seat] = True
+                    break
+            else:
+                mask = np.zeros(self.rules.num_players, dtype=bool)
+                mask[seat] = True
+                self._groups.append((agent, mask))
+        n = self.num_envs
+        self.state: State | None = None
+        self._base = np.zeros(n, dtype=np.uint64)  # (N,) episode-counter keys
+        self._episode = np.zeros(n, dtype=np.int64)  # (N,) episodes started per sub-env
+        self._seeded = False
+        self._ended = np.zeros(n, dtype=bool)  # (N,) episode over, to restart next step
+        self._seat = np.full(n, self.seats[0], dtype=np.int64)  # (N,) seat observed
+
+    # ------------------------------------------------------------------ reset
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[npt.NDArray[np.int16], dict[str, Any]]:
+        super().reset(seed=seed if isinstance(seed, int | None) else None)
+        n = self.num_envs
+        if seed is not None:
+            seeds = np.arange(n) + seed if isinstance(seed, int) else np.asarray(seed)
+            if seeds.shape != (n,):
+                raise ValueError(f"give one seed or {n} seeds; got {len(seeds)}")
+            self._base, self._episode[:] = seed_base(seeds), 0
+            self._seeded = True
+        elif not self._seeded:
+            self._base = self.np_random.integers(2**63, size=n).astype(np.uint64)
+            self._episode[:], self._seeded = 0, True
+        else:
+            self._episode += 1
+        position = reset_position(options)
+        self.state = init(self.rules, n, seeds=game_seeds(self._base, self._episode), **position)
+        self._ended[:] = False
+        self._seat[:] = self.seats[0]
+        out = self._outcome()
+        self._play_opponents(out)
+        return self._observe(), self._infos(out)
+
+    # ------------------------------------------------------------------ step
+    def step(
+        self, actions: npt.ArrayLike
+    ) -> tuple[npt.NDArray[np.int16], npt.NDArray, npt.NDArray, npt.NDArray, dict[str, Any]]:
+        state = self._require_state()
+        n = self.num_envs
+        acts = np.asarray(actions, dtype=np.int64).reshape(n)
+        out = self._outcome()
+        restart = np.flatnonzero(self._ended)
+        moving = ~self._ended
+        # The learner is to act in every game that goes on: check its action.
+        inside = (acts >= 0) & (acts < NUM_ACTIONS)
+        legal = legal_action_mask(state)[np.arange(n), np.where(inside, acts, 0)] & inside
+        illegal = moving & ~legal
+        if illegal.any():
+            out.illegal |= illegal
+            out.reward[illegal] = self.illegal_reward
+            out.terminated |= illegal
+        go = moving & legal
+        if go.any():
+            self._engine_step(np.where(go, acts, _HOLD), out)
+        if restart.size:
+            self._restart(restart)
+        self._play_opponents(out)
+        self._ended = out.terminated | out.truncated
+        return self._observe(), out.reward, out.terminated, out.truncated, self._infos(out)
+
+    def _restart(self, rows: npt.NDArray[np.int64]) -> None:
+        """Start the next episode of the sub-envs in `rows` (NEXT_STEP autoreset)."""
+        state = self._require_state()
+        self._episode[rows] += 1
+        fresh = init(self.rules, rows.size, seeds=game_seeds(self._base[rows], self._episode[rows]))
+        for name in State.__dataclass_fields__:
+            if name != "rules":
+                getattr(state, name)[rows] = getattr(fresh, name)
+        self._seat[rows] = self.seats[0]
+
+    def _engine_step(self, actions: npt.NDArray[np.int64], out: _Outcome) -> StepInfo:
+        """Step the games whose action is not _HOLD; book their finished hands in `out`."""
+        state = self._require_state()
+        info = step(state, actions, on_illegal="report")
+        if (info.illegal & (actions != _HOLD)).any():
+            g = int(np.flatnonzero(info.illegal & (actions != _HOLD))[0])
+            raise RuntimeError(f"game {g}: an opponent agent chose illegal action {actions[g]}")
+        if info.finished is not None:
+            self._book_hands(info.finished, out)
+        return info
+
+    def _book_hands(self, res: HandResult, out: _Outcome) -> None:
+        g = res.games
+        points = res.points - res.penalty
+        out.reward[g] += team_reward(points, self.team, self.zero_sum)
+        out.hand[g] = True
+        out.fields["hand_no"][g] = res.hand_no
+        out.fields["bids"][g] = res.bids
+        out.fields["blind"][g] = res.blind
+        out.fields["tricks"][g] = res.tricks
+        out.fields["hand_score"][g] = points
+        out.fields["scores"][g] = res.scores
+        out.fields["bags"][g] = res.bags
+        out.fields["game_over"][g] = res.game_over
+        out.fields["winner"][g] = res.winner
+        if self.episode == "hand":
+            out.terminated[g] = True
+        else:
+            out.terminated[g] |= res.game_over
+            if self.hand_limit is not None:
+                out.truncated[g] |= ~res.game_over & (res.hand_no + 1 >= self.hand_limit)
+
+    def _play_opponents(self, out: _Outcome) -> None:
+        """Play the other seats in every running game until a learner seat is to act."""
+        state = self._require_state()
+        while True:
+            running = ~(out.terminated | out.truncated) & (state.phase != DONE)
+            waiting = running & ~self._learner[state.to_act]
+            if not waiting.any():
+                break
+            actions = np.full(self.num_envs, _HOLD, dtype=np.int64)
+            for agent, seats in self._groups:
+                rows = waiting & seats[state.to_act]
+                if rows.any():
+                    actions[rows] = self._opponent_actions(agent, rows)
+            self._engine_step(actions, out)
+        ready = ~(out.terminated | out.truncated) & (state.phase != DONE)
+        self._seat[ready] = state.to_act[ready]
+
+    def _opponent_actions(self, agent: Any, rows: npt.NDArray[np.bool_]) -> npt.NDArray:
+        state = self._require_state()
+        if agent is None:
+            return random_opponent_actions(state)[rows]
+        sub = state.take(np.flatnonzero(rows))
+        obs = encode(sub) if getattr(agent, "needs_obs", True) else None
+        return np.asarray(agent.act(seat_view(sub), obs, legal_action_mask(sub)))
+
+    # ------------------------------------------------------------------ observing
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """(N, 74) bool legal actions of the learner; all True where an episode just ended."""
+        state = self._require_state()
+        mask = legal_action_mask(state)
+        mask[self._ended] = True
+        return mask
+
+    def _observe(self) -> npt.NDArray[np.int16]:
+        return encode(self._require_state(), self._seat)
+
+    def _infos(self, out: _Outcome) -> dict[str, Any]:
+        n = self.num_envs
+        every = np.ones(n, dtype=bool)
+        infos: dict[str, Any] = {
+            "action_mask": self.action_masks(),
+            "_action_mask": every,
+            "seat": self._seat.copy(),
+            "_seat": every.copy(),
+        }
+        if out.hand.any():
+            for key, value in out.fields.items():
+                infos[key] = value
+                infos[f"_{key}"] = out.hand.copy()
+        if out.illegal.any():
+            infos["illegal"] = out.illegal
+            infos["_illegal"] = out.illegal.copy()
+        return infos
+
+    def _outcome(self) -> _Outcome:
+        return _Outcome(self.num_envs, self.rules.num_players, self.rules.num_teams)
+
+    def _require_state(self) -> State:
+        if self.state is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.state
+
+
+class _Outcome:
+    """What one `step` or `reset` brings, per sub-env."""
+
+    def __init__(self, n: int, p: int, t: int) -> None:
+        self.reward = np.zeros(n, dtype=np.float64)
+        self.terminated = np.zeros(n, dtype=bool)
+        self.truncated = np.zeros(n, dtype=bool)
+        self.illegal = np.zeros(n, dtype=bool)
+        self.hand = np.zeros(n, dtype=bool)  # a hand ended in this step
+        self.fields: dict[str, npt.NDArray] = {
+            "hand_no": np.zeros(n, dtype=np.int32),
+            "bids": np.zeros((n, p), dtype=np.int8),
+            "blind": np.zeros((n, p), dtype=bool),
+            "tricks": np.zeros((n, p), dtype=np.int8),
+            "hand_score": np.zeros((n, t), dtype=np.int32),
+            "scores": np.zeros((n, t), dtype=np.int32),
+            "bags": np.zeros((n, t), dtype=np.int32),
+            "game_over": np.zeros(n, dtype=bool),
+            "winner": np.full(n, -1, dtype=np.int8),
+        }

@@ -1,0 +1,157 @@
+"""`spades tournament` and `spades show`: the run folder, resume after kill -9, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from experiments.cli import main
+from experiments.results_log import TIMING_FIELDS, read_rows
+
+REPO = Path(__file__).resolve().parents[1]
+SMALL = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]
+
+
+def spades(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def rows_without_timing(run_dir: Path) -> list[dict]:
+    return [
+        {k: v for k, v in r.items() if k not in TIMING_FIELDS}
+        for r in read_rows(run_dir / "log.jsonl")
+    ]
+
+
+def test_tournament_writes_the_run_folder_and_prints_the_tables(tmp_path, capsys):
+    assert main(["tournament", *SMALL, "--workers", "1", "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    for title in ("Duplicate results", "Ratings", "Bid accuracy", "heuristic", "random"):
+        assert title in out
+    files = {p.name for p in (tmp_path / "r").iterdir()}
+    assert {"config.json", "deals.json", "log.jsonl", "summary.json"} <= files
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["pairs"][0]["deals"] == 4
+    assert len(read_rows(tmp_path / "r")) == 8
+
+
+def test_rules_options_reach_the_log(tmp_path, capsys):
+    args = [*SMALL, "--option", "target=300", "--option", "nil_tricks=count"]
+    assert main(["tournament", *args, "--workers", "1", "--out", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    row = read_rows(tmp_path / "r")[0]
+    assert row["rules"]["target"] == 300 and row["rules"]["nil_tricks"] == "count"
+
+
+def test_resume_after_kill_9_ends_with_the_rows_of_an_uninterrupted_run(tmp_path, capsys):
+    args = ["--agents", "random,random", "--deals", "160", "--chunk", "1", "--no-progress"]
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "experiments.cli", "tournament", *args, "--out", str(killed)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: the kill takes the workers too
+    )
+    log = killed / "log.jsonl"
+    deadline = time.monotonic() + 120  # a guard against hanging, not a speed check
+    while not (log.exists() and log.stat().st_size > 20_000):
+        assert proc.poll() is None, "the tournament ended before it could be killed"
+        assert time.monotonic() < deadline, "the tournament wrote no rows"
+        time.sleep(0.002)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert len(read_rows(killed)) < 320, "the kill came too late to test resume"
+
+    resumed = spades("tournament", "--resume", "--out", str(killed), "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    ref = tmp_path / "ref"
+    assert main(["tournament", *args, "--workers", "1", "--out", str(ref)]) == 0
+    capsys.readouterr()
+    assert rows_without_timing(killed) == rows_without_timing(ref)
+    assert len(rows_without_timing(ref)) == 320
+
+
+def test_resume_refuses_a_flag_that_changes_the_tournament(tmp_path, capsys):
+    run_dir = str(tmp_path / "r")
+    assert main(["tournament", *SMALL, "--workers", "1", "--out", run_dir]) == 0
+    capsys.readouterr()
+    assert main(["tournament", "--resume", "--out", run_dir, "--deals", "9"]) == 2
+    err = capsys.readouterr().err
+    assert "--deals differs" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--agents", "random,nosuch"], "nosuch"),
+        (["--agents", "random"], "--agents"),
+        (["--deals", "0"], "--deals"),
+        (["--deals", "many"], "--deals"),
+        (["--option", "nosuch=1"], "nosuch"),
+        (["--option", "target=abc"], "target"),
+        (["--rules", "nosuch"], "--rules"),
+        (["--mode", "match"], "--mode"),
+        (["--workers", "0"], "--workers"),
+        (["--deal-file", "/no/such/deals.json"], "/no/such/deals.json"),
+    ],
+)
+def test_bad_flag_is_one_line_naming_it(tmp_path, capsys, args, named):
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(["tournament", *args, "--out", str(tmp_path / "r")]))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_bad_flag_in_a_real_process_has_no_traceback(tmp_path):
+    result = spades("tournament", "--agents", "random,nosuch", "--out", str(tmp_path / "r"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "known agents" in result.stderr
+
+
+def test_show_renders_both_sides_of_a_logged_deal(tmp_path, capsys):
+    run_dir = str(tmp_path / "r")
+    assert main(["tournament", *SMALL, "--workers", "1", "--out", run_dir]) == 0
+    capsys.readouterr()
+    assert main(["show", run_dir + "/log.jsonl", "--deal", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "deal 1, hand 1, side 0: North/South random, East/West heuristic" in out
+    assert "side 1: North/South heuristic, East/West random" in out
+    assert out.count("trick 13:") == 2
+    assert "duplicate: random - heuristic" in out
+
+
+@pytest.mark.parametrize("args", [["--deal", "99"], ["--deal", "0", "--pair", "x"]])
+def test_show_errors_are_one_line(tmp_path, capsys, args):
+    run_dir = str(tmp_path / "r")
+    assert main(["tournament", *SMALL, "--workers", "1", "--out", run_dir]) == 0
+    capsys.readouterr()
+    assert main(["show", run_dir, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--" in err
+
+
+def test_resume_without_out_takes_the_latest_run_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["tournament", *SMALL, "--workers", "1"]) == 0
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert run_dir.name.startswith("tournament-")
+    capsys.readouterr()
+    assert main(["tournament", "--resume", "--no-progress"]) == 0
+    assert f"{run_dir.name}/log.jsonl" in capsys.readouterr().out

@@ -1,0 +1,148 @@
+"""The native vector env: the same games as N single envs, step for step, without a Python loop."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import spades_env  # noqa: F401 (registers the envs)
+from spades_env.cards import NUM_ACTIONS
+from spades_env.gym_env import SpadesEnv
+from spades_env.rules import Rules
+from spades_env.vector_env import SpadesVectorEnv
+
+
+class FirstLegal:
+    """A deterministic, batched opponent that records the batch sizes it is given."""
+
+    name = "first"
+    needs_obs = True
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def act(self, view, obs, mask):
+        assert obs.shape[0] == mask.shape[0] == view.batch_size
+        self.batches.append(mask.shape[0])
+        return mask.argmax(axis=1)
+
+
+def check_same_as_singles(
+    n: int, steps: int, seed: int, illegal_every: int = 0, opponents_factory=None, **kwargs
+) -> int:
+    """Step a vector env and n single envs with the same actions; return episodes ended."""
+    opp = opponents_factory() if opponents_factory else None
+    venv = SpadesVectorEnv(n, opponents=opp, **kwargs)
+    singles = [
+        SpadesEnv(opponents=opponents_factory() if opponents_factory else None, **kwargs)
+        for _ in range(n)
+    ]
+    obs, infos = venv.reset(seed=seed)
+    for i, env in enumerate(singles):
+        o, info = env.reset(seed=seed + i)
+        np.testing.assert_array_equal(obs[i], o)
+        np.testing.assert_array_equal(infos["action_mask"][i], info["action_mask"])
+    rng = np.random.default_rng(seed)
+    ended = np.zeros(n, dtype=bool)
+    episodes = 0
+    for t in range(steps):
+        mask = infos["action_mask"]
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        if illegal_every and t % illegal_every == illegal_every - 1:
+            actions[t % n] = rng.integers(NUM_ACTIONS)  # often illegal
+        obs, rewards, terms, truncs, infos = venv.step(actions)
+        for i, env in enumerate(singles):
+            if ended[i]:  # NEXT_STEP autoreset: this step starts the next episode
+                o, info = env.reset()
+                r, term, trunc = 0.0, False, False
+            else:
+                o, r, term, trunc, info = env.step(actions[i])
+            where = f"step {t}, env {i}"
+            np.testing.assert_array_equal(obs[i], o, err_msg=where)
+            assert (rewards[i], terms[i], truncs[i]) == (r, term, trunc), where
+            assert infos["seat"][i] == info["seat"], where
+            if not (term or trunc):
+                np.testing.assert_array_equal(infos["action_mask"][i], info["action_mask"])
+            assert bool(infos.get("_bids", np.zeros(n, bool))[i]) == ("bids" in info), where
+            if "bids" in info:
+                for key in ("bids", "tricks", "hand_score", "scores", "bags", "hand_no"):
+                    assert np.asarray(infos[key][i]).tolist() == info[key], (where, key)
+            assert bool(infos.get("_illegal", np.zeros(n, bool))[i]) == ("illegal" in info)
+        ended = terms | truncs
+        episodes += int(ended.sum())
+    return episodes
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"seats": 2, "zero_sum": True},
+        {"seats": (1, 3)},
+        {"episode": "game", "hand_limit": 2, "rules": Rules(target=150)},
+        {"rules": Rules(blind_nil="always", blind_nil_exchange=True)},
+    ],
+    ids=["default", "seat2-zero-sum", "partnership", "game", "blind-exchange"],
+)
+def test_vector_env_matches_single_envs_step_for_step(kwargs):
+    episodes = check_same_as_singles(6, 160, seed=3, illegal_every=23, **kwargs)
+    assert episodes >= 6
+
+
+def test_vector_env_matches_single_envs_with_agent_opponents():
+    episodes = check_same_as_singles(4, 80, seed=5, opponents_factory=FirstLegal)
+    assert episodes >= 4
+
+
+def test_opponent_agents_are_called_on_batches():
+    first = FirstLegal()
+    venv = SpadesVectorEnv(16, opponents=first)
+    venv.reset(seed=0)
+    assert max(first.batches) > 1
+
+
+def test_make_vec_builds_the_native_vector_env():
+    envs = gym.make_vec(
+        "spades_env/Spades-v0", num_envs=8, vectorization_mode="vector_entry_point", seats=1
+    )
+    assert isinstance(envs.unwrapped, SpadesVectorEnv)
+    assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, infos = envs.reset(seed=0)
+    assert obs.shape == (8, *envs.single_observation_space.shape) and obs.dtype == np.int16
+    assert envs.observation_space.contains(obs)
+    assert infos["action_mask"].shape == (8, NUM_ACTIONS) and infos["_action_mask"].all()
+    assert (infos["seat"] == 1).all()
+    actions = np.array([np.flatnonzero(m)[0] for m in infos["action_mask"]])
+    assert envs.action_space.contains(actions)
+    obs, rewards, terms, truncs, infos = envs.step(actions)
+    assert rewards.shape == terms.shape == truncs.shape == (8,)
+    envs.close()
+
+
+def test_ended_sub_envs_restart_on_the_next_step_and_ignore_its_action():
+    venv = SpadesVectorEnv(4)
+    _, infos = venv.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in infos["action_mask"]])
+        _, rewards, terms, _, infos = venv.step(actions)
+        if terms.any():
+            break
+    done = np.flatnonzero(terms)
+    assert infos["action_mask"][done].all()  # anything goes: the action is ignored
+    assert "hand_score" in infos and infos["_hand_score"][done].all()
+    _, rewards, terms, _, infos = venv.step(np.full(4, NUM_ACTIONS + 5))  # illegal elsewhere
+    assert (rewards[done] == 0).all() and not terms[done].any()
+    assert "illegal" not in infos or not infos["_illegal"][done].any()
+
+
+def test_seeds_can_be_given_per_sub_env():
+    a = SpadesVectorEnv(3)
+    b = SpadesVectorEnv(3)
+    oa, _ = a.reset(seed=[10, 11, 12])
+    ob, _ = b.reset(seed=10)
+    np.testing.assert_array_equal(oa, ob)
+    with pytest.raises(ValueError, match="seeds"):
+        a.reset(seed=[1, 2])
