@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.random_agent import random_legal_actions
+from experiments import bench_envs
 from spades_env.engine import reset_done, step
 from spades_env.rules import Rules
 from spades_env.state import DONE, init
@@ -89,6 +90,7 @@ def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192
 
 
 SECTIONS: dict[str, Callable[[float], list[Row]]] = {"engine": engine_section}
+SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
 
 
 def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:

@@ -58,7 +58,7 @@ def render_rows(rows: Sequence[dict[str, Any]]) -> str:
         for r in sides:
             ns, ew = r["teams"]
             out.append(
-                f"deal {r['deal']}, hand {r['hand'] + 1}, side {r['side']}: "
+                f"log deal={r['deal']} hand={r['hand']} side={r['side']}: "
                 f"North/South {ns}, East/West {ew}"
             )
             out.append(render_record(r["record"]))

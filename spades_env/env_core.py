@@ -30,7 +30,8 @@ from spades_env.engine import PHASE_BASE, HandResult, random_legal_actions
 from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
 from spades_env.rules import Rules
-from spades_env.state import splitmix64
+from spades_env.single import SingleGame
+from spades_env.state import deal_hands, first_dealer, splitmix64
 
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
@@ -76,6 +77,34 @@ def game_seeds(base: U64, episode: npt.ArrayLike) -> U64:
         return splitmix64(base ^ ep)
 
 
+# ----------------------------------------------------------------------------- new games
+_TEMPLATES: dict[Rules, SingleGame] = {}
+
+
+def new_single_game(rules: Rules, seed: int, position: Mapping[str, Any]) -> SingleGame:
+    """A fresh `SingleGame` with deal key `seed`, equal to `SingleGame(rules, seed=seed)`.
+
+    Building one through the engine's `init` and a full encoding costs milliseconds, which
+    a hand-long episode cannot afford. Without a given position, clone a template and
+    deal with the game's own new-hand routine (`_start_hand`, the path every later hand
+    takes); tests/test_gym_env.py checks the result equals the constructor's, field for
+    field. (This belongs in `SingleGame` itself, as a public restart.)
+    """
+    if position:
+        return SingleGame(rules, seed=seed, **position)
+    template = _TEMPLATES.get(rules)
+    if template is None:
+        template = _TEMPLATES[rules] = SingleGame(rules, seed=0)
+    game = template.clone()
+    key = np.array([seed], dtype=np.uint64)
+    game.seed, game.hand_no, game.winner = seed, 0, -1
+    game.scores = [0] * rules.num_teams
+    game.bags = [0] * rules.num_teams
+    game.dealer = int(first_dealer(rules, key)[0])
+    game._start_hand(deal_hands(rules, key, np.zeros(1, dtype=np.int32))[0].tolist())
+    return game
+
+
 # ----------------------------------------------------------------------------- opponent
 def keyed_uniform(
     seed: U64, hand_no: npt.NDArray[np.integer], decision: npt.NDArray[np.integer]
@@ -108,10 +137,10 @@ class _Uniforms:
         return self.values
 
 
-def random_opponent_actions(state: Any) -> npt.NDArray[np.int64]:
-    """(B,) the default opponent's action in every game of a `State` (0 where DONE)."""
-    u = keyed_uniform(state.seed, state.hand_no, state.history_len)
-    return random_legal_actions(state.legal, state.phase, _Uniforms(u))
+def random_opponent_actions(state: Any, games: Any = slice(None)) -> npt.NDArray[np.int64]:
+    """The default opponent's action in `games` of a `State` (all by default; 0 where DONE)."""
+    u = keyed_uniform(state.seed[games], state.hand_no[games], state.history_len[games])
+    return random_legal_actions(state.legal[games], state.phase[games], _Uniforms(u))
 
 
 def random_opponent_action_one(game: Any) -> int:

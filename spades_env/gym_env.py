@@ -14,7 +14,8 @@ until a learner seat must act again or the episode ends.
   included); ``zero_sum=True`` subtracts the other team's.
 - Episodes: ``episode="hand"`` (default) or ``"game"`` (truncated after ``hand_limit``
   hands). When a hand ends, ``info`` holds bids, tricks, hand score, scores, bags and the
-  hand record, as in ``spades_v0``.
+  hand record, as in ``spades_v0``. The engine deals on at once, so the last observation
+  of a hand episode shows the next deal's position (scores updated), not the empty table.
 - **Illegal actions.** Gymnasium's ``check_env`` sends unmasked actions, so the env does
   not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
   (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
@@ -45,6 +46,7 @@ from spades_env.env_core import (
     game_seeds,
     hand_info,
     learner_seats,
+    new_single_game,
     observation_space,
     opponent_table,
     random_opponent_action_one,
@@ -106,7 +108,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         else:
             self._episode += 1
         game_seed = int(game_seeds(np.array([self._base], np.uint64), [self._episode])[0])
-        self.game = SingleGame(self.rules, seed=game_seed, **reset_position(options))
+        self.game = new_single_game(self.rules, game_seed, reset_position(options))
         self._over = False
         self._last_record = None
         info: dict[str, Any] = {}

@@ -129,6 +129,7 @@ from spades_env.env_core import (
     check_episode,
     game_seeds,
     hand_info,
+    new_single_game,
     observation_space,
     reset_position,
     seed_base,
@@ -219,7 +220,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         else:
             self._episode += 1
         game_seed = int(game_seeds(np.array([self._base], np.uint64), [self._episode])[0])
-        self.game = SingleGame(self.rules, seed=game_seed, **reset_position(options))
+        self.game = new_single_game(self.rules, game_seed, reset_position(options))
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

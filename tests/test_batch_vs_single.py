@@ -54,12 +54,13 @@ def play_games(rules: Rules, seeds: list[int]) -> list[list[dict]]:
     return records
 
 
+BLIND_EXCHANGE = Rules(
+    blind_nil="always", blind_nil_exchange=True, first_lead="two_of_clubs", max_hands=3
+)
 RULES = [
-    pytest.param(Rules(target=250), id="standard-to-250"),
-    pytest.param(
-        Rules(blind_nil="always", blind_nil_exchange=True, first_lead="two_of_clubs", max_hands=3),
-        id="blind-exchange-2c",
-    ),
+    pytest.param(Rules(max_hands=4), id="standard-4-hands"),
+    pytest.param(Rules(target=200, lose_at=-200), id="target-200-lose-at-minus-200"),
+    pytest.param(BLIND_EXCHANGE, id="blind-exchange-2c"),
     pytest.param(Rules(nil_tricks="count", max_total_bid=13, max_hands=3), id="count-max13"),
 ]
 SEEDS = [1000 + 37 * i for i in range(12)]
@@ -83,8 +84,7 @@ def test_order_of_games_in_the_batch_does_not_matter(rules):
 def test_batch_runs_out_of_lockstep():
     # The blind decisions and exchanges put games of one batch in different phases; the
     # equality above covers that path only if it really happens.
-    rules = RULES[1].values[0]
-    state = init(rules, len(SEEDS), seeds=np.array(SEEDS, dtype=np.uint64))
+    state = init(BLIND_EXCHANGE, len(SEEDS), seeds=np.array(SEEDS, dtype=np.uint64))
     mixed = False
     while (state.phase != DONE).any():
         mixed |= len(set(state.phase.tolist())) > 1

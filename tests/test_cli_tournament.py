@@ -131,8 +131,8 @@ def test_show_renders_both_sides_of_a_logged_deal(tmp_path, capsys):
     capsys.readouterr()
     assert main(["show", run_dir + "/log.jsonl", "--deal", "1"]) == 0
     out = capsys.readouterr().out
-    assert "deal 1, hand 1, side 0: North/South random, East/West heuristic" in out
-    assert "side 1: North/South heuristic, East/West random" in out
+    assert "log deal=1 hand=0 side=0: North/South random, East/West heuristic" in out
+    assert "side=1: North/South heuristic, East/West random" in out
     assert out.count("trick 13:") == 2
     assert "duplicate: random - heuristic" in out
 

@@ -14,6 +14,7 @@ from spades_env.env_core import (
     DEFAULT_ILLEGAL_REWARD,
     keyed_uniform,
     keyed_uniform_one,
+    new_single_game,
     random_opponent_action_one,
     random_opponent_actions,
 )
@@ -21,7 +22,7 @@ from spades_env.gym_env import SpadesEnv
 from spades_env.observation import encode
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
-from spades_env.state import init
+from spades_env.state import State, init
 
 
 class FirstLegal:
@@ -109,13 +110,13 @@ def test_an_action_outside_the_space_counts_as_illegal(action):
 def test_the_learner_acts_only_in_its_seats(seats):
     env = SpadesEnv(seats=seats)
     mine = {seats} if isinstance(seats, int) else set(seats)
-    obs, info = env.reset(seed=2)
+    _, info = env.reset(seed=2)
     rng = np.random.default_rng(2)
     seen = set()
     while True:
         assert env.game.to_act == info["seat"] and info["seat"] in mine
         seen.add(info["seat"])
-        obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
         if term or trunc:
             break
     assert seen == mine
@@ -123,7 +124,7 @@ def test_the_learner_acts_only_in_its_seats(seats):
 
 @pytest.mark.parametrize("seats", [(0, 1), (0, 2, 1), (4,), ()])
 def test_seats_must_be_one_seat_or_one_partnership(seats):
-    with pytest.raises(ValueError, match="seat|partner"):
+    with pytest.raises(ValueError, match=r"seat|partner"):
         SpadesEnv(seats=seats)
 
 
@@ -173,7 +174,7 @@ def test_opponents_by_seat_mapping_leaves_the_rest_random():
 
 def test_reset_options_start_from_the_given_position():
     env = SpadesEnv(episode="game")
-    obs, info = env.reset(seed=0, options={"scores": [0, 300], "dealer": 3})
+    _, info = env.reset(seed=0, options={"scores": [0, 300], "dealer": 3})
     assert env.game.scores == [0, 300] and env.game.dealer == 3
     assert info["action_mask"][BID_BASE + 18 :].any()  # behind by 300: blind nil offered
 
@@ -193,7 +194,10 @@ def test_keyed_random_opponent_is_the_same_in_python_and_numpy():
     hands = rng.integers(0, 40, size=50)
     decisions = rng.integers(0, 60, size=50)
     batched = keyed_uniform(seeds, hands, decisions)
-    one = [keyed_uniform_one(int(s), int(h), int(d)) for s, h, d in zip(seeds, hands, decisions)]
+    one = [
+        keyed_uniform_one(int(s), int(h), int(d))
+        for s, h, d in zip(seeds, hands, decisions, strict=True)
+    ]
     assert batched.tolist() == one
     state = init(Rules(blind_nil="always"), 64, rng)
     for _ in range(120):
@@ -209,3 +213,16 @@ def test_ansi_render_shows_the_finished_hand():
     play(env, 0, rng)
     text = env.render()
     assert "trick 13" in text and "team 0" in text
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(blind_nil="always", first_lead="two_of_clubs")])
+def test_new_single_game_equals_the_constructed_game(rules):
+    for seed in (0, 1, 2**63 + 5, 123456789):
+        fast, slow = new_single_game(rules, seed, {}), SingleGame(rules, seed=seed)
+        a, b = fast.state, slow.state
+        for name in State.__dataclass_fields__:
+            if name != "rules":
+                np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        np.testing.assert_array_equal(fast.obs, slow.obs)
+        fast.step(fast.legal_list()[0])  # the template is not shared with the new game
+        assert new_single_game(rules, seed, {}).history_len == 0

@@ -25,7 +25,9 @@ def test_sb3_contrib_maskable_ppo_learns_on_the_single_seat_env():
     before = [p.detach().clone() for p in model.policy.parameters()]
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
-    changed = [not torch.equal(a, b) for a, b in zip(before, model.policy.parameters())]
+    changed = [
+        not torch.equal(a, b) for a, b in zip(before, model.policy.parameters(), strict=True)
+    ]
     assert any(changed), "PPO updates changed no weight"
     # The masked policy only ever chooses legal actions.
     obs, info = env.reset(seed=1)
@@ -48,7 +50,7 @@ def test_tianshou_collects_episodes_from_the_pettingzoo_env(monkeypatch):
 
     # Skip Tianshou's numba warm-up (about 10 s of JIT for return computations that
     # collecting never calls); nothing else changes.
-    monkeypatch.setattr(algorithm_base.Algorithm, "_compile", staticmethod(lambda: None))
+    monkeypatch.setattr(algorithm_base.Policy, "_compile", staticmethod(lambda: None))
 
     def make() -> PettingZooEnv:
         return PettingZooEnv(spades_v0.env())

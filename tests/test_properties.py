@@ -1,12 +1,13 @@
-"""Properties of many random hands played in batches, checked against a small plain-Python
-reference written here from RULES.md (it imports no engine table).
+"""Properties of many random hands played in batches, checked against the small
+plain-Python reference of `spades_reference.py` (written from RULES.md; it imports no
+engine table).
 
-Every finished hand is replayed action by action by `check_hand`, which knows only the
-deal, the dealer and the position before the hand, and asserts: the bidding order and
-blind-nil offers (§2), the exchange (§2), whose turn it is, follow suit, the spade lead
-rule and the first lead (§3), every trick winner (§3: the winner leads next), 13 tricks
-and every card played exactly once (§1), and the hand's points, bags, bag penalty, new
-scores and the end of the game (§4, §5).
+Every finished hand is replayed action by action through the reference, which knows only
+the deal, the dealer and the position before the hand. That checks: the bidding order
+and blind-nil offers (§2), the exchange (§2), whose turn it is, follow suit, the spade
+lead rule and the first lead (§3), every trick winner (§3: the winner leads next, and
+the tricks per seat), 13 tricks and every card played exactly once (§1), and the hand's
+points, bags, bag penalty, new scores and the end of the game (§4, §5).
 
 The default run plays at least 100,000 hands in all (`DEFAULT_HANDS` per rules
 configuration); the `slow` one (`pytest -m slow`) ten times as many.
@@ -21,70 +22,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from spades_reference import DONE, RefHand, game_end, team_points, trick_winner
 
-from spades_env.engine import HandResult, random_legal_actions, reset_done, step
+from spades_env.engine import (
+    HandResult,
+    legal_action_mask,
+    random_legal_actions,
+    reset_done,
+    step,
+)
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, game_result, score_hand
 from spades_env.state import init
-
-# ----------------------------------------------------------------------------- reference
-# Plain Python, written from RULES.md: cards are suit * 13 + rank, suits S H D C, ranks
-# 2..A as 0..12 (the documented card ids); actions 0..51 cards, 54 + b bid b, 72 blind
-# nil, 73 see hand (the documented action layout).
-SPADES = 0
-BID0, BLIND_NIL, SEE_HAND = 54, 72, 73
-TWO_OF_CLUBS = 3 * 13 + 0
-
-
-def suit(card: int) -> int:
-    return card // 13
-
-
-def rank(card: int) -> int:
-    return card % 13
-
-
-def trick_winner(plays: list[tuple[int, int]]) -> int:
-    """RULES.md §3: the highest spade wins; with no spade, the highest card of the led
-    suit. `plays` are (seat, card) in the order played."""
-    led = suit(plays[0][1])
-    spades = [(rank(c), s) for s, c in plays if suit(c) == SPADES]
-    if spades:
-        return max(spades)[1]
-    return max((rank(c), s) for s, c in plays if suit(c) == led)[1]
-
-
-def team_points(rules: Rules, bids, blind, tricks, team: int) -> tuple[int, int]:
-    """RULES.md §4: (points, bags) of one team for one hand, before the bag penalty."""
-    members = [team, team + 2]
-    contract = sum(bids[m] for m in members if bids[m] > 0)
-    nil_members = [m for m in members if bids[m] == 0]
-    if rules.nil_tricks == "bags":
-        judged = sum(tricks[m] for m in members if bids[m] > 0)
-        nil_bags = sum(tricks[m] for m in nil_members)
-    else:
-        judged = sum(tricks[m] for m in members)
-        nil_bags = 0
-    points = bags = 0
-    if judged >= contract:
-        points += 10 * contract + (judged - contract)
-        bags += judged - contract
-    else:
-        points -= 10 * contract
-    for m in nil_members:
-        value = rules.blind_nil_value if blind[m] else rules.nil_value
-        points += value if tricks[m] == 0 else -value
-    return points + nil_bags, bags + nil_bags
-
-
-def blind_offered(rules: Rules, scores: list[int], seat: int) -> bool:
-    """RULES.md §2 option blind_nil."""
-    if rules.blind_nil == "never":
-        return False
-    if rules.blind_nil == "always":
-        return True
-    team = seat % 2
-    return scores[1 - team] - scores[team] >= 100
 
 
 @dataclass
@@ -119,98 +68,19 @@ def hands_of(result: HandResult) -> Iterator[Hand]:
 
 
 def check_hand(rules: Rules, h: Hand) -> None:
-    """Replay one hand by the rules; assert the engine's record agrees."""
-    held = [{c for c in range(52) if m >> c & 1} for m in h.deal]
-    assert sorted(len(x) for x in held) == [13] * 4
-    assert set().union(*held) == set(range(52))
-    acts = iter(h.actions)
-
-    # RULES.md §2: one round of bids from left of the dealer, blind decision first.
-    bids, blind = [-1] * 4, [False] * 4
-    for i in range(4):
-        seat = (h.dealer + 1 + i) % 4
-        s, a = next(acts)
-        assert s == seat
-        if blind_offered(rules, h.scores_before, seat):
-            assert a in (BLIND_NIL, SEE_HAND)
-            if a == BLIND_NIL:
-                bids[seat], blind[seat] = 0, True
-                continue
-            s, a = next(acts)
-            assert s == seat
-        assert BID0 <= a <= BID0 + 13
-        bids[seat] = a - BID0
-        if rules.max_total_bid is not None:
-            assert sum(b for b in bids if b > 0) <= rules.max_total_bid
-    assert (bids, blind) == (h.bids, h.blind)
-
-    # RULES.md §2 blind_nil_exchange: blind-nil bidders and partners pass 2 cards each.
-    if rules.blind_nil_exchange:
-        passers = [s for s in range(4) if blind[s] or blind[(s + 2) % 4]]
-        order = sorted(passers, key=lambda s: (s - h.dealer - 1) % 4)
-        passed: dict[int, list[int]] = {}
-        for seat in order:
-            for _ in range(2):
-                s, a = next(acts)
-                assert s == seat and a in held[seat] and a not in passed.get(seat, [])
-                passed.setdefault(seat, []).append(a)
-        for seat in order:
-            held[seat] = (held[seat] - set(passed[seat])) | set(passed[(seat + 2) % 4])
-
-    # RULES.md §3: 13 tricks.
-    if rules.first_lead == "two_of_clubs":
-        leader = next(s for s in range(4) if TWO_OF_CLUBS in held[s])
-    else:
-        leader = (h.dealer + 1) % 4
-    broken = False
-    tricks = [0] * 4
-    seen: set[int] = set()
-    for t in range(13):
-        plays: list[tuple[int, int]] = []
-        for i in range(4):
-            seat = (leader + i) % 4
-            s, card = next(acts)
-            assert s == seat, "out of turn (or a wrong trick winner led)"
-            hand = held[seat]
-            assert card in hand and card not in seen
-            if i == 0:
-                if t == 0 and rules.first_lead == "two_of_clubs":
-                    assert card == TWO_OF_CLUBS
-                if suit(card) == SPADES and not broken:
-                    assert all(suit(c) == SPADES for c in hand), "spade led unbroken"
-            else:
-                led = suit(plays[0][1])
-                if any(suit(c) == led for c in hand):
-                    assert suit(card) == led, "did not follow suit"
-            hand.remove(card)
-            seen.add(card)
-            plays.append((seat, card))
-            broken |= suit(card) == SPADES
-        leader = trick_winner(plays)
-        tricks[leader] += 1
-    assert next(acts, None) is None
-    assert len(seen) == 52 and not any(held)
-    assert tricks == h.tricks
-
-    # RULES.md §4: points and bags per team, then the bag counter.
-    for team in range(2):
-        points, bags = team_points(rules, bids, blind, tricks, team)
-        total_bags = h.bags_before[team] + bags
-        penalties = total_bags // rules.bag_limit
-        assert h.points[team] == points
-        assert h.bags_gained[team] == bags
-        assert h.penalty[team] == penalties * rules.bag_penalty
-        assert h.bags[team] == total_bags - penalties * rules.bag_limit
-        assert h.scores[team] == h.scores_before[team] + points - h.penalty[team]
-
-    # RULES.md §5: the end of the game.
-    s0, s1 = h.scores
-    trigger = max(s0, s1) >= rules.target
-    trigger |= rules.lose_at is not None and min(s0, s1) <= rules.lose_at
-    trigger |= rules.max_hands is not None and h.hand_no + 1 >= rules.max_hands
-    over = trigger and s0 != s1
-    assert h.game_over == over
-    assert h.winner == ((0 if s0 > s1 else 1) if over else -1)
+    """Replay one hand through the reference; assert every action was legal, in turn, and
+    the engine's record agrees with the reference's outcome."""
+    ref = RefHand(rules, h.deal, h.dealer, h.scores_before, h.bags_before)
+    for seat, action in h.actions:
+        assert seat == ref.turn, "out of turn (or a wrong trick winner led)"
+        ref.apply(action)  # asserts the action is legal by the reference
+    assert ref.phase == DONE, "the hand ended early"
+    assert (ref.bids, ref.blind, ref.tricks) == (h.bids, h.blind, h.tricks)
+    assert sum(h.tricks) == 13
+    out = ref.outcome()
+    assert out == {k: getattr(h, k) for k in out}
+    winner = game_end(rules, out["scores"], h.hand_no + 1)
+    assert (h.game_over, h.winner) == (winner is not None, -1 if winner is None else winner)
 
 
 # ----------------------------------------------------------------------------- batches
@@ -262,6 +132,57 @@ def test_random_hands_follow_the_rules_and_score_right(rules):
 @pytest.mark.parametrize("rules", CONFIGS)
 def test_a_million_random_hands_follow_the_rules_and_score_right(rules):
     assert check_many(rules, SLOW_HANDS, seed=2) >= SLOW_HANDS
+
+
+def fresh_ref(state, g: int) -> RefHand:
+    """The reference for the hand game `g` is about to bid (its deal is random input)."""
+    return RefHand(
+        state.rules,
+        state.deal[g].tolist(),
+        int(state.dealer[g]),
+        state.scores[g].tolist(),
+        state.bags[g].tolist(),
+    )
+
+
+@pytest.mark.parametrize("rules", CONFIGS)
+def test_legal_actions_match_the_reference_at_every_step(rules):
+    # The records above show every action taken was legal; this shows the engine offers
+    # exactly the legal actions (none missing, none extra), whose turn it is and the
+    # phase, at every step, and the position carried from hand to hand.
+    rng = np.random.default_rng(4)
+    batch, target_hands = 64, 400
+    state = init(rules, batch, rng)
+    refs = [fresh_ref(state, g) for g in range(batch)]
+    finished = 0
+    while finished < target_hands:
+        mask = legal_action_mask(state)
+        for g, ref in enumerate(refs):
+            assert int(state.phase[g]) == ref.phase
+            if ref.phase != DONE:
+                assert int(state.to_act[g]) == ref.turn
+            assert set(np.flatnonzero(mask[g]).tolist()) == ref.legal()
+        actions = random_legal_actions(state.legal, state.phase, rng)
+        dealers = state.dealer.copy()
+        info = step(state, actions)
+        for g, ref in enumerate(refs):
+            if ref.phase != DONE:
+                ref.apply(int(actions[g]))
+        if info.finished is None:
+            continue
+        for g in info.finished.games.tolist():
+            out = refs[g].outcome()
+            assert state.scores[g].tolist() == out["scores"]
+            assert state.bags[g].tolist() == out["bags"]
+            winner = game_end(rules, out["scores"], int(state.hand_no[g]))
+            if winner is None:
+                assert int(state.dealer[g]) == (int(dealers[g]) + 1) % 4  # RULES.md §1
+                refs[g] = fresh_ref(state, g)
+            else:
+                assert int(state.winner[g]) == winner
+            finished += 1
+        for g in reset_done(state, rng).tolist():
+            refs[g] = fresh_ref(state, g)
 
 
 def test_reference_trick_winner_examples():

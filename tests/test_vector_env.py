@@ -9,9 +9,12 @@ from gymnasium.vector import AutoresetMode
 
 import spades_env  # noqa: F401 (registers the envs)
 from spades_env.cards import NUM_ACTIONS
+from spades_env.engine import random_legal_actions, step
 from spades_env.gym_env import SpadesEnv
+from spades_env.observation import encode
 from spades_env.rules import Rules
-from spades_env.vector_env import SpadesVectorEnv
+from spades_env.state import init
+from spades_env.vector_env import SpadesVectorEnv, encode_batch
 
 
 class FirstLegal:
@@ -146,3 +149,17 @@ def test_seeds_can_be_given_per_sub_env():
     np.testing.assert_array_equal(oa, ob)
     with pytest.raises(ValueError, match="seeds"):
         a.reset(seed=[1, 2])
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [Rules(), Rules(blind_nil="always", blind_nil_exchange=True), Rules(first_lead="two_of_clubs")],
+    ids=["standard", "blind-exchange", "two-of-clubs"],
+)
+def test_encode_batch_equals_the_observation_encoding(rules):
+    rng = np.random.default_rng(7)
+    state = init(rules, 128, rng, scores=rng.integers(-300, 400, size=(128, 2)))
+    for _ in range(130):  # two hands and more, every phase
+        for seats in (None, rng.integers(0, 4, size=128)):
+            np.testing.assert_array_equal(encode_batch(state, seats), encode(state, seats))
+        step(state, random_legal_actions(state.legal, state.phase, rng))

@@ -38,7 +38,7 @@ from numba import njit
 TRICKS, SCORE = 0, 1
 #: Slots of the int64 parameter vector shared with the driver.
 P_GEN, P_MODE, P_MAXT, P_NODES, P_MASK = 0, 1, 2, 3, 4
-NUM_PARAMS = 5
+NUM_PARAMS = 12
 MAX_DEPTH = 56  # 52 cards + slack: one row of move buffers per card played
 INF = np.inf
 
@@ -79,6 +79,32 @@ def quick_tricks(H, leader, broken):
             best = w
     # With no spade among the opponents nothing can be ruffed: every master cashes.
     return best if opp_trumps else total
+
+
+@njit(cache=True)
+def trick_bounds(H, leader, broken, maxt, r):
+    """(lo, hi): bounds on the tricks MAX takes from a trick start, without search.
+
+    - quick tricks of the leader bound its own team from below;
+    - a seat's spades above every spade of the other team each win a trick whenever
+      they are played, and every card is played by the end (RULES.md §3).
+    """
+    lo = 0
+    hi = r
+    q = quick_tricks(H, leader, broken)
+    if (leader & 1) == maxt:
+        lo = q
+    else:
+        hi = r - q
+    for seat in range(4):
+        top_other = HIGH[H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]]
+        sure = POP[H[seat, 0] >> (top_other + 1)]
+        if (seat & 1) == maxt:
+            if sure > lo:
+                lo = sure
+        elif r - sure < hi:
+            hi = r - sure
+    return lo, hi
 
 
 @njit(cache=True)
@@ -270,122 +296,215 @@ def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
         SC[d, j + 1] = sc
 
 
-@njit(cache=True)
-def search(
-    H, TP, k, leader, lead, wseat, wstr, broken, need, acc, thr, d,
-    P, COEF, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX,
-):  # fmt: skip
-    """Can the MAX team reach the goal (see the module docstring) from here?
+# Frame fields of the explicit search stack (numba cannot reload a cached recursive
+# function safely, so the search keeps its own stack: one row per card played).
+F_K, F_LEADER, F_LEAD, F_WSEAT, F_WSTR, F_BROKEN, F_NEED, F_ACC = 0, 1, 2, 3, 4, 5, 6, 7
+F_N, F_I, F_MAXING, F_R, F_SEAT, F_HINT, F_RESULT, F_CUT = 8, 9, 10, 11, 12, 13, 14, 15
+F_W0, F_TP0 = 16, 20  # 4 key words, 4 saved trick masks
+NUM_FIELDS = 24
 
-    k: cards already in the current trick (led by `leader`, suit `lead`, best card so
-    far of `wseat` with strength `wstr`). need: tricks MAX still needs (TRICKS mode).
-    acc: canonical tricks index (SCORE mode). d: depth, the row of the move buffers.
-    """
+
+@njit(cache=True)
+def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX):
+    """Start node `d`: 1 / 0 if decided without search, else -1 with its moves ready."""
     P[P_NODES] += 1
     mode = P[P_MODE]
     maxt = P[P_MAXT]
-    r = 0
+    k = FR[d, F_K]
+    leader = FR[d, F_LEADER]
+    broken = FR[d, F_BROKEN] != 0
+    need = FR[d, F_NEED]
+    acc = FR[d, F_ACC]
     hint = -1
-    w0 = w1 = w2 = w3 = 0
     if k == 0:
+        P[5] += 1
         r = hand_size(H, leader)
+        FR[d, F_R] = r
         if mode == TRICKS:
             if need <= 0:
-                return True
+                return 1
             if need > r:
-                return False
-            q = quick_tricks(H, leader, broken)
-            if (leader & 1) == maxt:
-                if q >= need:
-                    return True
-            elif r - q < need:
-                return False
+                return 0
+            lo, hi = trick_bounds(H, leader, broken, maxt, r)
+            if lo >= need:
+                P[7] += 1
+                return 1
+            if hi < need:
+                P[7] += 1
+                return 0
         else:
             if r == 0:
-                return VAL[acc] >= thr
+                return 1 if VAL[acc] >= thr else 0
             if FMIN[acc, r] >= thr:
-                return True
+                return 1
             if FMAX[acc, r] < thr:
-                return False
+                return 0
         w0, w1, w2, w3 = canonical_key(H, leader, broken, mode, acc)
+        FR[d, F_W0] = w0
+        FR[d, F_W0 + 1] = w1
+        FR[d, F_W0 + 2] = w2
+        FR[d, F_W0 + 3] = w3
         slot = tt_find(P, TK, TG, w0, w1, w2, w3)
         if slot >= 0:
+            P[6] += 1
             lo = TLO[slot]
             hx = THI[slot]
             if mode == TRICKS:
                 if maxt == 1:  # stored bounds are team 0's tricks from here
                     lo, hx = r - hx + 1, r - lo + 1
                 if lo >= need:
-                    return True
+                    return 1
                 if hx <= need:
-                    return False
+                    return 0
             else:
                 if lo >= thr:
-                    return True
+                    return 1
                 if hx <= thr:
-                    return False
+                    return 0
             hint = TMV[slot]
     seat = (leader + k) & 3
-    n = gen_moves(H, TP, seat, k, lead, broken, MV, d)
-    order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint)
-    maximizing = (seat & 1) == maxt
-    result = not maximizing
-    cut = -1
-    for i in range(n):
-        c = MV[d, i]
-        s = c // 13
-        rk = c - s * 13
-        bit = 1 << rk
-        if k == 0:
-            nlead = s
-            nws = seat
-            nwstr = 32 + rk if s == 0 else rk
-        else:
-            nlead = lead
-            st = 32 + rk if s == 0 else (rk if s == lead else -1)
-            if st > wstr:
-                nws = seat
-                nwstr = st
-            else:
-                nws = wseat
-                nwstr = wstr
-        nb = broken or s == 0
-        H[seat, s] ^= bit
-        if k == 3:
-            t0, t1, t2, t3 = TP[0], TP[1], TP[2], TP[3]
-            TP[0] = 0
-            TP[1] = 0
-            TP[2] = 0
-            TP[3] = 0
-            nneed = need - 1 if (nws & 1) == maxt else need
-            sub = search(
-                H, TP, 0, nws, -1, -1, -1, nb, nneed, acc + COEF[nws], thr, d + 1,
-                P, COEF, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX,
-            )  # fmt: skip
-            TP[0] = t0
-            TP[1] = t1
-            TP[2] = t2
-            TP[3] = t3
-        else:
-            TP[s] ^= bit
-            sub = search(
-                H, TP, k + 1, leader, nlead, nws, nwstr, nb, need, acc, thr, d + 1,
-                P, COEF, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX,
-            )  # fmt: skip
-            TP[s] ^= bit
-        H[seat, s] ^= bit
-        if sub == maximizing:
-            result = maximizing
-            cut = c
-            break
+    FR[d, F_SEAT] = seat
+    FR[d, F_HINT] = hint
+    n = gen_moves(H, TP, seat, k, FR[d, F_LEAD], broken, MV, d)
+    order_moves(H, seat, k, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, hint)
+    FR[d, F_N] = n
+    FR[d, F_I] = 0
+    maxing = 1 if (seat & 1) == maxt else 0
+    FR[d, F_MAXING] = maxing
+    FR[d, F_RESULT] = 1 - maxing
+    FR[d, F_CUT] = -1
+    return -1
+
+
+@njit(cache=True)
+def _apply(FR, d, H, TP, COEF, maxt, c):
+    """Play card `c` at node `d` and fill node `d + 1`."""
+    k = FR[d, F_K]
+    seat = FR[d, F_SEAT]
+    s = c // 13
+    rk = c - s * 13
+    bit = 1 << rk
+    lead = FR[d, F_LEAD]
+    wseat = FR[d, F_WSEAT]
+    wstr = FR[d, F_WSTR]
     if k == 0:
-        move = to_relative(H, cut) if cut >= 0 else -1
-        if mode == TRICKS:
-            if result == (maxt == 0):  # team 0 reached >= need / team 1 held it below
-                lo, hx = (need, INF) if maxt == 0 else (r - need + 1, INF)
-            else:
-                lo, hx = (-INF, need) if maxt == 0 else (-INF, r - need + 1)
+        lead = s
+        wseat = seat
+        wstr = 32 + rk if s == 0 else rk
+    else:
+        st = 32 + rk if s == 0 else (rk if s == lead else -1)
+        if st > wstr:
+            wseat = seat
+            wstr = st
+    H[seat, s] ^= bit
+    e = d + 1
+    FR[e, F_BROKEN] = 1 if (FR[d, F_BROKEN] != 0 or s == 0) else 0
+    if k == 3:
+        for j in range(4):
+            FR[d, F_TP0 + j] = TP[j]
+            TP[j] = 0
+        FR[e, F_K] = 0
+        FR[e, F_LEADER] = wseat
+        FR[e, F_LEAD] = -1
+        FR[e, F_WSEAT] = -1
+        FR[e, F_WSTR] = -1
+        FR[e, F_NEED] = FR[d, F_NEED] - (1 if (wseat & 1) == maxt else 0)
+        FR[e, F_ACC] = FR[d, F_ACC] + COEF[wseat]
+    else:
+        TP[s] ^= bit
+        FR[e, F_K] = k + 1
+        FR[e, F_LEADER] = FR[d, F_LEADER]
+        FR[e, F_LEAD] = lead
+        FR[e, F_WSEAT] = wseat
+        FR[e, F_WSTR] = wstr
+        FR[e, F_NEED] = FR[d, F_NEED]
+        FR[e, F_ACC] = FR[d, F_ACC]
+
+
+@njit(cache=True)
+def _undo(FR, d, H, TP, c):
+    s = c // 13
+    bit = 1 << (c - s * 13)
+    H[FR[d, F_SEAT], s] ^= bit
+    if FR[d, F_K] == 3:
+        for j in range(4):
+            TP[j] = FR[d, F_TP0 + j]
+    else:
+        TP[s] ^= bit
+
+
+@njit(cache=True)
+def _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV):
+    """Node `d` is decided: keep what it proved in the table (trick starts only)."""
+    result = FR[d, F_RESULT] != 0
+    if FR[d, F_K] != 0:
+        return result
+    maxt = P[P_MAXT]
+    cut = FR[d, F_CUT]
+    move = to_relative(H, cut) if cut >= 0 else -1
+    r = FR[d, F_R]
+    need = FR[d, F_NEED]
+    if P[P_MODE] == TRICKS:
+        if result == (maxt == 0):  # team 0 reached >= need / team 1 held it below
+            lo, hx = (need, INF) if maxt == 0 else (r - need + 1, INF)
         else:
-            lo, hx = (thr, INF) if result else (-INF, thr)
-        tt_store(P, TK, TG, TLO, THI, TMV, w0, w1, w2, w3, lo, hx, move)
+            lo, hx = (-INF, need) if maxt == 0 else (-INF, r - need + 1)
+    else:
+        lo, hx = (thr, INF) if result else (-INF, thr)
+    tt_store(
+        P, TK, TG, TLO, THI, TMV, FR[d, F_W0], FR[d, F_W0 + 1], FR[d, F_W0 + 2],
+        FR[d, F_W0 + 3], lo, hx, move,
+    )  # fmt: skip
     return result
+
+
+@njit(cache=True)
+def search(
+    H, TP, k, leader, lead, wseat, wstr, broken, need, acc, thr,
+    P, COEF, FR, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX,
+):  # fmt: skip
+    """Can the MAX team reach the goal (see the module docstring) from this position?
+
+    k: cards already in the current trick (led by `leader`, suit `lead`, best card so
+    far of `wseat` with strength `wstr`). need: tricks MAX still needs (TRICKS mode).
+    acc: canonical tricks index (SCORE mode). FR: (MAX_DEPTH, NUM_FIELDS) stack.
+    """
+    maxt = P[P_MAXT]
+    FR[0, F_K] = k
+    FR[0, F_LEADER] = leader
+    FR[0, F_LEAD] = lead
+    FR[0, F_WSEAT] = wseat
+    FR[0, F_WSTR] = wstr
+    FR[0, F_BROKEN] = 1 if broken else 0
+    FR[0, F_NEED] = need
+    FR[0, F_ACC] = acc
+    d = 0
+    ret = _enter(FR, 0, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
+    if ret >= 0:
+        return ret == 1
+    while True:
+        if ret >= 0:  # a child of node d answered: take the move back, maybe cut
+            c = MV[d, FR[d, F_I]]
+            _undo(FR, d, H, TP, c)
+            if ret == FR[d, F_MAXING]:
+                if FR[d, F_I] == 0:
+                    P[8] += 1
+                else:
+                    P[9] += 1
+                FR[d, F_RESULT] = ret
+                FR[d, F_CUT] = c
+                FR[d, F_I] = FR[d, F_N]
+            else:
+                FR[d, F_I] += 1
+        if FR[d, F_I] < FR[d, F_N]:  # try the next move
+            _apply(FR, d, H, TP, COEF, maxt, MV[d, FR[d, F_I]])
+            d += 1
+            ret = _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
+            if ret < 0:
+                continue
+            d -= 1
+            continue
+        ret = 1 if _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV) else 0
+        if d == 0:
+            return ret == 1
+        d -= 1

@@ -80,6 +80,7 @@ class DDSolver:
         self._TG = np.zeros(n, dtype=np.int64)
         self._P = np.zeros(kernel.NUM_PARAMS, dtype=np.int64)
         self._P[kernel.P_MASK] = n - 1
+        self._FR = np.zeros((kernel.MAX_DEPTH, kernel.NUM_FIELDS), dtype=np.int64)
         self._MV = np.zeros((kernel.MAX_DEPTH, 16), dtype=np.int64)
         self._SC = np.zeros((kernel.MAX_DEPTH, 16), dtype=np.int64)
         self._gen = 0
@@ -106,8 +107,8 @@ class DDSolver:
         return bool(
             kernel.search(
                 root.H, root.TP, root.k, root.leader, root.lead, root.wseat, root.wstr,
-                root.broken, need, acc, thr, 0,
-                self._P, coef, self._MV, self._SC, self._TK, self._TLO, self._THI,
+                root.broken, need, acc, thr,
+                self._P, coef, self._FR, self._MV, self._SC, self._TK, self._TLO, self._THI,
                 self._TMV, self._TG, val, fmin, fmax,
             )
         )  # fmt: skip

@@ -1,0 +1,32 @@
+"""The environment sections of `spades bench` run and report ratios (no timing thresholds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments.bench import SECTIONS, format_rows
+from experiments.bench_envs import aec_section, vector_section
+
+KEYS = {"name", "batch", "rate", "unit", "reference", "reference_rate", "ratio"}
+
+
+def test_sections_are_registered_in_spades_bench():
+    assert SECTIONS["aec"] is aec_section and SECTIONS["vector"] is vector_section
+
+
+def test_aec_section_measures_the_env_against_the_classic_card_games():
+    pytest.importorskip("rlcard")  # the classic extra
+    rows = aec_section(0.05)
+    assert all(set(r) == KEYS and r["rate"] > 0 for r in rows)
+    names = [r["name"] for r in rows]
+    assert any("leduc_holdem_v4" in n for n in names) and any("texas" in n for n in names)
+    assert all(r["ratio"] is not None for r in rows)
+    assert max(r["ratio"] for r in rows if r["name"].startswith("  PettingZoo")) == 1.0
+    assert "x" in format_rows(rows)
+
+
+def test_vector_section_measures_4096_envs_against_openspiel():
+    pytest.importorskip("pyspiel")  # the bench extra
+    (row,) = vector_section(0.05)
+    assert set(row) == KEYS and row["batch"] == 4096 and row["rate"] > 0
+    assert row["ratio"] == row["rate"] / row["reference_rate"]

@@ -1,0 +1,65 @@
+"""The `spades` command line, run as a subprocess: `demo`, `bench`, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def spades(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_demo_prints_seeded_hands_with_their_scores():
+    out = spades("demo", "--hands", "2", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("trick 13:") == 2
+    assert "team 0:" in out.stdout and "team 1:" in out.stdout
+    assert "♠" in out.stdout
+    assert spades("demo", "--hands", "2", "--seed", "3").stdout == out.stdout  # seeded
+
+
+def test_bench_engine_json():
+    out = spades("bench", "--seconds", "0.2", "--only", "engine", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert {1, 64, 1024, 8192} <= {row["batch"] for row in rows}
+    for row in rows:
+        assert row["rate"] > 0
+        assert row["unit"] == "decisions/s"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        pytest.param(("demo", "--bogus"), ["--bogus"], id="unknown-flag"),
+        pytest.param(("demo", "--hands", "two"), ["--hands"], id="bad-int"),
+        pytest.param(("demo", "--hands", "0"), ["--hands"], id="zero-hands"),
+        pytest.param(("demo", "--rules", "colour=red"), ["colour"], id="unknown-rule"),
+        pytest.param(("demo", "--rules", "nil_tricks=all"), ["bags", "count"], id="bad-rule"),
+        pytest.param(("bench", "--seconds", "-1"), ["--seconds"], id="negative-seconds"),
+        pytest.param(("bench", "--only", "nothing"), ["--only"], id="bad-choice"),
+        pytest.param(("frobnicate",), ["frobnicate"], id="unknown-command"),
+    ],
+)
+def test_bad_input_exits_2_with_a_one_line_error(args, words):
+    out = spades(*args)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "error" in lines[0]
+    for word in words:
+        assert word in lines[0]
