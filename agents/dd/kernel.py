@@ -38,12 +38,43 @@ from numba import njit
 TRICKS, SCORE = 0, 1
 #: Slots of the int64 parameter vector shared with the driver.
 P_GEN, P_MODE, P_MAXT, P_NODES, P_MASK = 0, 1, 2, 3, 4
-NUM_PARAMS = 12
+NUM_PARAMS = 5
 MAX_DEPTH = 56  # 52 cards + slack: one row of move buffers per card played
 INF = np.inf
 
 POP = np.array([bin(i).count("1") for i in range(1 << 13)], dtype=np.int64)
 HIGH = np.array([i.bit_length() - 1 for i in range(1 << 13)], dtype=np.int64)  # -1 for 0
+
+
+def _bit_tables() -> tuple[np.ndarray, np.ndarray]:
+    """PEXT7[x * 128 + m]: the bits of x at m's set positions, packed low (and PDEP7,
+    the inverse: the low bits of x spread to m's set positions), for 7-bit x and m."""
+    pext = np.zeros(128 * 128, dtype=np.int64)
+    pdep = np.zeros(128 * 128, dtype=np.int64)
+    for m in range(128):
+        pos = [b for b in range(7) if m >> b & 1]
+        for x in range(128):
+            pext[x * 128 + m] = sum(1 << j for j, b in enumerate(pos) if x >> b & 1)
+            pdep[x * 128 + m] = sum(1 << b for j, b in enumerate(pos) if x >> j & 1)
+    return pext, pdep
+
+
+PEXT7, PDEP7 = _bit_tables()
+
+
+@njit(cache=True)
+def pext13(x, m):
+    """The bits of the 13-bit x at the set positions of m, packed into the low bits."""
+    lo = m & 127
+    return PEXT7[(x & 127) * 128 + lo] | (PEXT7[(x >> 7) * 128 + (m >> 7)] << POP[lo])
+
+
+@njit(cache=True)
+def pdep13(x, m):
+    """The low bits of x spread to the set positions of the 13-bit m (pext's inverse)."""
+    lo = m & 127
+    n = POP[lo]
+    return PDEP7[(x & ((1 << n) - 1)) * 128 + lo] | (PDEP7[(x >> n) * 128 + (m >> 7)] << 7)
 
 
 @njit(cache=True)
@@ -108,30 +139,27 @@ def trick_bounds(H, leader, broken, maxt, r):
 
 
 @njit(cache=True)
-def canonical_key(H, leader, broken, mode, acc):
-    """Four int64 words: each seat's cards in relative ranks, plus leader/broken/acc."""
-    w0 = 0
-    w1 = 0
-    w2 = 0
-    w3 = 0
+def canonicalize(H):
+    """Renumber each suit's cards still held from the top (relative ranks), in place.
+
+    Only the order of the cards in play matters (RULES.md §3 compares ranks within a
+    suit), so positions that differ only in which low cards are gone become equal.
+    """
     for s in range(4):
-        present = H[0, s] | H[1, s] | H[2, s] | H[3, s]
-        pos = 12
-        while present:
-            b = HIGH[present]
-            bit = 1 << b
-            cb = 1 << (s * 13 + pos)
-            if H[0, s] & bit:
-                w0 |= cb
-            elif H[1, s] & bit:
-                w1 |= cb
-            elif H[2, s] & bit:
-                w2 |= cb
-            else:
-                w3 |= cb
-            pos -= 1
-            present ^= bit
-    w0 |= (leader << 52) | (np.int64(broken) << 54) | (mode << 55)
+        p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
+        shift = 13 - POP[p]
+        for seat in range(4):
+            H[seat, s] = pext13(H[seat, s], p) << shift
+
+
+@njit(cache=True)
+def key_words(H, leader, broken, mode, acc):
+    """Four int64 words: each seat's (relative) cards, plus leader, broken and acc."""
+    w0 = H[0, 0] | (H[0, 1] << 13) | (H[0, 2] << 26) | (H[0, 3] << 39)
+    w1 = H[1, 0] | (H[1, 1] << 13) | (H[1, 2] << 26) | (H[1, 3] << 39)
+    w2 = H[2, 0] | (H[2, 1] << 13) | (H[2, 2] << 26) | (H[2, 3] << 39)
+    w3 = H[3, 0] | (H[3, 1] << 13) | (H[3, 2] << 26) | (H[3, 3] << 39)
+    w0 |= (leader << 52) | ((1 if broken else 0) << 54) | (mode << 55)
     w1 |= (acc & 4095) << 52
     w2 |= ((acc >> 12) & 4095) << 52
     return w0, w1, w2, w3
@@ -204,30 +232,15 @@ def tt_store(P, TK, TG, TLO, THI, TMV, w0, w1, w2, w3, lo, hi_excl, move):
 
 
 @njit(cache=True)
-def to_relative(H, card):
-    """A card's relative form: its rank renumbered among the suit's cards still held."""
-    s = card // 13
-    present = H[0, s] | H[1, s] | H[2, s] | H[3, s]
-    return s * 13 + 12 - POP[present >> (card - s * 13 + 1)]
-
-
-@njit(cache=True)
 def _add_runs(mine, present, s, MV, d, n):
     """Append one card per run of `mine` among `present` (the run's lowest card)."""
-    prev = False
-    while present:
-        b = HIGH[present]
-        bit = 1 << b
-        if mine & bit:
-            if prev:
-                MV[d, n - 1] = s * 13 + b
-            else:
-                MV[d, n] = s * 13 + b
-                n += 1
-            prev = True
-        else:
-            prev = False
-        present ^= bit
+    packed = pext13(mine, present)
+    reps = pdep13(packed & ~(packed << 1), present)
+    while reps:
+        low = reps & -reps
+        MV[d, n] = s * 13 + HIGH[low]
+        n += 1
+        reps ^= low
     return n
 
 
@@ -263,7 +276,7 @@ def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
         if k == 0:
             present = H[0, s] | H[1, s] | H[2, s] | H[3, s]
             top = HIGH[present]
-            if hint >= 0 and to_relative(H, c) == hint:
+            if c == hint:
                 sc = 10000
             elif (present >> (rk + 1)) & ~H[seat, s] == 0:  # my run holds the top card
                 ruff = s != 0 and (
@@ -300,8 +313,22 @@ def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
 # function safely, so the search keeps its own stack: one row per card played).
 F_K, F_LEADER, F_LEAD, F_WSEAT, F_WSTR, F_BROKEN, F_NEED, F_ACC = 0, 1, 2, 3, 4, 5, 6, 7
 F_N, F_I, F_MAXING, F_R, F_SEAT, F_HINT, F_RESULT, F_CUT = 8, 9, 10, 11, 12, 13, 14, 15
-F_W0, F_TP0 = 16, 20  # 4 key words, 4 saved trick masks
-NUM_FIELDS = 24
+F_W0, F_TP0, F_H0 = 16, 20, 24  # 4 key words, 4 saved trick masks, 16 saved hands
+NUM_FIELDS = 40
+
+
+@njit(cache=True)
+def _save_hands(FR, d, H):
+    for seat in range(4):
+        for s in range(4):
+            FR[d, F_H0 + 4 * seat + s] = H[seat, s]
+
+
+@njit(cache=True)
+def _restore_hands(FR, d, H):
+    for seat in range(4):
+        for s in range(4):
+            H[seat, s] = FR[d, F_H0 + 4 * seat + s]
 
 
 @njit(cache=True)
@@ -317,7 +344,6 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
     acc = FR[d, F_ACC]
     hint = -1
     if k == 0:
-        P[5] += 1
         r = hand_size(H, leader)
         FR[d, F_R] = r
         if mode == TRICKS:
@@ -327,10 +353,8 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
                 return 0
             lo, hi = trick_bounds(H, leader, broken, maxt, r)
             if lo >= need:
-                P[7] += 1
                 return 1
             if hi < need:
-                P[7] += 1
                 return 0
         else:
             if r == 0:
@@ -339,27 +363,34 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
                 return 1
             if FMAX[acc, r] < thr:
                 return 0
-        w0, w1, w2, w3 = canonical_key(H, leader, broken, mode, acc)
+        # From here on the trick is searched in relative ranks; the parent's hands
+        # come back when this node is left (`_restore_hands`).
+        _save_hands(FR, d, H)
+        canonicalize(H)
+        w0, w1, w2, w3 = key_words(H, leader, broken, mode, acc)
         FR[d, F_W0] = w0
         FR[d, F_W0 + 1] = w1
         FR[d, F_W0 + 2] = w2
         FR[d, F_W0 + 3] = w3
         slot = tt_find(P, TK, TG, w0, w1, w2, w3)
         if slot >= 0:
-            P[6] += 1
             lo = TLO[slot]
             hx = THI[slot]
             if mode == TRICKS:
                 if maxt == 1:  # stored bounds are team 0's tricks from here
                     lo, hx = r - hx + 1, r - lo + 1
                 if lo >= need:
+                    _restore_hands(FR, d, H)
                     return 1
                 if hx <= need:
+                    _restore_hands(FR, d, H)
                     return 0
             else:
                 if lo >= thr:
+                    _restore_hands(FR, d, H)
                     return 1
                 if hx <= thr:
+                    _restore_hands(FR, d, H)
                     return 0
             hint = TMV[slot]
     seat = (leader + k) & 3
@@ -439,9 +470,9 @@ def _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV):
     result = FR[d, F_RESULT] != 0
     if FR[d, F_K] != 0:
         return result
+    _restore_hands(FR, d, H)
     maxt = P[P_MAXT]
-    cut = FR[d, F_CUT]
-    move = to_relative(H, cut) if cut >= 0 else -1
+    move = FR[d, F_CUT]  # in relative ranks, like the key
     r = FR[d, F_R]
     need = FR[d, F_NEED]
     if P[P_MODE] == TRICKS:
@@ -487,10 +518,6 @@ def search(
             c = MV[d, FR[d, F_I]]
             _undo(FR, d, H, TP, c)
             if ret == FR[d, F_MAXING]:
-                if FR[d, F_I] == 0:
-                    P[8] += 1
-                else:
-                    P[9] += 1
                 FR[d, F_RESULT] = ret
                 FR[d, F_CUT] = c
                 FR[d, F_I] = FR[d, F_N]
