@@ -62,14 +62,14 @@ def _bit_tables() -> tuple[np.ndarray, np.ndarray]:
 PEXT7, PDEP7 = _bit_tables()
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pext13(x, m):
     """The bits of the 13-bit x at the set positions of m, packed into the low bits."""
     lo = m & 127
     return PEXT7[(x & 127) * 128 + lo] | (PEXT7[(x >> 7) * 128 + (m >> 7)] << POP[lo])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pdep13(x, m):
     """The low bits of x spread to the set positions of the 13-bit m (pext's inverse)."""
     lo = m & 127
@@ -77,12 +77,12 @@ def pdep13(x, m):
     return PDEP7[(x & ((1 << n) - 1)) * 128 + lo] | (PDEP7[(x >> n) * 128 + (m >> 7)] << 7)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hand_size(H, seat):
     return POP[H[seat, 0]] + POP[H[seat, 1]] + POP[H[seat, 2]] + POP[H[seat, 3]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def quick_tricks(H, leader, broken):
     """Tricks the leader can surely cash from the top, without help (a lower bound)."""
     o1 = (leader + 1) & 3
@@ -112,7 +112,7 @@ def quick_tricks(H, leader, broken):
     return best if opp_trumps else total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def trick_bounds(H, leader, broken, maxt, r):
     """(lo, hi): bounds on the tricks MAX takes from a trick start, without search.
 
@@ -138,7 +138,7 @@ def trick_bounds(H, leader, broken, maxt, r):
     return lo, hi
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def canonicalize(H):
     """Renumber each suit's cards still held from the top (relative ranks), in place.
 
@@ -152,7 +152,7 @@ def canonicalize(H):
             H[seat, s] = pext13(H[seat, s], p) << shift
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def key_words(H, leader, broken, mode, acc):
     """Four int64 words: each seat's (relative) cards, plus leader, broken and acc."""
     w0 = H[0, 0] | (H[0, 1] << 13) | (H[0, 2] << 26) | (H[0, 3] << 39)
@@ -165,7 +165,7 @@ def key_words(H, leader, broken, mode, acc):
     return w0, w1, w2, w3
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _slot0(w0, w1, w2, w3, mask):
     h = w0 * -7046029254386353131
     h ^= w1 * -4658895280553007687
@@ -177,7 +177,7 @@ def _slot0(w0, w1, w2, w3, mask):
     return h & mask
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tt_find(P, TK, TG, w0, w1, w2, w3):
     """Slot holding this key in the current generation, or -1."""
     mask = P[P_MASK]
@@ -192,7 +192,7 @@ def tt_find(P, TK, TG, w0, w1, w2, w3):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tt_store(P, TK, TG, TLO, THI, TMV, w0, w1, w2, w3, lo, hi_excl, move):
     """Tighten the bounds [lo, hi_excl) kept for this key (a new slot if absent)."""
     mask = P[P_MASK]
@@ -231,7 +231,7 @@ def tt_store(P, TK, TG, TLO, THI, TMV, w0, w1, w2, w3, lo, hi_excl, move):
         TMV[slot] = move
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_runs(mine, present, s, MV, d, n):
     """Append one card per run of `mine` among `present` (the run's lowest card)."""
     packed = pext13(mine, present)
@@ -244,7 +244,7 @@ def _add_runs(mine, present, s, MV, d, n):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gen_moves(H, TP, seat, k, lead, broken, MV, d):
     """Legal cards of `seat` (RULES.md §3), one per class of equivalent cards."""
     n = 0
@@ -263,7 +263,7 @@ def gen_moves(H, TP, seat, k, lead, broken, MV, d):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
     """Sort the moves of row `d` best-first by a cheap heuristic score."""
     partner = seat ^ 2
@@ -317,21 +317,21 @@ F_W0, F_TP0, F_H0 = 16, 20, 24  # 4 key words, 4 saved trick masks, 16 saved han
 NUM_FIELDS = 40
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _save_hands(FR, d, H):
     for seat in range(4):
         for s in range(4):
             FR[d, F_H0 + 4 * seat + s] = H[seat, s]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _restore_hands(FR, d, H):
     for seat in range(4):
         for s in range(4):
             H[seat, s] = FR[d, F_H0 + 4 * seat + s]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX):
     """Start node `d`: 1 / 0 if decided without search, else -1 with its moves ready."""
     P[P_NODES] += 1
@@ -407,7 +407,7 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _apply(FR, d, H, TP, COEF, maxt, c):
     """Play card `c` at node `d` and fill node `d + 1`."""
     k = FR[d, F_K]
@@ -452,7 +452,7 @@ def _apply(FR, d, H, TP, COEF, maxt, c):
         FR[e, F_ACC] = FR[d, F_ACC]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _undo(FR, d, H, TP, c):
     s = c // 13
     bit = 1 << (c - s * 13)
@@ -464,7 +464,7 @@ def _undo(FR, d, H, TP, c):
         TP[s] ^= bit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV):
     """Node `d` is decided: keep what it proved in the table (trick starts only)."""
     result = FR[d, F_RESULT] != 0
