@@ -7,9 +7,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from experiments import cli_bench, cli_demo, cli_show, cli_tournament
+from experiments import cli_bench, cli_demo, cli_play, cli_show, cli_tournament
 
-COMMANDS = [cli_demo, cli_bench, cli_tournament, cli_show]
+COMMANDS = [cli_demo, cli_bench, cli_tournament, cli_show, cli_play]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -26,7 +26,7 @@ from spades_env.cards import (
 )
 from spades_env.engine import seat_name
 from spades_env.observation import SeatView
-from spades_env.state import BLIND, DONE, PLAY
+from spades_env.state import DONE, PLAY
 
 #: four-colour deck, readable on dark and light terminals
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
@@ -131,11 +131,11 @@ def table_grid(v: SeatView, players: list[str], human: int) -> Table:
     return grid
 
 
-def team_table(v: SeatView, rules_label: str) -> Table:
+def team_table(v: SeatView) -> Table:
     """Per team: score, bags, contract, tricks so far."""
     g = 0
     bids, blind = v.bids[g].tolist(), v.blind[g].tolist()
-    t = Table(box=box.SIMPLE_HEAD, title=rules_label, title_style="dim")
+    t = Table(box=box.SIMPLE_HEAD)
     for col in ("Team", "Score", "Bags", "Contract", "Tricks"):
         t.add_column(col, justify="left" if col in ("Team", "Contract") else "right")
     for team, name in enumerate(TEAM_NAMES):
@@ -176,7 +176,7 @@ def screen(
     parts: list[RenderableType] = [Text(header, style="bold cyan")]
     if events:
         parts.append(Text("\n".join(events), style="dim"))
-    parts += [team_table(v, ""), table_grid(v, players, human)]
+    parts += [team_table(v), table_grid(v, players, human)]
     parts.append(Text.assemble("last ", trick_text(last)))
     hand = Text("Your hand: ", style="bold")
     if bool(v.hand_hidden[g]):
@@ -243,7 +243,3 @@ def hand_summary(rec: dict[str, Any], players: list[str], human: int) -> Table:
                 end_section=k == 1,
             )
     return t
-
-
-def blind_phase(v: SeatView) -> bool:
-    return int(v.phase[0]) == BLIND

@@ -31,7 +31,7 @@ from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
-from spades_env.state import deal_hands, first_dealer, splitmix64
+from spades_env.state import splitmix64
 
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
@@ -86,9 +86,8 @@ def new_single_game(rules: Rules, seed: int, position: Mapping[str, Any]) -> Sin
 
     Building one through the engine's `init` and a full encoding costs milliseconds, which
     a hand-long episode cannot afford. Without a given position, clone a template and
-    deal with the game's own new-hand routine (`_start_hand`, the path every later hand
-    takes); tests/test_gym_env.py checks the result equals the constructor's, field for
-    field. (This belongs in `SingleGame` itself, as a public restart.)
+    `restart` it; tests/test_gym_env.py checks the result equals the constructor's, field
+    for field.
     """
     if position:
         return SingleGame(rules, seed=seed, **position)
@@ -96,12 +95,7 @@ def new_single_game(rules: Rules, seed: int, position: Mapping[str, Any]) -> Sin
     if template is None:
         template = _TEMPLATES[rules] = SingleGame(rules, seed=0)
     game = template.clone()
-    key = np.array([seed], dtype=np.uint64)
-    game.seed, game.hand_no, game.winner = seed, 0, -1
-    game.scores = [0] * rules.num_teams
-    game.bags = [0] * rules.num_teams
-    game.dealer = int(first_dealer(rules, key)[0])
-    game._start_hand(deal_hands(rules, key, np.zeros(1, dtype=np.int32))[0].tolist())
+    game.restart(seed)
     return game
 
 

@@ -49,7 +49,17 @@ from spades_env.engine import (
 from spades_env.observation import encode, obs_slices
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, game_result, score_hand
-from spades_env.state import BID, BLIND, DONE, EXCHANGE, PLAY, State, deal_hands, init
+from spades_env.state import (
+    BID,
+    BLIND,
+    DONE,
+    EXCHANGE,
+    PLAY,
+    State,
+    deal_hands,
+    first_dealer,
+    init,
+)
 
 _SUIT = [int(s) for s in CARD_SUIT]
 _STRENGTH = STRENGTH.tolist()  # [card][lead suit]
@@ -112,6 +122,16 @@ class SingleGame:
         self._load(state.take([game]))
         self._rebuild_obs()
         return self
+
+    def restart(self, seed: int) -> None:
+        """Start a new game in place with deal key `seed`, as `SingleGame(rules, seed=seed)`
+        would, without going through the batched engine (milliseconds saved per game)."""
+        key = np.array([seed], dtype=np.uint64)
+        self.seed, self.hand_no, self.winner = int(seed), 0, -1
+        self.scores = [0] * self.rules.num_teams
+        self.bags = [0] * self.rules.num_teams
+        self.dealer = int(first_dealer(self.rules, key)[0])
+        self._start_hand(deal_hands(self.rules, key, np.zeros(1, dtype=np.int32))[0].tolist())
 
     def clone(self) -> SingleGame:
         """An independent copy (for search)."""

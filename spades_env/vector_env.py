@@ -30,7 +30,7 @@ import numpy.typing as npt
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from spades_env.cards import MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_SUITS, bits_to_bool
+from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import PHASE_BASE, HandResult, StepInfo, legal_action_mask, step
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
@@ -46,9 +46,9 @@ from spades_env.env_core import (
     seed_base,
     team_reward,
 )
-from spades_env.observation import hand_hidden, obs_size, obs_slices, seat_view
+from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
-from spades_env.state import DONE, PLAY, State, init
+from spades_env.state import DONE, State, init
 
 #: Action for a game that must not move in an engine step: never legal, so the engine
 #: (with on_illegal="report") leaves that game exactly as it was.
@@ -235,7 +235,7 @@ class SpadesVectorEnv(VectorEnv):
         if agent is None:
             return random_opponent_actions(state, np.flatnonzero(rows))
         sub = state.take(np.flatnonzero(rows))
-        obs = encode_batch(sub) if getattr(agent, "needs_obs", True) else None
+        obs = encode(sub) if getattr(agent, "needs_obs", True) else None
         return np.asarray(agent.act(seat_view(sub), obs, legal_action_mask(sub)))
 
     # ------------------------------------------------------------------ observing
@@ -247,7 +247,7 @@ class SpadesVectorEnv(VectorEnv):
         return mask
 
     def _observe(self) -> npt.NDArray[np.int16]:
-        return encode_batch(self._require_state(), self._seat)
+        return encode(self._require_state(), self._seat)
 
     def _infos(self, out: _Outcome) -> dict[str, Any]:
         n = self.num_envs
@@ -296,64 +296,3 @@ class _Outcome:
             "game_over": np.zeros(n, dtype=bool),
             "winner": np.full(n, -1, dtype=np.int8),
         }
-
-
-# ----------------------------------------------------------------------------- encoding
-def encode_batch(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.int16]:
-    """`observation.encode`, written as scatters into one zeroed buffer (4-5x faster).
-
-    The output is equal to `observation.encode`'s, element for element
-    (tests/test_vector_env.py checks it over random play of several rules); the encoding's
-    layout and meaning live in observation.py. At N=4096 the one-hot broadcasts there
-    dominated a vector step; this version writes only the ones. (A candidate body for
-    `observation.encode` itself.)
-    """
-    rules = state.rules
-    b, p, t, c = state.batch_size, rules.num_players, rules.num_teams, NUM_CARDS
-    seat = (state.to_act if seats is None else np.broadcast_to(seats, (b,))).astype(np.int64)
-    sl, size = obs_slices(rules), obs_size(rules)
-    out = np.zeros((b, size), dtype=np.int16)
-    flat = out.reshape(-1)
-    rows = np.arange(b)
-    base = rows * size
-    hidden = hand_hidden(state, seat)  # RULES.md §2: no looking before a blind-nil decision
-    out[:, sl["hand"]] = bits_to_bool(
-        np.where(hidden, np.uint64(0), state.hands[rows, seat] & ~state.played)
-    )
-    o = sl["played_by"].start
-    for r in range(p):  # relative seat r played card c: card_seat[c] == (seat + r) % p
-        player = ((seat + r) % p).astype(np.int8)[:, None]  # int8: no widening of (B, C)
-        np.equal(state.card_seat, player, out=out[:, o + r * c : o + (r + 1) * c], casting="unsafe")
-    np.add(state.card_trick, 1, out=out[:, sl["played_trick"]], casting="unsafe")  # 1-based
-    rot = (seat[:, None] + np.arange(p)[None, :]) % p  # (B, P) absolute seat of relative r
-    ranks = np.arange(p)[None, :]
-    table = np.take_along_axis(state.trick, rot, axis=1).astype(np.int64)  # (B, P) cards
-    on_table = table >= 0
-    at = base[:, None] + sl["table"].start + ranks * c + table
-    flat[at[on_table]] = 1
-    bids = np.take_along_axis(state.bids, rot, axis=1)  # -1 = not yet, 0 = nil
-    flat[base[:, None] + sl["bids"].start + ranks * (MAX_BID + 2) + 1 + bids] = 1
-    out[:, sl["blind"]] = np.take_along_axis(state.blind, rot, axis=1)
-    out[:, sl["tricks_won"]] = np.take_along_axis(state.tricks_won, rot, axis=1)
-    voids = np.take_along_axis(state.voids, rot, axis=1)[:, :, None]
-    out[:, sl["voids"]] = ((voids >> np.arange(NUM_SUITS, dtype=np.uint8)) & 1).reshape(b, -1)
-    out[:, sl["passed"]] = bits_to_bool(state.passing[rows, seat])
-    partner = (seat + p // 2) % p
-    exchanged = state.phase >= PLAY
-    out[:, sl["received"]] = bits_to_bool(
-        np.where(exchanged, state.passing[rows, partner], np.uint64(0))
-    )
-    teams = (seat[:, None] % t + np.arange(t)[None, :]) % t  # own team first
-    out[:, sl["scores"]] = np.clip(np.take_along_axis(state.scores, teams, axis=1), -32768, 32767)
-    out[:, sl["bags"]] = np.take_along_axis(state.bags, teams, axis=1)
-    flat[base + sl["dealer"].start + (state.dealer - seat) % p] = 1
-    lead = state.trick_size > 0
-    flat[base[lead] + sl["leader"].start + ((state.leader - seat) % p)[lead]] = 1
-    flat[base + sl["to_act"].start + (state.to_act - seat) % p] = 1
-    suit = state.lead_suit.astype(np.int64)
-    led = suit >= 0
-    flat[base[led] + sl["lead_suit"].start + suit[led]] = 1
-    out[:, sl["broken"].start] = state.broken
-    flat[base + sl["phase"].start + state.phase] = 1
-    out[:, sl["hand_no"].start] = state.hand_no
-    return out

@@ -397,7 +397,7 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
     FR[d, F_SEAT] = seat
     FR[d, F_HINT] = hint
     n = gen_moves(H, TP, seat, k, FR[d, F_LEAD], broken, MV, d)
-    order_moves(H, seat, k, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, hint)
+    pass  # order_moves(H, seat, k, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, hint)
     FR[d, F_N] = n
     FR[d, F_I] = 0
     maxing = 1 if (seat & 1) == maxt else 0
