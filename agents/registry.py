@@ -7,6 +7,7 @@ name or parameter is an `AgentSpecError` that lists the known ones.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,21 @@ class AgentEntry:
     factory: Callable[..., BaseAgent]
     params: dict[str, type] = field(default_factory=dict)
     help: str = ""
+    #: the parameter a bare first item gives: `checkpoint:PATH` is `checkpoint:path=PATH`
+    positional: str | None = None
+    #: checks the parsed parameters before any game starts (e.g. that a checkpoint loads);
+    #: loaded lazily as "module:function" so that listing agents imports nothing heavy
+    check: str | None = None
+
+
+def _lazy(target: str) -> Callable[..., Any]:
+    """`"module:function"` -> the function, imported on first use (torch stays unloaded)."""
+    module, _, name = target.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    return call
 
 
 REGISTRY: dict[str, AgentEntry] = {
@@ -34,6 +50,19 @@ REGISTRY: dict[str, AgentEntry] = {
         {"aggression": float, "nil_risk": float, "blind_deficit": int},
         "seed 000's rule-based strategy (aggression shades bids, nil_risk the nil bids, "
         "blind_deficit the deficit for blind nil)",
+    ),
+    "checkpoint": AgentEntry(
+        _lazy("agents.rl_agent:checkpoint_agent"),
+        {"path": str, "sample": bool, "device": str},
+        "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true",
+        positional="path",
+        check="agents.rl_agent:check_params",
+    ),
+    "ppo": AgentEntry(
+        _lazy("agents.rl_agent:shipped_agent"),
+        {"sample": bool},
+        "the PPO checkpoint shipped in agents/checkpoints/ppo_small.pt",
+        check="agents.rl_agent:check_shipped",
     ),
 }
 
@@ -65,14 +94,21 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         raise AgentSpecError(f"unknown agent {name!r}; known agents: {', '.join(sorted(REGISTRY))}")
     entry = REGISTRY[name]
     params: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
+    for i, item in enumerate(filter(None, (p.strip() for p in rest.split(",")))):
         key, eq, raw = item.partition("=")
+        if i == 0 and not eq and entry.positional:
+            key, eq, raw = entry.positional, "=", item
         if key not in entry.params:
             known = ", ".join(sorted(entry.params)) or "none"
             raise AgentSpecError(f"agent {name!r} has no parameter {key!r}; known: {known}")
         if not eq:
             raise AgentSpecError(f"agent {name!r}: write parameters as {key}=VALUE")
         params[key] = _convert(name, key, raw, entry.params[key])
+    if entry.check is not None:
+        try:
+            _lazy(entry.check)(params)
+        except ValueError as exc:
+            raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
     return name, params
 
 

@@ -1,16 +1,23 @@
 """Bid accuracy from a tournament log: per seat-hand and per team-hand tables, and lines.
 
 `seat_table(rows)` and `team_table(rows)` flatten log rows into one dict per seat-hand
-and per team-hand; `bid_line` aggregates them into the summary's bid-accuracy line. A
-bid analysis that wants other cuts (by seat, by score, by hand strength) starts from the
-two tables and groups them its own way.
+and per team-hand; `bid_samples` turns a group of them into the per-hand samples behind
+every statistic, and `bid_line` aggregates those into the summary's bid-accuracy line.
+A bid analysis that wants other cuts (`experiments.bid_analysis`: by bidding position,
+by score situation) groups the two tables its own way and puts intervals on the same
+samples.
 
 Definitions:
-- bid error: |tricks - bid| over non-nil bids of the seat (signed error: tricks - bid).
+- bid error: |tricks - bid| over non-nil bids of the seat (signed error: tricks - bid);
+  exact: tricks == bid, over the same bids.
 - make / set: of the team-hands with a contract (sum of non-nil bids > 0), the share
   made / set, as the engine judged them (RULES.md §4, `nil_tricks`).
 - nil: bids of 0 (blind nil counted also on its own); success = the bidder took no trick.
 - bags per hand: bags the agent's team gained per team-hand.
+- position: the order of bidding, 1 = first to bid (RULES.md §2: left of the dealer).
+- situation: the team's score against the best other team before the hand: `ahead` or
+  `behind` by at least `SITUATION_MARGIN` points (RULES.md §2's blind-nil threshold), else
+  `level`. Hand-mode tournaments start every hand from 0-0, so all their hands are level.
 """
 
 from __future__ import annotations
@@ -19,12 +26,42 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+SITUATION_MARGIN = 100
+SITUATIONS = ("ahead", "level", "behind")
+
+
+def situation(diff: int) -> str:
+    """`ahead` / `level` / `behind` for a team leading by `diff` points before the hand."""
+    if diff >= SITUATION_MARGIN:
+        return "ahead"
+    if diff <= -SITUATION_MARGIN:
+        return "behind"
+    return "level"
+
+
+def score_diffs(row: dict[str, Any]) -> list[int]:
+    """Each team's lead over the best other team before the hand (0 where unknown)."""
+    t = len(row["teams"])
+    after, gained = row.get("scores"), row.get("hand_score")
+    if after is None or gained is None:
+        return [0] * t
+    before = [after[k] - gained[k] for k in range(t)]
+    return [before[k] - max(before[j] for j in range(t) if j != k) for k in range(t)]
+
+
+def bid_position(seat: int, dealer: int | None, players: int) -> int | None:
+    """1..players: when `seat` bids (RULES.md §2: left of the dealer bids first)."""
+    return None if dealer is None else (seat - dealer - 1) % players + 1
+
 
 def seat_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per (hand, seat): agent, seat, team, bid, blind, tricks."""
+    """One entry per (hand, seat): agent, seat, team, bid, blind, tricks, position and
+    the team's score situation."""
     out = []
     for row in rows:
         t = len(row["teams"])
+        p = len(row["seats"])
+        diffs = score_diffs(row)
         for s, agent in enumerate(row["seats"]):
             out.append(
                 {
@@ -37,61 +74,94 @@ def seat_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     "bid": row["bids"][s],
                     "blind": row["blind"][s],
                     "tricks": row["tricks"][s],
+                    "position": bid_position(s, row.get("dealer"), p),
+                    "score_diff": diffs[s % t],
+                    "situation": situation(diffs[s % t]),
                 }
             )
     return out
 
 
 def team_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per (hand, team): agent, contract, made, bags gained, hand score."""
+    """One entry per (hand, team): agent, contract, made, bags gained, hand score, the
+    team's tricks, whether a member bid nil, its bidding positions and score situation."""
     out = []
     for row in rows:
-        for t, agent in enumerate(row["teams"]):
+        t = len(row["teams"])
+        p = len(row["seats"])
+        diffs = score_diffs(row)
+        for k, agent in enumerate(row["teams"]):
+            members = range(k, p, t)
             out.append(
                 {
                     "agent": agent,
                     "deal": row["deal"],
                     "side": row["side"],
                     "hand": row["hand"],
-                    "team": t,
-                    "contract": row["contract"][t],
-                    "made": row["made"][t],
-                    "bags_gained": row["bags_gained"][t],
-                    "hand_score": row["hand_score"][t],
+                    "team": k,
+                    "contract": row["contract"][k],
+                    "made": row["made"][k],
+                    "bags_gained": row["bags_gained"][k],
+                    "hand_score": row["hand_score"][k],
+                    "tricks": sum(row["tricks"][s] for s in members),
+                    "nil": any(row["bids"][s] == 0 for s in members),
+                    "positions": [bid_position(s, row.get("dealer"), p) for s in members],
+                    "score_diff": diffs[k],
+                    "situation": situation(diffs[k]),
                 }
             )
     return out
+
+
+def bid_samples(
+    seats: Sequence[dict[str, Any]], teams: Sequence[dict[str, Any]]
+) -> dict[str, list[float]]:
+    """The per-hand samples behind each statistic of a group of seat- and team-hands.
+
+    Means are taken of the value samples (`bid`, `tricks`, `abs_error`, `signed_error`,
+    `bags`) and rates of the 0/1 ones (`exact`, `made`, `set`, `nil_bid`, `nil`,
+    `blind_nil`), so a point estimate and its interval always see the same hands.
+    """
+    bids = [s for s in seats if s["bid"] > 0]
+    nils = [s for s in seats if s["bid"] == 0]
+    blind = [s for s in nils if s["blind"]]
+    made = [1.0 if t["made"] else 0.0 for t in teams if t["contract"] > 0]
+    return {
+        "bid": [s["bid"] for s in bids],
+        "tricks": [s["tricks"] for s in seats],
+        "abs_error": [abs(s["tricks"] - s["bid"]) for s in bids],
+        "signed_error": [s["tricks"] - s["bid"] for s in bids],
+        "exact": [1.0 if s["tricks"] == s["bid"] else 0.0 for s in bids],
+        "made": made,
+        "set": [1.0 - m for m in made],
+        "nil_bid": [1.0 if s["bid"] == 0 else 0.0 for s in seats],
+        "nil": [1.0 if s["tricks"] == 0 else 0.0 for s in nils],
+        "blind_nil": [1.0 if s["tricks"] == 0 else 0.0 for s in blind],
+        "bags": [t["bags_gained"] for t in teams],
+    }
 
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _rate(hits: int, n: int) -> float | None:
-    return hits / n if n else None
-
-
 def bid_line(seats: Sequence[dict[str, Any]], teams: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Aggregate one agent's seat-hands and team-hands into its bid-accuracy line."""
-    bids = [s for s in seats if s["bid"] > 0]
-    nils = [s for s in seats if s["bid"] == 0]
-    blind = [s for s in nils if s["blind"]]
-    contracts = [t for t in teams if t["contract"] > 0]
-    made = sum(1 for t in contracts if t["made"])
+    x = bid_samples(seats, teams)
     return {
         "seat_hands": len(seats),
-        "mean_bid": _mean([s["bid"] for s in bids]),
-        "mean_tricks": _mean([s["tricks"] for s in seats]),
-        "bid_error": _mean([abs(s["tricks"] - s["bid"]) for s in bids]),
-        "signed_error": _mean([s["tricks"] - s["bid"] for s in bids]),
-        "contracts": len(contracts),
-        "make_rate": _rate(made, len(contracts)),
-        "set_rate": _rate(len(contracts) - made, len(contracts)),
-        "nil_attempts": len(nils),
-        "nil_success": _rate(sum(1 for s in nils if s["tricks"] == 0), len(nils)),
-        "blind_nil_attempts": len(blind),
-        "blind_nil_success": _rate(sum(1 for s in blind if s["tricks"] == 0), len(blind)),
-        "bags_per_hand": _mean([t["bags_gained"] for t in teams]),
+        "mean_bid": _mean(x["bid"]),
+        "mean_tricks": _mean(x["tricks"]),
+        "bid_error": _mean(x["abs_error"]),
+        "signed_error": _mean(x["signed_error"]),
+        "contracts": len(x["made"]),
+        "make_rate": _mean(x["made"]),
+        "set_rate": _mean(x["set"]),
+        "nil_attempts": len(x["nil"]),
+        "nil_success": _mean(x["nil"]),
+        "blind_nil_attempts": len(x["blind_nil"]),
+        "blind_nil_success": _mean(x["blind_nil"]),
+        "bags_per_hand": _mean(x["bags"]),
     }
 
 

@@ -172,7 +172,9 @@ def _loop(session: Session, term: Terminal, save_to: Path | None) -> None:
     s = session.setup
     pending: list[str] = []
     if session.actions:
-        term.show(f"resumed after {len(session.actions)} moves")
+        pending.append(f"resumed after {len(session.actions)} moves")
+        if not term.interactive:
+            term.show(pending.pop())
     while not session.game.done:
         human = session.human_to_act
         if human:

@@ -129,7 +129,7 @@ class Session:
 
     def hand(self) -> list[int]:
         """The person's cards in screen order (empty while face down for blind nil)."""
-        return ui.sort_hand(int(self.view().hand[0]))
+        return ui.visible_hand(self.view())
 
     def _ask(self, agent: BaseAgent, seat: int) -> int:
         g = self.game
@@ -197,7 +197,11 @@ class Session:
         """Write the save file atomically (a crash never leaves half a file)."""
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n")
+        lines = [
+            f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
+            for k, v in self.to_json().items()
+        ]
+        tmp.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
         os.replace(tmp, path)
         return path
 
@@ -206,6 +210,8 @@ def load(path: str | Path, hint_agent: str | None = None) -> Session:
     """Rebuild a saved game by replaying its actions through the engine."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PlayError(f"{path}: no such file") from None
     except json.JSONDecodeError as exc:
         raise PlayError(f"{path}: not a saved game ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
@@ -270,7 +276,7 @@ def prompt_line(session: Session) -> str:
     """The question for the person, ending with every legal choice."""
     g = session.game
     legal = g.legal_list()
-    if g.phase == PLAY:
+    if g.phase in (PLAY, EXCHANGE):
         order = {c: i for i, c in enumerate(session.hand())}
         legal.sort(key=lambda c: order.get(c, NUM_CARDS))
     choices = ", ".join(action_label(a) for a in legal)
@@ -301,14 +307,13 @@ def why_illegal(session: Session, action: int) -> str:
     card = 0 <= action < NUM_CARDS
     if g.phase == BLIND:
         return "first decide: type 'blind nil' to bid it unseen, or 'see' to look at your cards"
-    if g.phase == BID:
-        if action == BLIND_NIL:
-            return _blind_reason(session)
-        if action == SEE_HAND or card:
-            return "it is your turn to bid: type nil or a number"
-    if not card:
+    if g.phase == BID and action == BLIND_NIL:
+        return _blind_reason(session)
+    if g.phase == BID and (action == SEE_HAND or card):
+        return "it is your turn to bid: type nil or a number"
+    if g.phase != BID and not card:
         return "a card is expected: type it like QH, 10h or q♥, or its number in your hand"
-    if action not in session.hand():
+    if card and action not in session.hand():
         return f"you do not hold {ui.card_label(action)}"
     reason = re.sub(r" \(RULES\.md[^)]*\)$", "", explain_illegal(g.state, 0, action))
     return "you " + reason if reason.startswith("must ") else reason
@@ -337,8 +342,9 @@ def parse_move(session: Session, text: str) -> int:
             action = str_to_action(t)
         except ActionParseError:
             raise InputError(f"{t!r} is not a bid: type nil, a number, or blind nil") from None
-        if g.phase == BID and action - BID_BASE > session.setup.rules.max_bid:
-            raise InputError(f"bids go from nil to {session.setup.rules.max_bid}")
+        top = session.setup.rules.max_bid
+        if g.phase == BID and BID_BASE + top < action < BLIND_NIL:
+            raise InputError(f"bids go from nil to {top}")
     if action not in g.legal_list():
         raise InputError(why_illegal(session, action))
     return action

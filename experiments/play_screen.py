@@ -26,7 +26,7 @@ from spades_env.cards import (
 )
 from spades_env.engine import seat_name
 from spades_env.observation import SeatView
-from spades_env.state import DONE, PLAY
+from spades_env.state import DONE, EXCHANGE, PLAY
 
 #: four-colour deck, readable on dark and light terminals
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
@@ -61,6 +61,14 @@ def card_text(card: int, dim: bool = False) -> Text:
 def sort_hand(mask: int) -> list[int]:
     """Seed 000's order: spades first, then hearts, diamonds, clubs; high cards first."""
     return sorted(mask_to_cards(mask), key=lambda c: (int(CARD_SUIT[c]), -int(CARD_RANK[c])))
+
+
+def visible_hand(v: SeatView) -> list[int]:
+    """The seat's cards in screen order, less those already chosen to pass (RULES.md §2)."""
+    mask = int(v.hand[0])
+    if int(v.phase[0]) == EXCHANGE:
+        mask &= ~int(v.passed[0])
+    return sort_hand(mask)
 
 
 def hand_text(cards: list[int], legal: set[int] | None) -> Text:
@@ -183,8 +191,14 @@ def screen(
         hand.append("face down: decide on blind nil before you look", style="italic")
     else:
         legal = set(mask_to_cards(int(v.legal[g]))) if int(v.phase[g]) == PLAY else None
-        hand.append_text(hand_text(sort_hand(int(v.hand[g])), legal))
+        hand.append_text(hand_text(visible_hand(v), legal))
     parts.append(hand)
+    for label, mask in (("Passed to partner: ", v.passed[g]), ("From partner: ", v.received[g])):
+        if int(mask) and int(v.tricks_played[g]) == 0:
+            cards = Text(label, style="bold")
+            for card in sort_hand(int(mask)):
+                cards.append_text(card_text(card)).append(" ")
+            parts.append(cards)
     return Group(*parts)
 
 

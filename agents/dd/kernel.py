@@ -84,9 +84,15 @@ def hand_size(H, seat):
 
 @njit(cache=True, inline="always")
 def quick_tricks(H, leader, broken):
-    """Tricks the leader can surely cash from the top, without help (a lower bound)."""
+    """Tricks the leader can surely cash from the top, keeping the lead (a lower bound).
+
+    Only the leader's cards above every other card of the suit count (a partner's
+    higher card would take the lead away), capped where an opponent could ruff, and
+    where a partner holding spades could run out of the suit and be made to ruff.
+    """
     o1 = (leader + 1) & 3
     o2 = (leader + 3) & 3
+    pa = leader ^ 2
     opp_trumps = H[o1, 0] != 0 or H[o2, 0] != 0
     side = (H[leader, 1] | H[leader, 2] | H[leader, 3]) != 0
     best = 0
@@ -97,19 +103,23 @@ def quick_tricks(H, leader, broken):
             continue
         if s == 0 and not broken and side:
             continue  # RULES.md §3: no spade lead before spades are broken
-        top_opp = HIGH[H[o1, s] | H[o2, s]]
-        w = POP[mine >> (top_opp + 1)]  # my cards above every opponent card of the suit
+        w = POP[mine >> (HIGH[H[o1, s] | H[o2, s] | H[pa, s]] + 1)]
+        keep = w  # cashed without the partner ever ruffing: the lead stays with me
         if s != 0:
             # an opponent holding spades ruffs once it runs out of the suit
             if H[o1, 0] != 0 and POP[H[o1, s]] < w:
                 w = POP[H[o1, s]]
             if H[o2, 0] != 0 and POP[H[o2, s]] < w:
                 w = POP[H[o2, s]]
-        total += w
+            keep = w
+            if H[pa, 0] != 0:
+                keep = min(w, POP[H[pa, s]])
+                w = min(w, POP[H[pa, s]] + 1)  # a forced ruff still wins, then leads
+        total += keep
         if w > best:
             best = w
     # With no spade among the opponents nothing can be ruffed: every master cashes.
-    return best if opp_trumps else total
+    return best if opp_trumps else max(best, total)
 
 
 @njit(cache=True, inline="always")
@@ -397,7 +407,7 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
     FR[d, F_SEAT] = seat
     FR[d, F_HINT] = hint
     n = gen_moves(H, TP, seat, k, FR[d, F_LEAD], broken, MV, d)
-    pass  # order_moves(H, seat, k, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, hint)
+    order_moves(H, seat, k, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, hint)
     FR[d, F_N] = n
     FR[d, F_I] = 0
     maxing = 1 if (seat & 1) == maxt else 0

@@ -1,0 +1,166 @@
+"""The networks of the learned agents: one net for every seat, bidding and play.
+
+Both take the engine's int16 information-state encoding (`spades_env.observation`,
+seats relative to the observer, so one set of weights serves every seat) and the
+legal-action mask over the one `Discrete(74)` action space (cards, bids, blind nil).
+The int16 encoding travels as it is from the engine to here; the float conversion and
+the per-block scaling happen inside the net (`ObsScaler`), where the learner needs it.
+
+- `PolicyValueNet` (PPO): an MLP trunk, masked policy logits and a state value.
+- `QNet` (Deep Monte Carlo, DouZero-style): the same trunk gives a state embedding h(s);
+  Q(s, a) = v · relu(W h(s) + U f(a) + b) + c, where f(a) are the action's features
+  (which card: suit, rank, spade; which bid: value, nil; blind nil; see hand; and its
+  one-hot). That is a one-hidden-layer MLP on concat(h(s), f(a)); because f(a) is fixed
+  per action, U f(a) is computed once for all 74 actions, so scoring every legal action
+  costs one trunk pass per state.
+
+`build_network(config)` rebuilds either from the plain dict that checkpoints store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from spades_env.cards import (
+    BID_BASE,
+    BLIND_NIL,
+    CARD_RANK,
+    CARD_SUIT,
+    MAX_BID,
+    NUM_ACTIONS,
+    NUM_CARDS,
+    NUM_SUITS,
+    SEE_HAND,
+    SPADES,
+)
+from spades_env.observation import obs_size, obs_slices
+from spades_env.rules import Rules
+
+#: A logit low enough to never be sampled, finite so entropy and softmax stay NaN-free.
+MASKED_LOGIT = -1e8
+
+
+def obs_scale(rules: Rules) -> torch.Tensor:
+    """(obs_size,) float32 divisor per input: counts and scores brought near [0, 1]."""
+    scale = torch.ones(obs_size(rules))
+    sl = obs_slices(rules)
+    scale[sl["played_trick"]] = rules.hand_size  # trick numbers 1..13
+    scale[sl["tricks_won"]] = rules.hand_size
+    scale[sl["scores"]] = rules.target
+    scale[sl["bags"]] = rules.bag_limit
+    scale[sl["hand_no"]] = 10.0
+    return scale
+
+
+class ObsScaler(nn.Module):
+    """int16 encoding (B, D) -> float32 (B, D), each block divided by its scale."""
+
+    def __init__(self, rules: Rules) -> None:
+        super().__init__()
+        self.register_buffer("inv_scale", 1.0 / obs_scale(rules))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs.to(torch.float32) * self.inv_scale
+
+
+def layer_init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias: float = 0.0) -> nn.Linear:
+    """CleanRL's orthogonal init."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+def mlp_trunk(in_size: int, hidden: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for h in hidden:
+        layers += [layer_init(nn.Linear(in_size, h)), nn.ReLU()]
+        in_size = h
+    return nn.Sequential(*layers)
+
+
+def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Illegal actions get MASKED_LOGIT: probability 0 after the softmax."""
+    return torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
+
+
+class PolicyValueNet(nn.Module):
+    """PPO's actor-critic: shared trunk, masked policy logits (74) and a value."""
+
+    kind = "ppo"
+
+    def __init__(self, rules: Rules, hidden: list[int]) -> None:
+        super().__init__()
+        self.scaler = ObsScaler(rules)
+        self.trunk = mlp_trunk(obs_size(rules), hidden)
+        self.policy = layer_init(nn.Linear(hidden[-1], NUM_ACTIONS), std=0.01)
+        self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(masked logits (B, 74), value (B,))."""
+        h = self.trunk(self.scaler(obs))
+        return masked(self.policy(h), mask), self.value(h).squeeze(-1)
+
+    def preferences(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Masked logits: what the greedy agent takes the argmax of."""
+        return self(obs, mask)[0]
+
+
+def action_features() -> torch.Tensor:
+    """(74, F) float32 static features of every action (see the module doc)."""
+    f = np.zeros((NUM_ACTIONS, NUM_ACTIONS + NUM_SUITS + 6), dtype=np.float32)
+    f[:, :NUM_ACTIONS] = np.eye(NUM_ACTIONS)
+    o = NUM_ACTIONS
+    cards = np.arange(NUM_CARDS)
+    f[cards, o + CARD_SUIT[cards]] = 1.0
+    f[cards, o + NUM_SUITS] = CARD_RANK[cards] / 12.0
+    f[cards, o + NUM_SUITS + 1] = CARD_SUIT[cards] == SPADES
+    bids = np.arange(MAX_BID + 1)
+    f[BID_BASE + bids, o + NUM_SUITS + 2] = bids / 13.0
+    f[BID_BASE, o + NUM_SUITS + 3] = 1.0  # nil
+    f[BLIND_NIL, o + NUM_SUITS + 4] = 1.0
+    f[SEE_HAND, o + NUM_SUITS + 5] = 1.0
+    return torch.from_numpy(f)
+
+
+class QNet(nn.Module):
+    """DMC's action-value net: Q(s, a) for all 74 actions at once (see the module doc)."""
+
+    kind = "dmc"
+
+    def __init__(self, rules: Rules, hidden: list[int], head: int = 64) -> None:
+        super().__init__()
+        self.scaler = ObsScaler(rules)
+        self.trunk = mlp_trunk(obs_size(rules), hidden)
+        self.register_buffer("features", action_features())
+        self.state_in = layer_init(nn.Linear(hidden[-1], head))
+        self.action_in = nn.Linear(self.features.shape[1], head, bias=False)
+        self.out = layer_init(nn.Linear(head, 1), std=1.0)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Q-values (B, 74) of every action, legal or not."""
+        s = self.state_in(self.trunk(self.scaler(obs)))  # (B, head)
+        a = self.action_in(self.features)  # (74, head)
+        return self.out(torch.relu(s[:, None, :] + a[None, :, :])).squeeze(-1)
+
+    def preferences(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Masked Q-values: the greedy action is their argmax."""
+        return masked(self(obs), mask)
+
+
+def network_config(kind: str, hidden: list[int], **extra: Any) -> dict[str, Any]:
+    """The plain dict a checkpoint stores to rebuild a network."""
+    return {"kind": kind, "hidden": [int(h) for h in hidden], **extra}
+
+
+def build_network(config: dict[str, Any], rules: Rules) -> PolicyValueNet | QNet:
+    """A fresh network of the kind and sizes `config` names."""
+    kind, hidden = config["kind"], list(config["hidden"])
+    if kind == "ppo":
+        return PolicyValueNet(rules, hidden)
+    if kind == "dmc":
+        return QNet(rules, hidden, int(config.get("head", 64)))
+    raise ValueError(f"unknown network kind {kind!r}; known: ppo, dmc")

@@ -1,0 +1,224 @@
+"""`checkpoint:PATH`: a trained network (PPO or DMC) as an agent that plays batched.
+
+`checkpoint:runs/x/checkpoints/final.pt` plays greedily (the argmax of the policy
+logits, or of Q); `checkpoint:PATH,sample=true` samples (PPO: from the policy; DMC:
+epsilon-greedy with the run's exploration rate). `ppo` is the checkpoint shipped in
+`agents/checkpoints/ppo_small.pt`.
+
+A checkpoint is a `torch.save`d dict (read with `weights_only=True`, so loading one runs
+no code): the network config and weights, the training args, the rules, the observation
+encoding version, step counters, and, in training checkpoints, the optimizer and the
+random generators' states (`training.checkpoint` writes them). The agent refuses, with
+a `CheckpointError` naming the problem and the way out:
+
+- a missing file, or one that is not a readable checkpoint (corrupt, truncated);
+- another observation encoding version (`OBS_VERSION`): the inputs would mean other things;
+- other rules: any option of bidding, play or scoring that differs from the training
+  rules. Game-length options (`GAME_LENGTH_OPTIONS`) may differ: a hand is played the
+  same way whatever the target.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from agents.base import BaseAgent
+from agents.networks import PolicyValueNet, QNet, build_network
+from spades_env.observation import OBS_VERSION, SeatView, obs_size
+from spades_env.rules import Rules, RulesError
+
+FORMAT = "spades-checkpoint"
+FORMAT_VERSION = 1
+#: Rules options that end the game but do not change how a hand is bid, played or scored.
+GAME_LENGTH_OPTIONS = ("target", "max_hands", "lose_at")
+#: The checkpoint shipped in the repository (`ppo` in the agent registry).
+SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ppo_small.pt"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used here; the message says why and what to do."""
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Load and check a checkpoint file (format, encoding version, network weights)."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist; give the path of a .pt")
+    stat = path.stat()
+    return _read_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    del mtime_ns, size  # cache keys: a rewritten file is read again
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a damaged file
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(
+            f"checkpoint {path!r} is not a readable checkpoint (corrupt or truncated?): "
+            f"{reason[:200]}"
+        ) from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+        raise CheckpointError(f"{path!r} is not a spades checkpoint (no format {FORMAT!r})")
+    if ckpt.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path!r} has format version {ckpt.get('format_version')}; this "
+            f"release reads version {FORMAT_VERSION}"
+        )
+    if ckpt.get("obs_version") != OBS_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path!r} was trained on observation encoding version "
+            f"{ckpt.get('obs_version')}, this release encodes version {OBS_VERSION}; retrain "
+            "it, or play it with the release it was trained with"
+        )
+    try:
+        rules = Rules.from_dict(ckpt["rules"])
+        net = build_network(ckpt["network"], rules)
+        net.load_state_dict(ckpt["model"])
+    except (KeyError, TypeError, ValueError, RuntimeError, RulesError) as exc:
+        reason = str(exc).strip().splitlines()[0]
+        raise CheckpointError(f"checkpoint {path!r} is corrupt: {reason[:200]}") from None
+    return ckpt
+
+
+def rules_mismatch(trained: Rules, playing: Rules) -> list[str]:
+    """Options (other than game length) whose values differ, as `name=trained/playing`."""
+    a, b = trained.to_dict(), playing.to_dict()
+    return [f"{k}={a[k]}/{b[k]}" for k in a if k not in GAME_LENGTH_OPTIONS and a[k] != b.get(k)]
+
+
+def load_network(ckpt: dict[str, Any], device: str = "cpu") -> PolicyValueNet | QNet:
+    """The checkpoint's network, weights loaded, in eval mode."""
+    net = build_network(ckpt["network"], Rules.from_dict(ckpt["rules"]))
+    net.load_state_dict(ckpt["model"])
+    return net.to(device).eval()
+
+
+class NetworkAgent(BaseAgent):
+    """A network playing every seat it is given, one forward pass per batch.
+
+    Greedy by default; `sample=True` samples (PPO: from the policy; DMC: epsilon-greedy).
+    Training uses it for the past selves of the opponent pool; `RLAgent` loads one from a
+    checkpoint file.
+    """
+
+    name = "network"
+    needs_obs = True
+
+    def __init__(
+        self,
+        net: PolicyValueNet | QNet,
+        rules: Rules,
+        seed: int | None = None,
+        sample: bool = False,
+        epsilon: float = 0.0,
+        device: str = "cpu",
+    ) -> None:
+        super().__init__(seed)
+        self.net = net.to(device).eval()
+        self.rules = rules
+        self.kind = net.kind
+        self.sample = bool(sample)
+        self.epsilon = float(epsilon)
+        self.device = torch.device(device)
+        self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+        self.source = "a network"
+        self._checked: Rules | None = None
+
+    def check_rules(self, rules: Rules) -> None:
+        """Refuse rules other than the training ones (game length aside)."""
+        if rules is self._checked:
+            return
+        diff = rules_mismatch(self.rules, rules)
+        if diff:
+            raise CheckpointError(
+                f"{self.source} was trained on other rules "
+                f"(trained/playing: {', '.join(diff)}); play it with its training rules"
+            )
+        self._checked = rules
+
+    def act(
+        self,
+        view: SeatView,
+        obs: npt.NDArray[np.int16] | None,
+        mask: npt.NDArray[np.bool_],
+    ) -> npt.NDArray[np.int64]:
+        self.check_rules(view.rules)
+        if obs is None or obs.shape[1] != obs_size(self.rules):
+            raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
+        with torch.no_grad():
+            x = torch.from_numpy(np.ascontiguousarray(obs)).to(self.device)
+            m = torch.from_numpy(np.ascontiguousarray(mask)).to(self.device)
+            prefs = self.net.preferences(x, m).cpu()
+        if not self.sample:
+            return prefs.argmax(dim=1).numpy().astype(np.int64)
+        if self.kind == "ppo":
+            probs = torch.softmax(prefs, dim=1)
+            return torch.multinomial(probs, 1, generator=self.torch_rng)[:, 0].numpy()
+        return epsilon_greedy(prefs.numpy(), mask, self.epsilon, self.rng)
+
+
+class RLAgent(NetworkAgent):
+    """`checkpoint:PATH`: the network of a checkpoint file (see the module doc)."""
+
+    name = "checkpoint"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        path: str | Path = SHIPPED,
+        sample: bool = False,
+        device: str = "cpu",
+    ) -> None:
+        ckpt = read_checkpoint(path)
+        epsilon = float(ckpt.get("args", {}).get("epsilon", 0.0))
+        rules = Rules.from_dict(ckpt["rules"])
+        super().__init__(load_network(ckpt), rules, seed, sample, epsilon, device)
+        self.path = str(path)
+        self.source = f"checkpoint {self.path!r}"
+
+
+def epsilon_greedy(
+    prefs: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_],
+    epsilon: float,
+    rng: np.random.Generator,
+) -> npt.NDArray[np.int64]:
+    """Argmax of `prefs`, replaced by a uniformly random legal action with prob. epsilon."""
+    greedy = prefs.argmax(axis=1)
+    explore = rng.random(len(greedy)) < epsilon
+    if explore.any():
+        noise = rng.random(mask[explore].shape) * mask[explore]
+        greedy[explore] = noise.argmax(axis=1)
+    return greedy.astype(np.int64)
+
+
+def checkpoint_agent(seed: int | None = None, **params: Any) -> RLAgent:
+    """Registry factory for `checkpoint:PATH[,sample=true][,device=cpu]`."""
+    return RLAgent(seed, **params)
+
+
+def shipped_agent(seed: int | None = None, sample: bool = False) -> RLAgent:
+    """Registry factory for `ppo`: the checkpoint shipped with the repository."""
+    return RLAgent(seed, SHIPPED, sample=sample)
+
+
+def check_params(params: dict[str, Any]) -> None:
+    """Registry check: the spec names a loadable checkpoint (before any game starts)."""
+    if "path" not in params:
+        raise CheckpointError("write the checkpoint's path: checkpoint:PATH")
+    read_checkpoint(os.fspath(params["path"]))
+
+
+def check_shipped(params: dict[str, Any]) -> None:
+    """Registry check for `ppo`: the shipped checkpoint is present and loads."""
+    del params
+    read_checkpoint(SHIPPED)

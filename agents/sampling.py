@@ -1,0 +1,337 @@
+"""Determinization: sample the hidden hands of a game, exactly uniformly over what a seat knows.
+
+What a seat knows about where the cards it cannot see are (`knowledge`):
+
+- its own hand, and every card played and who played it (they are in no hand now);
+- how many cards each seat still holds: the hand size minus the cards it has played
+  (the RULES.md §2 exchange swaps two cards for two, so it changes no count);
+- voids: a seat that failed to follow suit holds no card of that suit; a seat that led a
+  spade before spades were broken held only spades then (RULES.md §3), and as nobody
+  gains a card during play, it holds none of the other suits now (the engine records
+  both in `SeatView.voids`);
+- the exchange (RULES.md §2 `blind_nil_exchange`): the cards it passed are in its
+  partner's hand unless the partner has played them; the cards it received are in its
+  own hand or played;
+- RULES.md §3 `first_lead=two_of_clubs`: at the first lead the seat to act holds 2♣.
+
+A *world* is a (P,) uint64 vector of hands now (the observer's own included) that agrees
+with all of it. `sample_worlds` draws worlds uniformly among all such worlds, exactly:
+the number of ways to share the free cards of each suit among the seats allowed to hold
+it, with each seat's count fixed, is counted by dynamic programming over the suits
+(exact integers), and each world is drawn suit by suit with probabilities proportional
+to those counts (exact integer draws); within a suit, the cards are then dealt to the
+chosen counts by a uniform shuffle. Optionally (`weight="bids"`) worlds are weighted by
+how well each hand fits its bid (`agents.bid_model`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from agents import bid_model
+from spades_env.cards import NUM_SUITS, SUIT_MASK, TWO_OF_CLUBS, mask_to_cards
+from spades_env.observation import SeatView
+from spades_env.rules import Rules
+from spades_env.state import PLAY, deck_mask
+
+Worlds = npt.NDArray[np.uint64]  # (n, P) hands now, one row per sampled world
+ALL_SUITS = (1 << NUM_SUITS) - 1
+_INT64_SAFE = 1 << 62
+
+
+class InconsistentViewError(ValueError):
+    """No deal agrees with the view (a bug upstream: a view is always of a real deal)."""
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """Where the cards are, as far as one seat of one game knows (see the module doc)."""
+
+    rules: Rules
+    seat: int  # the observer
+    known: tuple[int, ...]  # (P,) cards known to be in each hand now
+    free: int  # cards whose holder is unknown
+    need: tuple[int, ...]  # (P,) free cards each seat still needs
+    allowed: tuple[int, ...]  # (P,) bit s: the seat may hold suit s
+
+
+def knowledge(view: SeatView, game: int = 0) -> Knowledge:
+    """What seat `view.seat[game]` knows about the hidden hands of its game."""
+    rules = view.rules
+    p = rules.num_players
+    seat = int(view.seat[game])
+    played = int(view.played[game])
+    hidden_hand = bool(view.hand_hidden[game])
+    hand = 0 if hidden_hand else int(view.hand[game])
+    counts = [rules.hand_size - int(view.played_by[game, s]).bit_count() for s in range(p)]
+    unseen = int(deck_mask(rules)) & ~played & ~hand
+    known = [0] * p
+    known[seat] = hand
+    allowed = [ALL_SUITS & ~int(view.voids[game, s]) for s in range(p)]
+    if not hidden_hand:
+        allowed[seat] = ALL_SUITS  # nothing to sample there
+    # RULES.md §2 exchange: what I passed is with my partner unless played. (Before the
+    # exchange is done the passed cards are still in my hand, so none is unseen.)
+    partner = (seat + p // 2) % p
+    known[partner] |= int(view.passed[game]) & unseen
+    # RULES.md §3 first_lead=two_of_clubs: the holder of 2C leads the first trick.
+    if (
+        rules.first_lead == "two_of_clubs"
+        and int(view.phase[game]) == PLAY
+        and int(view.tricks_played[game]) == 0
+        and int(view.trick_size[game]) == 0
+    ):
+        known[int(view.to_act[game])] |= (1 << TWO_OF_CLUBS) & unseen
+    free = unseen & ~_union(known)
+    need = [counts[s] - known[s].bit_count() for s in range(p)]
+    if min(need) < 0 or sum(need) != free.bit_count():
+        raise InconsistentViewError(
+            f"seat {seat}: hand counts {counts} do not fit {unseen.bit_count()} unseen cards"
+        )
+    return Knowledge(rules, seat, tuple(known), free, tuple(need), tuple(allowed))
+
+
+def _union(masks: list[int] | tuple[int, ...]) -> int:
+    out = 0
+    for m in masks:
+        out |= m
+    return out
+
+
+class WorldSampler:
+    """Exact uniform sampler of the worlds consistent with a `Knowledge`.
+
+    Build once per decision, then `sample` as often as needed; `count` is the exact
+    number of consistent worlds.
+    """
+
+    def __init__(self, know: Knowledge) -> None:
+        self.know = know
+        self.seats = [s for s, n in enumerate(know.need) if n > 0]  # seats to fill
+        self.caps = [know.need[s] for s in self.seats]
+        cards = np.array(mask_to_cards(know.free), dtype=np.int64)
+        self.cards = cards  # free cards, ascending: grouped by suit
+        suit_of = cards // 13
+        self.suit_count = [int((suit_of == k).sum()) for k in range(NUM_SUITS)]
+        self.allow = np.array(
+            [[bool(know.allowed[s] >> k & 1) for k in range(NUM_SUITS)] for s in self.seats],
+            dtype=bool,
+        ).reshape(len(self.seats), NUM_SUITS)
+        m = len(self.seats)
+        total = int(cards.size)
+        self.exact_ints = m**total >= _INT64_SAFE  # counts may exceed int64: Python ints
+        self.unconstrained = bool(self.allow.all())
+        if m > 1 and not self.unconstrained:
+            self._build_tables()
+        self._count = self._count_worlds()
+        if self._count == 0:
+            raise InconsistentViewError("no deal agrees with what the seat knows")
+
+    # ------------------------------------------------------------------ counting
+    def _splits(self, k: int) -> tuple[npt.NDArray[np.int64], list[int]]:
+        """Ways to share suit k's free cards among the seats: (S, m) parts, weights."""
+        u = self.suit_count[k]
+        m = len(self.seats)
+        ranges = [
+            range(min(u, self.caps[j]) + 1) if self.allow[j, k] else range(1) for j in range(m - 1)
+        ]
+        parts, weights = [], []
+        for head in itertools.product(*ranges):
+            last = u - sum(head)
+            if last < 0 or last > self.caps[-1] or (last and not self.allow[m - 1, k]):
+                continue
+            x = (*head, last)
+            w = math.factorial(u)
+            for xi in x:
+                w //= math.factorial(xi)
+            parts.append(x)
+            weights.append(w)
+        return np.array(parts, dtype=np.int64).reshape(-1, m), weights
+
+    def _build_tables(self) -> None:
+        """F[k][r]: ways to deal suits k.. when the first m-1 seats need r (the last
+        seat takes the rest): a convolution of each suit's split weights, back to front."""
+        dims = tuple(c + 1 for c in self.caps[:-1])
+        dtype = object if self.exact_ints else np.int64
+        after = np.zeros(dims, dtype=dtype)
+        after[(0,) * len(dims)] = 1
+        self.tables = [after]
+        self.splits = []
+        for k in reversed(range(NUM_SUITS)):
+            parts, weights = self._splits(k)
+            table = np.zeros(dims, dtype=dtype)
+            for x, w in zip(parts, weights, strict=True):
+                head = x[:-1]
+                dst = tuple(slice(int(a), d) for a, d in zip(head, dims, strict=True))
+                src = tuple(slice(0, d - int(a)) for a, d in zip(head, dims, strict=True))
+                table[dst] += w * after[src]
+            self.splits.append((parts, np.array(weights, dtype=dtype)))
+            self.tables.append(table)
+            after = table
+        self.tables.reverse()  # tables[k] for suits k..3; tables[4] = the empty deal
+        self.splits.reverse()
+
+    def _count_worlds(self) -> int:
+        m = len(self.seats)
+        if m <= 1:
+            return 1
+        if self.unconstrained:
+            n, out = int(self.cards.size), 1
+            for c in self.caps:
+                out *= math.comb(n, c)
+                n -= c
+            return out
+        return int(self.tables[0][tuple(self.caps[:-1])])
+
+    @property
+    def count(self) -> int:
+        """The exact number of worlds consistent with the knowledge."""
+        return self._count
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, n: int, rng: np.random.Generator) -> Worlds:
+        """(n, P) uint64: n worlds drawn independently and uniformly."""
+        know = self.know
+        worlds = np.tile(np.array(know.known, dtype=np.uint64), (n, 1))
+        m = len(self.seats)
+        if m == 0 or n == 0:
+            return worlds
+        if m == 1:
+            worlds[:, self.seats[0]] |= np.uint64(know.free)
+            return worlds
+        if self.unconstrained:
+            seat_of = self._shuffle_deal(n, rng)
+        else:
+            parts = self._draw_splits(n, rng)  # (n, m, 4) cards per seat and suit
+            seat_of = self._deal_suits(parts, rng)
+        bits = np.left_shift(np.uint64(1), self.cards.astype(np.uint64))
+        for j, s in enumerate(self.seats):
+            mine = np.where(seat_of == j, bits[None, :], np.uint64(0))
+            worlds[:, s] |= np.bitwise_or.reduce(mine, axis=1)
+        return worlds
+
+    def _shuffle_deal(self, n: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        """(n, C) seat index of each free card: a uniform shuffle cut into the counts."""
+        order = np.argsort(rng.random((n, self.cards.size)), axis=1)
+        seat_at = np.repeat(np.arange(len(self.seats)), self.caps)  # seat of each place
+        seat_of = np.empty_like(order)
+        np.put_along_axis(seat_of, order, np.broadcast_to(seat_at, order.shape), axis=1)
+        return seat_of
+
+    def _draw_splits(self, n: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        """(n, m, 4): how many cards of each suit each seat gets, drawn suit by suit
+        with probability proportional to the number of deals that complete it."""
+        m = len(self.seats)
+        need = np.tile(np.array(self.caps[:-1], dtype=np.int64), (n, 1))  # (n, m-1)
+        out = np.zeros((n, m, NUM_SUITS), dtype=np.int64)
+        for k in range(NUM_SUITS):
+            parts, weights = self.splits[k]
+            rest = need[:, None, :] - parts[None, :, :-1]  # (n, S, m-1)
+            ok = (rest >= 0).all(axis=2)
+            idx = tuple(np.where(ok, rest[:, :, j], 0) for j in range(m - 1))
+            w = np.where(ok, weights[None, :] * self.tables[k + 1][idx], 0)
+            choice = _draw_rows(w, rng, self.exact_ints)
+            out[:, :, k] = parts[choice]
+            need -= parts[choice, :-1]
+        return out
+
+    def _deal_suits(self, parts: npt.NDArray[np.int64], rng) -> npt.NDArray[np.int64]:
+        """(n, C) seat of each free card: within each suit, a uniform shuffle cut into
+        the drawn counts."""
+        n = parts.shape[0]
+        suit_of = self.cards // 13
+        # Sorting by suit + a uniform key shuffles each suit's cards within its block.
+        order = np.argsort(suit_of[None, :] + rng.random((n, self.cards.size)), axis=1)
+        start = np.concatenate([[0], np.cumsum(self.suit_count)[:-1]])
+        place = np.arange(self.cards.size) - start[suit_of]  # rank of each place in suit
+        bounds = np.cumsum(parts, axis=1)[:, :, suit_of]  # (n, m, C)
+        seat_at = (place[None, None, :] >= bounds).sum(axis=1)  # (n, C) seat of place
+        seat_of = np.empty_like(order)
+        np.put_along_axis(seat_of, order, seat_at, axis=1)
+        return seat_of
+
+
+def _draw_rows(w: npt.NDArray, rng: np.random.Generator, exact_ints: bool) -> npt.NDArray:
+    """One column index per row of non-negative integer weights, exactly ∝ weight."""
+    cum = np.cumsum(w, axis=1)
+    if exact_ints:  # Python integers beyond int64: draw each row exactly, bit by bit
+        u = np.array([_randbelow(int(t), rng) for t in cum[:, -1]], dtype=object)
+    else:
+        u = rng.integers(0, cum[:, -1])
+    return (cum > u[:, None]).argmax(axis=1)
+
+
+def _randbelow(n: int, rng: np.random.Generator) -> int:
+    """A uniform integer in [0, n), exact for any size (rejection on random bits)."""
+    bits = n.bit_length()
+    while True:
+        words = rng.integers(0, 1 << 32, size=(bits + 31) // 32, dtype=np.uint64)
+        value = int.from_bytes(words.astype("<u4").tobytes(), "little") >> (32 * words.size - bits)
+        if value < n:
+            return value
+
+
+def sample_worlds(
+    view: SeatView,
+    n: int,
+    rng: np.random.Generator,
+    *,
+    game: int = 0,
+    weight: Literal["bids"] | None = None,
+) -> Worlds:
+    """(n, P) uint64: n worlds for game `game` of `view`, each a full set of hands now.
+
+    `weight=None`: exactly uniform over the consistent worlds. `weight="bids"`: drawn
+    in proportion to `agents.bid_model.world_bid_weights` (see `bid_model` for the
+    model and how exact that is).
+    """
+    sampler = WorldSampler(knowledge(view, game))
+    if weight is None:
+        return sampler.sample(n, rng)
+    if weight == "bids":
+        return bid_model.sample_weighted(sampler, view, game, n, rng)
+    raise ValueError(f"weight={weight!r} is not a weighting; use None or 'bids'")
+
+
+def world_violations(view: SeatView, world: npt.ArrayLike, game: int = 0) -> list[str]:
+    """Every way `world` ((P,) uint64 hands now) contradicts the view; [] if none."""
+    rules = view.rules
+    p = rules.num_players
+    hands = [int(h) for h in np.asarray(world, dtype=np.uint64)]
+    seat = int(view.seat[game])
+    played = int(view.played[game])
+    out = []
+    if (
+        _union(hands) != int(deck_mask(rules)) & ~played
+        or sum(h.bit_count() for h in hands) != _union(hands).bit_count()
+    ):
+        out.append("hands are not a partition of the cards not yet played")
+    if not view.hand_hidden[game] and hands[seat] != int(view.hand[game]):
+        out.append(f"seat {seat}'s own hand differs from the one it sees")
+    for s in range(p):
+        expect = rules.hand_size - int(view.played_by[game, s]).bit_count()
+        if hands[s].bit_count() != expect:
+            out.append(f"seat {s} holds {hands[s].bit_count()} cards, not {expect}")
+        for k in range(NUM_SUITS):
+            if int(view.voids[game, s]) >> k & 1 and hands[s] & int(SUIT_MASK[k]):
+                out.append(f"seat {s} holds suit {k}, where it has shown a void")
+    partner = (seat + p // 2) % p
+    if int(view.phase[game]) >= PLAY:
+        missing = int(view.passed[game]) & ~played & ~hands[partner]
+        if missing:
+            out.append(f"partner {partner} lacks passed cards {mask_to_cards(missing)}")
+    if (
+        rules.first_lead == "two_of_clubs"
+        and int(view.phase[game]) == PLAY
+        and int(view.tricks_played[game]) == 0
+        and int(view.trick_size[game]) == 0
+        and not hands[int(view.to_act[game])] >> TWO_OF_CLUBS & 1
+    ):
+        out.append("the first leader does not hold 2C")
+    return out

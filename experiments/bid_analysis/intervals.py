@@ -1,0 +1,48 @@
+"""95% intervals for the analysis tables: Wilson for rates, Student t for means.
+
+Every hand counts as one independent sample. Hands are not quite independent in a
+duplicate tournament (both sides of a deal share the cards, and an agent holding both
+seats of a team gives two correlated seat-hands), so read the intervals as slightly
+narrow where that matters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from experiments.summary import mean_ci
+
+Z975 = 1.959963984540054
+
+
+def wilson(hits: float, n: int, z: float = Z975) -> tuple[float, float] | None:
+    """The Wilson score interval of a rate `hits / n` (None for n = 0).
+
+    Unlike the normal approximation it stays inside [0, 1] and is sound at 0 or n hits,
+    which small groups (nil bids, one bidding position) often have.
+    """
+    if n == 0:
+        return None
+    p = hits / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def rate_interval(samples: Sequence[float]) -> tuple[int, float | None, float | None, float | None]:
+    """(n, rate, lo, hi) of 0/1 samples, Wilson interval."""
+    n = len(samples)
+    if n == 0:
+        return 0, None, None, None
+    hits = sum(samples)
+    lo, hi = wilson(hits, n)  # type: ignore[misc]
+    return n, hits / n, lo, hi
+
+
+def mean_interval(samples: Sequence[float]) -> tuple[int, float | None, float | None, float | None]:
+    """(n, mean, lo, hi) of value samples, Student-t interval (no interval for n < 2)."""
+    m = mean_ci(samples)
+    lo, hi = m["ci"] if m["ci"] is not None else (None, None)
+    return m["n"], m["mean"], lo, hi

@@ -1,0 +1,229 @@
+"""Determinization: sampled worlds never contradict the view, and are exactly uniform
+(or exactly bid-weighted) over the consistent worlds, checked against enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from agents.bid_model import bid_probability, hand_tricks, world_bid_weights
+from agents.sampling import WorldSampler, knowledge, sample_worlds, world_violations
+from spades_env.cards import BID_BASE, TWO_OF_CLUBS, cards_to_mask, mask_to_cards, str_to_card
+from spades_env.engine import random_legal_actions, step
+from spades_env.observation import SeatView, seat_view
+from spades_env.rules import Rules
+from spades_env.state import BID, PLAY, init
+
+stats = pytest.importorskip("scipy.stats")
+
+RULES = {
+    "standard": Rules(),
+    "exchange": Rules(blind_nil="always", blind_nil_exchange=True),
+    "two_of_clubs": Rules(first_lead="two_of_clubs"),
+}
+
+
+# ----------------------------------------------------------------------------- helpers
+def random_views(rules: Rules, seed: int, batch: int, every: int = 1):
+    """(state copy, view) pairs at every `every`-th step of random games, random seats."""
+    rng = np.random.default_rng(seed)
+    state = init(rules, batch, rng)
+    for t in range(4 + 2 * 4 + 52):
+        if t % every == 0:
+            yield state.copy(), seat_view(state, rng.integers(0, 4, size=batch))
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+
+
+def enumerate_worlds(view: SeatView, game: int = 0) -> list[tuple[int, ...]]:
+    """Every world that agrees with the view, by brute force over all deals of the free
+    cards (filtered by `world_violations`, independently of the sampler's counting)."""
+    know = knowledge(view, game)
+    free = mask_to_cards(know.free)
+    seats = [s for s, n in enumerate(know.need) if n > 0]
+    out = []
+
+    def deal(i: int, rest: list[int], hands: list[int]) -> None:
+        if i == len(seats):
+            world = tuple(hands)
+            if not world_violations(view, np.array(world, dtype=np.uint64), game):
+                out.append(world)
+            return
+        for chosen in itertools.combinations(rest, know.need[seats[i]]):
+            h = list(hands)
+            h[seats[i]] |= int(cards_to_mask(list(chosen)))
+            deal(i + 1, [c for c in rest if c not in chosen], h)
+
+    deal(0, free, list(know.known))
+    return out
+
+
+def small_endings(seed: int, count: int, max_worlds: int = 300):
+    """Views of one game each, late in a hand, where voids constrain the hidden hands."""
+    found = []
+    for _, view in random_views(Rules(blind_nil="never"), seed, 64):
+        for g in range(64):
+            if len(found) >= count or view.phase[g] != PLAY or view.tricks_played[g] < 9:
+                continue
+            one = view.take([g])
+            others = [s for s in range(4) if s != int(one.seat[0])]
+            if not any(one.voids[0, s] for s in others):
+                continue
+            n = WorldSampler(knowledge(one)).count
+            if 3 <= n <= max_worlds:
+                found.append(one)
+    return found
+
+
+def chi_square_p(observed: dict, expected: dict) -> float:
+    keys = list(expected)
+    obs = np.array([observed.get(k, 0) for k in keys], dtype=float)
+    exp = np.array([expected[k] for k in keys], dtype=float)
+    assert set(observed) <= set(expected), "a sampled world is not among the enumerated"
+    small = exp < 5  # pool the rare worlds into one bin
+    if small.any():
+        obs = np.append(obs[~small], obs[small].sum())
+        exp = np.append(exp[~small], exp[small].sum())
+    return float(stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue)
+
+
+# ----------------------------------------------------------------------------- soundness
+@pytest.mark.parametrize("name", list(RULES))
+def test_sampled_worlds_never_contradict_the_view(name: str) -> None:
+    rng = np.random.default_rng(1)
+    views = exchanged = 0
+    for state, view in random_views(RULES[name], 11, 32):
+        for g in range(view.batch_size):
+            truth = state.hands[g] & ~state.played[g]
+            assert world_violations(view, truth, g) == []  # the checker accepts the truth
+            for world in sample_worlds(view, 3, rng, game=g):
+                assert world_violations(view, world, g) == [], (name, g)
+            views += 1
+            exchanged += bool(view.passed[g] and view.phase[g] == PLAY)
+    assert views >= 2000
+    if name == "exchange":
+        assert exchanged > 50  # the exchange constraint was exercised
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_sampled_deals_replay_the_public_history_legally(seed: int) -> None:
+    """Each world, with the cards played put back, is a deal on which the game's actual
+    bids and plays are all legal (the engine raises on an illegal action)."""
+    rules = Rules(blind_nil="never")
+    rng = np.random.default_rng(seed)
+    for state, view in random_views(rules, 20 + seed, 8, every=5):
+        for g in range(view.batch_size):
+            if view.phase[g] != PLAY:
+                continue
+            worlds = sample_worlds(view, 4, rng, game=g)
+            deals = worlds | view.played_by[g][None, :]
+            replay = init(rules, 4, seeds=[0], deals=deals, dealer=state.dealer[g])
+            for a in state.history[g, : state.history_len[g]]:
+                step(replay, np.full(4, int(a) & 0x7F))
+
+
+def test_partner_holds_the_passed_cards() -> None:
+    rng = np.random.default_rng(3)
+    checked = 0
+    for state, view in random_views(RULES["exchange"], 5, 32, every=4):
+        for g in range(view.batch_size):
+            passed = int(view.passed[g]) & ~int(view.played[g])
+            if view.phase[g] != PLAY or not passed:
+                continue
+            partner = (int(view.seat[g]) + 2) % 4
+            worlds = sample_worlds(view, 8, rng, game=g)
+            assert ((worlds[:, partner] & np.uint64(passed)) == passed).all()
+            checked += 1
+    assert checked > 20
+
+
+def test_first_leader_holds_two_of_clubs() -> None:
+    rules = Rules(blind_nil="never", first_lead="two_of_clubs")
+    rng = np.random.default_rng(4)
+    state = init(rules, 16, rng)
+    while (state.phase == BID).any():
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    view = seat_view(state, (state.to_act + 1) % 4)
+    for g in range(16):
+        worlds = sample_worlds(view, 16, rng, game=g)
+        assert (worlds[:, state.to_act[g]] >> np.uint64(TWO_OF_CLUBS) & np.uint64(1)).all()
+
+
+def test_hidden_own_hand_is_sampled_too() -> None:
+    rules = Rules(blind_nil="always")
+    state = init(rules, 1, np.random.default_rng(0))
+    view = seat_view(state)
+    assert view.hand_hidden[0]
+    worlds = sample_worlds(view, 5, np.random.default_rng(1))
+    assert (np.bitwise_count(worlds) == 13).all()
+    assert WorldSampler(knowledge(view)).count == math.factorial(52) // math.factorial(13) ** 4
+
+
+# ----------------------------------------------------------------------------- exactness
+@pytest.mark.parametrize("seed", range(2))
+def test_world_count_equals_enumeration(seed: int) -> None:
+    for view in small_endings(30 + seed, 4, max_worlds=600):
+        assert WorldSampler(knowledge(view)).count == len(enumerate_worlds(view))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_uniform_sampling_is_exact_chi_square(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    views = small_endings(40 + seed, 3)
+    assert views
+    for view in views:
+        worlds = enumerate_worlds(view)
+        n = 40 * len(worlds)
+        drawn = sample_worlds(view, n, rng)
+        observed: dict = {}
+        for w in map(tuple, drawn.tolist()):
+            observed[w] = observed.get(w, 0) + 1
+        p = chi_square_p(observed, {w: n / len(worlds) for w in worlds})
+        assert p > 1e-3, (p, len(worlds))
+
+
+def _view_with_model_bids(seed: int, tricks_played: int) -> SeatView:
+    """A game whose seats bid round(t(hand)) (so the bids fit the model), then random
+    play; seat 0's view after `tricks_played` tricks."""
+    rules = Rules(blind_nil="never")
+    rng = np.random.default_rng(seed)
+    state = init(rules, 1, rng)
+    while state.phase[0] == BID:
+        t = hand_tricks(state.hands[0, state.to_act[0]])
+        step(state, np.array([BID_BASE + round(float(t))]))
+    while state.tricks_played[0] < tricks_played or state.trick_size[0]:
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    return seat_view(state, np.array([0]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bid_weighted_sampling_matches_the_model_chi_square(seed: int) -> None:
+    view = _view_with_model_bids(seed, 10)
+    worlds = enumerate_worlds(view)
+    weights = world_bid_weights(view, np.array(worlds, dtype=np.uint64))
+    assert weights.max() > 3 * weights.min()  # the bids do tell worlds apart
+    n = 20 * len(worlds)
+    expected = {w: n * x / weights.sum() for w, x in zip(worlds, weights, strict=True)}
+    drawn = sample_worlds(view, n, np.random.default_rng(seed), weight="bids")
+    observed: dict = {}
+    for w in map(tuple, drawn.tolist()):
+        observed[w] = observed.get(w, 0) + 1
+    assert chi_square_p(observed, expected) > 1e-3
+    for w in drawn:
+        assert world_violations(view, w) == []
+
+
+def test_hand_tricks_counts_honours_and_long_spades() -> None:
+    hand = "AS KS QS JS TS 2H AH KD 3D QC 4C 5C 6C"
+    mask = cards_to_mask([str_to_card(c) for c in hand.split()])
+    # spades A 1 + K 1 + Q .5 + 2 long; AH 1; KD (2 cards) 1; QC (4 cards) .5
+    assert hand_tricks(mask) == 7.0
+
+
+@pytest.mark.parametrize("t", [0.0, 2.5, 7.0, 13.0])
+def test_bid_probabilities_sum_to_one_and_peak_at_the_count(t: float) -> None:
+    p = bid_probability(np.arange(14), t)
+    assert p.sum() == pytest.approx(1.0)
+    assert abs(int(p.argmax()) - t) <= 0.5

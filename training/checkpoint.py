@@ -1,0 +1,105 @@
+"""Saving and resuming training runs.
+
+A checkpoint (format in `agents.rl_agent`, which reads it) holds the network config and
+weights, the run's args, the rules, the observation encoding version and the step
+counters; a training checkpoint also holds the optimizer state and the states of the
+run's random generators (numpy and torch), so `--resume` continues a killed run exactly
+where its last checkpoint left it. `slim` drops those two for shipping an agent.
+
+Files are written to a temporary name and renamed, so a kill never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.networks import PolicyValueNet, QNet
+from agents.rl_agent import FORMAT, FORMAT_VERSION, CheckpointError, read_checkpoint
+from spades_env.observation import OBS_VERSION
+from spades_env.rules import Rules
+
+CHECKPOINT_DIR = "checkpoints"
+_NAME = re.compile(r"update_(\d+)\.pt$")
+
+
+def save_checkpoint(
+    path: str | Path,
+    net: PolicyValueNet | QNet,
+    network: dict[str, Any],
+    args: dict[str, Any],
+    rules: Rules,
+    counters: dict[str, int],
+    optimizer: torch.optim.Optimizer | None = None,
+    rng: np.random.Generator | None = None,
+    torch_rng: torch.Generator | None = None,
+) -> Path:
+    """Write a checkpoint atomically; without optimizer and generators it is slim."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ckpt: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "network": network,
+        "model": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+        "args": args,
+        "rules": rules.to_dict(),
+        "obs_version": OBS_VERSION,
+        "counters": {k: int(v) for k, v in counters.items()},
+    }
+    if optimizer is not None:
+        ckpt["optimizer"] = optimizer.state_dict()
+    if rng is not None and torch_rng is not None:
+        ckpt["rng"] = {"numpy": rng.bit_generator.state, "torch": torch_rng.get_state()}
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(ckpt, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def slim(src: str | Path, dst: str | Path) -> Path:
+    """Copy a checkpoint without its optimizer and generator states (an agent to ship)."""
+    ckpt = dict(read_checkpoint(src))
+    ckpt.pop("optimizer", None)
+    ckpt.pop("rng", None)
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    torch.save(ckpt, tmp)
+    os.replace(tmp, dst)
+    return dst
+
+
+def restore_rngs(ckpt: dict[str, Any], rng: np.random.Generator, torch_rng: torch.Generator):
+    """Put the run's generators back where the checkpoint saved them."""
+    if "rng" not in ckpt:
+        raise CheckpointError("the checkpoint holds no generator states (a slim checkpoint?)")
+    rng.bit_generator.state = ckpt["rng"]["numpy"]
+    torch_rng.set_state(ckpt["rng"]["torch"])
+
+
+def update_path(run_dir: str | Path, update: int) -> Path:
+    return Path(run_dir) / CHECKPOINT_DIR / f"update_{update:06d}.pt"
+
+
+def saved_updates(run_dir: str | Path) -> list[int]:
+    """Updates with a periodic checkpoint in the run folder, in order."""
+    folder = Path(run_dir) / CHECKPOINT_DIR
+    found = (_NAME.search(p.name) for p in folder.glob("update_*.pt"))
+    return sorted(int(m.group(1)) for m in found if m)
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path:
+    """The last periodic checkpoint of a run, to resume from."""
+    updates = saved_updates(run_dir)
+    if not updates:
+        raise CheckpointError(
+            f"--resume {str(run_dir)!r}: no checkpoint under {CHECKPOINT_DIR}/; "
+            "give the folder of a run that saved at least one"
+        )
+    return update_path(run_dir, updates[-1])

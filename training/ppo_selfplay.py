@@ -1,0 +1,218 @@
+"""PPO self-play for Spades, CleanRL-style: one network plays every seat, bids and cards.
+
+    python -m training.ppo_selfplay --total-timesteps 2000000     # or: spades train ppo
+
+- **Model.** `agents.networks.PolicyValueNet`: an MLP over the seat-relative int16
+  information-state encoding, with masked policy logits over the 74 actions (illegal ones
+  get probability 0) and a value head. Because observations are relative to the seat,
+  one set of weights serves every seat, in bidding and in play.
+- **Data.** Each rollout deals `num_games` hands (`training.rollout`); the learner's
+  decisions in every seat it holds are its data. Opponents come from a pool, mixed per
+  rollout: the latest policy (`selfplay_frac` of the games: all four seats learn), the
+  heuristic agent (`heuristic_frac`), and past checkpoints (the rest).
+- **Reward.** The zero-sum team hand-score difference at the end of the hand, bag penalty
+  included, times `reward_scale` (0.01: one unit of return is 100 points of score
+  difference, so typical returns lie in [-4, 4] and the value loss stays well scaled).
+- **Update.** PPO with the clipped objective, GAE over each seat's own decisions (the
+  reward comes at its last one), advantage normalisation per minibatch, a clipped value
+  loss and an entropy bonus, as in CleanRL's `ppo.py`.
+
+Everything that is not the algorithm (run folder, TensorBoard, pool, evaluation,
+checkpoints, `--resume`) is `training.session.Session`, shared with `training/dmc.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn, optim
+
+from agents.networks import PolicyValueNet, network_config
+from training.arguments import parse_args
+from training.rollout import learner_batch
+from training.session import Session
+
+
+@dataclass
+class Args:
+    """PPO self-play for Spades."""
+
+    exp_name: str = "ppo_selfplay"
+    """the name of this experiment (the run folder is runs/{exp_name}__{seed}__{time})"""
+    seed: int = 1
+    """seed of the run: deals, sampling, initial weights"""
+    device: str = "cpu"
+    """torch device: cpu, cuda or auto (cuda when a GPU is visible)"""
+    threads: int = 2
+    """torch CPU threads (a run repeats exactly with the same seed and threads)"""
+    rules: str = ""
+    """rules options on top of the standard preset, e.g. "nil_tricks=count" """
+    runs_dir: str = "runs"
+    """folder that holds the run folders"""
+    total_timesteps: int = 20_000_000
+    """environment decisions to play (every seat's, opponents' included)"""
+    num_games: int = 512
+    """hands played in parallel per rollout (about 56 decisions each)"""
+    hidden: str = "256,256"
+    """hidden layer sizes of the MLP trunk"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the run"""
+    gamma: float = 1.0
+    """discount over a seat's decisions (a hand is short: no discount)"""
+    gae_lambda: float = 0.95
+    """lambda of generalized advantage estimation"""
+    num_minibatches: int = 8
+    """minibatches per epoch"""
+    update_epochs: int = 2
+    """epochs over each rollout"""
+    norm_adv: bool = True
+    """normalize advantages per minibatch"""
+    clip_coef: float = 0.2
+    """PPO's surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss as in the PPO paper"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    target_kl: float = 0.0
+    """stop an update's epochs early above this approximate KL (0 = never)"""
+    reward_scale: float = 0.01
+    """return = (own team hand points - other team's) * reward_scale"""
+    selfplay_frac: float = 0.5
+    """share of each rollout's games where the latest policy holds all four seats"""
+    heuristic_frac: float = 0.25
+    """share of games against the heuristic agent (the rest: past checkpoints)"""
+    pool_size: int = 5
+    """past checkpoints kept as opponents (0 = none: those games become self-play)"""
+    save_every: int = 20
+    """updates between checkpoints (each joins the opponent pool)"""
+    eval_every: int = 20
+    """updates between duplicate evaluations against the heuristic (0 = never)"""
+    eval_deals: int = 300
+    """duplicate deals per evaluation (each played twice, partnerships swapped)"""
+    eval_seed: int = 12345
+    """seed of the evaluation deal set (fixed, so evaluations are comparable)"""
+    resume: str = ""
+    """run folder to resume from its last checkpoint (its saved args are used)"""
+    stop_after: int = 0
+    """stop after this many updates in this session, checkpointing (0 = run to the end)"""
+
+
+def sampling_fn(net: PolicyValueNet, device: torch.device, gen: torch.Generator):
+    """The rollout learner: sample from the masked policy; keep log-probs and values."""
+
+    def act(obs: np.ndarray, mask: np.ndarray):
+        with torch.no_grad():
+            logits, value = net(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device))
+            logp_all = torch.log_softmax(logits, dim=1).cpu()
+            action = torch.multinomial(logp_all.exp(), 1, generator=gen)[:, 0]
+            logp = logp_all.gather(1, action[:, None])[:, 0]
+        return action.numpy(), logp.numpy(), value.cpu().numpy()
+
+    return act
+
+
+def ppo_update(
+    args: Args,
+    net: PolicyValueNet,
+    optimizer: optim.Optimizer,
+    batch: dict[str, np.ndarray],
+    session: Session,
+) -> dict[str, float]:
+    """Clipped PPO epochs over one rollout's learner decisions; returns the loss stats."""
+    dev = session.device
+    b = {k: torch.from_numpy(v).to(dev) for k, v in batch.items()}
+    size = len(batch["action"])
+    mb_size = max(1, size // args.num_minibatches)
+    clipfracs, approx_kl = [], torch.tensor(0.0)
+    for _epoch in range(args.update_epochs):
+        order = torch.randperm(size, generator=session.torch_rng).to(dev)
+        for start in range(0, size - mb_size + 1, mb_size):
+            mb = order[start : start + mb_size]
+            logits, value = net(b["obs"][mb], b["mask"][mb])
+            logp_all = torch.log_softmax(logits, dim=1)
+            newlogp = logp_all.gather(1, b["action"][mb][:, None])[:, 0]
+            entropy = -(logp_all.exp() * logp_all).sum(dim=1)
+            logratio = newlogp - b["logp"][mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            adv = b["adv"][mb]
+            if args.norm_adv:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg_loss = torch.max(
+                -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
+            ).mean()
+            ret, old_v = b["ret"][mb], b["value"][mb]
+            v_loss = (value - ret) ** 2
+            if args.clip_vloss:
+                v_clipped = old_v + (value - old_v).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = torch.max(v_loss, (v_clipped - ret) ** 2)
+            v_loss = 0.5 * v_loss.mean()
+            ent = entropy.mean()
+            loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+        if args.target_kl and approx_kl > args.target_kl:
+            break
+    y_pred, y_true = batch["value"], batch["ret"]
+    var_y = np.var(y_true)
+    return {
+        "losses/value_loss": v_loss.item(),
+        "losses/policy_loss": pg_loss.item(),
+        "losses/entropy": ent.item(),
+        "losses/approx_kl": approx_kl.item(),
+        "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
+        "losses/explained_variance": float(1 - np.var(y_true - y_pred) / var_y)
+        if var_y > 0
+        else 0.0,
+    }
+
+
+def train(args: Args, progress=None) -> Path:
+    """Run (or resume) PPO self-play; return the final (or last) checkpoint's path."""
+    hidden = [int(h) for h in args.hidden.split(",")]
+    session = Session(args, network_config("ppo", hidden), progress)
+    args, net = session.args, session.net
+    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    session.restore_optimizer(optimizer)
+    try:
+        while not session.done:
+            if args.anneal_lr:
+                frac = 1.0 - session.progress_fraction
+                optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+            net.eval()
+            hands = session.rollout(sampling_fn(net, session.device, session.torch_rng))
+            returns = hands.seat_returns(session.rules, args.reward_scale)
+            batch = learner_batch(hands, returns, args.gamma, args.gae_lambda)
+            net.train()
+            stats = ppo_update(args, net, optimizer, batch, session)
+            for vs in ("heuristic", "pool"):  # in points per hand
+                r = hands.learner_return(returns, vs)
+                stats[f"charts/return_vs_{vs}"] = None if r is None else r / args.reward_scale
+            stats["charts/learning_rate"] = optimizer.param_groups[0]["lr"]
+            stats["charts/learner_decisions"] = session.learner_steps
+            session.end_update(optimizer, stats)
+    finally:
+        path = session.close()
+    return path
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Path:
+    return train(parse_args(Args, argv, prog))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""Batched self-play: N games of one hand each, the learner in some seats, a pool in others.
+
+Both training scripts collect data here. The batched engine plays N hands at once; at
+every engine step the games are grouped by who owns the seat to act: the learning
+network (one forward pass for all its games, whatever the seat, since observations are
+seat-relative) or an opponent agent (the heuristic, or a past self). Every decision the
+learner makes is recorded; the opponents' are not.
+
+Episodes are single hands dealt from 0-0 (the tournaments' `hand` mode). The reward of a
+seat is the zero-sum team hand-score difference, bag penalty included:
+`(own team points - other team points) * reward_scale`, given at the seat's last
+decision of the hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import BaseAgent
+from spades_env.engine import legal_action_mask, step
+from spades_env.observation import encode, seat_view
+from spades_env.rules import Rules
+from spades_env.state import DONE, State
+
+#: (obs (K, D) int16, mask (K, A) bool) -> (actions (K,), logp (K,), value (K,)).
+LearnerFn = Callable[
+    [npt.NDArray[np.int16], npt.NDArray[np.bool_]],
+    tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]],
+]
+LEARNER = 0  # owner id of the learner's seats; opponent k has owner id k + 1
+
+
+@dataclass
+class StepRecord:
+    """The learner's decisions in one engine step (K of them)."""
+
+    games: npt.NDArray[np.int64]  # (K,) game index
+    seat: npt.NDArray[np.int64]  # (K,) absolute seat that decided
+    obs: npt.NDArray[np.int16]  # (K, D) encoding seen
+    mask: npt.NDArray[np.bool_]  # (K, A) legal actions
+    action: npt.NDArray[np.int64]  # (K,)
+    logp: npt.NDArray[np.float32]  # (K,) log-probability of the action (PPO)
+    value: npt.NDArray[np.float32]  # (K,) value estimate (PPO)
+
+
+@dataclass
+class Hands:
+    """N played hands: outcome per game, and the learner's decisions if recorded."""
+
+    owner: npt.NDArray[np.int64]  # (N, P) owner id of each seat
+    points: npt.NDArray[np.int32]  # (N, T) hand points per team, bag penalty included
+    bids: npt.NDArray[np.int8]  # (N, P) bids (0 = nil)
+    blind: npt.NDArray[np.bool_]  # (N, P)
+    tricks: npt.NDArray[np.int8]  # (N, P)
+    decisions: int = 0  # engine steps summed over games: every seat's decisions
+    steps: list[StepRecord] = field(default_factory=list)
+
+    def learner_return(self, returns: npt.NDArray[np.float32], opponents: str) -> float | None:
+        """Mean return of the learner's seats in the games against `heuristic` or `pool`."""
+        vs = (self.owner == 1) if opponents == "heuristic" else (self.owner > 1)
+        mine = (self.owner == LEARNER) & vs.any(axis=1)[:, None]
+        return float(returns[mine].mean()) if mine.any() else None
+
+    def seat_returns(self, rules: Rules, reward_scale: float) -> npt.NDArray[np.float32]:
+        """(N, P) zero-sum return of each seat: own team minus the other, scaled."""
+        team = np.arange(rules.num_players) % rules.num_teams
+        own = self.points[:, team]
+        other = self.points[:, (team + 1) % rules.num_teams]
+        return ((own - other) * reward_scale).astype(np.float32)
+
+
+def play_hands(
+    state: State,
+    owner: npt.NDArray[np.int64],
+    learner: LearnerFn,
+    opponents: Sequence[BaseAgent],
+    record: bool = True,
+) -> Hands:
+    """Play the first hand of every game of `state` (modified in place) to its end."""
+    rules = state.rules
+    n, p = state.batch_size, rules.num_players
+    rows = np.arange(n)
+    hands = Hands(
+        owner=owner,
+        points=np.zeros((n, rules.num_teams), dtype=np.int32),
+        bids=np.zeros((n, p), dtype=np.int8),
+        blind=np.zeros((n, p), dtype=bool),
+        tricks=np.zeros((n, p), dtype=np.int8),
+    )
+    while True:
+        live = state.phase != DONE
+        if not live.any():
+            return hands
+        who = np.where(live, owner[rows, state.to_act], -1)
+        mask = legal_action_mask(state)
+        obs = encode(state)
+        actions = np.zeros(n, dtype=np.int64)
+        mine = np.flatnonzero(who == LEARNER)
+        if mine.size:
+            act, logp, value = learner(obs[mine], mask[mine])
+            actions[mine] = act
+            if record:
+                seat = state.to_act[mine].astype(np.int64)
+                hands.steps.append(StepRecord(mine, seat, obs[mine], mask[mine], act, logp, value))
+        others = np.unique(who[who > LEARNER])
+        view = seat_view(state) if others.size else None
+        for k in others:
+            idx = np.flatnonzero(who == k)
+            agent = opponents[int(k) - 1]
+            sub_obs = obs[idx] if agent.needs_obs else None
+            actions[idx] = agent.act(view.take(idx), sub_obs, mask[idx])
+        hands.decisions += int(live.sum())
+        info = step(state, actions)
+        res = info.finished
+        if res is not None:
+            g = res.games
+            hands.points[g] = res.points - res.penalty
+            hands.bids[g], hands.blind[g], hands.tricks[g] = res.bids, res.blind, res.tricks
+            # One hand per episode: the game is over for us once its hand is scored.
+            state.phase[g] = DONE
+            state.legal[g] = 0
+
+
+def seat_owners(
+    n: int,
+    rules: Rules,
+    selfplay: float,
+    heuristic: float,
+    pool_size: int,
+    rng: np.random.Generator,
+) -> npt.NDArray[np.int64]:
+    """(n, P) owner ids: the opponent-pool mix of a rollout.
+
+    A share `selfplay` of the games has the learner in every seat; a share `heuristic`
+    has the heuristic (owner 1) as one partnership, and the rest a past self drawn
+    uniformly from the pool (owners 2..pool_size+1; self-play while the pool is empty).
+    The learner's partnership alternates between the teams from game to game.
+    """
+    p, t = rules.num_players, rules.num_teams
+    n_self = round(n * selfplay)
+    n_heur = min(n - n_self, round(n * heuristic))
+    opp = np.full(n, LEARNER, dtype=np.int64)
+    opp[n_self : n_self + n_heur] = 1
+    rest = n - n_self - n_heur
+    if pool_size and rest:
+        opp[n_self + n_heur :] = 2 + rng.integers(pool_size, size=rest)
+    learner_team = np.arange(n) % t
+    opponent_seat = (np.arange(p)[None, :] % t) != learner_team[:, None]
+    return np.where(opponent_seat, opp[:, None], LEARNER)
+
+
+def duplicate_owners(deals: int, rules: Rules, opponent: int = 1) -> npt.NDArray[np.int64]:
+    """(2 * deals, P): game 2k has the learner at team 0, game 2k+1 the same deal at team 1."""
+    team = np.arange(rules.num_players) % rules.num_teams
+    side = np.tile([0, 1], deals)
+    return np.where(team[None, :] == side[:, None], LEARNER, opponent).astype(np.int64)
+
+
+def learner_batch(
+    hands: Hands, returns: npt.NDArray[np.float32], gamma: float = 1.0, lam: float = 1.0
+) -> dict[str, npt.NDArray]:
+    """The learner's decisions of a rollout as flat arrays, with their targets.
+
+    returns: (N, P) each seat's episode return (`Hands.seat_returns`). Each seat's
+    decisions form one trajectory whose only reward comes at its last decision; `adv` is
+    its GAE(gamma, lam) advantage, `ret` = adv + value (PPO's value target) and `mc` the
+    Monte Carlo return (DMC's target; with gamma = 1, the seat's return). Forced moves
+    (one legal action) shape the advantages of earlier decisions but are dropped from the
+    batch: there is nothing to learn from them.
+    """
+    n, p = returns.shape
+    next_value = np.zeros((n, p), dtype=np.float32)
+    next_adv = np.zeros((n, p), dtype=np.float32)
+    pending = returns.astype(np.float32).copy()  # the reward not yet handed out
+    next_mc = np.zeros((n, p), dtype=np.float32)
+    advs, mcs = [], []
+    for rec in reversed(hands.steps):
+        g, s = rec.games, rec.seat
+        reward = pending[g, s]
+        pending[g, s] = 0.0
+        delta = reward + gamma * next_value[g, s] - rec.value
+        adv = delta + gamma * lam * next_adv[g, s]
+        mc = reward + gamma * next_mc[g, s]
+        next_value[g, s], next_adv[g, s], next_mc[g, s] = rec.value, adv, mc
+        advs.append(adv)
+        mcs.append(mc)
+    steps = hands.steps
+    batch = {
+        "obs": np.concatenate([r.obs for r in steps]),
+        "mask": np.concatenate([r.mask for r in steps]),
+        "action": np.concatenate([r.action for r in steps]),
+        "logp": np.concatenate([r.logp for r in steps]),
+        "value": np.concatenate([r.value for r in steps]),
+        "adv": np.concatenate(advs[::-1]),
+        "mc": np.concatenate(mcs[::-1]),
+    }
+    batch["ret"] = batch["adv"] + batch["value"]
+    choice = batch["mask"].sum(axis=1) > 1
+    return {k: v[choice] for k, v in batch.items()}

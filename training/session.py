@@ -1,0 +1,238 @@
+"""What every training script shares: the run folder, logging, the pool, eval, checkpoints.
+
+A `Session` owns the parts of a run that are not the learning algorithm:
+
+- the run folder `runs/{exp}__{seed}__{time}/` with TensorBoard events (`charts/`,
+  `losses/`, `eval/` tags and a `hyperparameters` table) and `checkpoints/`;
+- seeding: one `numpy.random.Generator` (deals, the pool draw, minibatch order) and one
+  `torch.Generator` (action sampling), both seeded from `--seed`; the initial weights come
+  from `--seed` too. With the same seed and `--threads`, a CPU run repeats exactly
+  (`torch.use_deterministic_algorithms` is on while the session runs);
+- the opponent pool: the heuristic agent and the last `--pool-size` periodic checkpoints
+  (past selves, sampling as in training), mixed per rollout as the args say;
+- periodic duplicate evaluation against the heuristic (`training.evaluation`);
+- checkpoints every `--save-every` updates and at the end, and `--resume RUN_DIR`, which
+  reloads the last checkpoint (weights, optimizer, generators, counters, pool) and goes
+  on as if never stopped. A resumed run keeps its saved args except `--resume`,
+  `--stop-after`, `--device` and `--threads`.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+from agents.heuristic import HeuristicAgent
+from agents.networks import build_network
+from agents.rl_agent import NetworkAgent, load_network, read_checkpoint
+from spades_env.rules import Rules
+from spades_env.state import init
+from training.checkpoint import (
+    latest_checkpoint,
+    restore_rngs,
+    save_checkpoint,
+    saved_updates,
+    slim,
+    update_path,
+)
+from training.evaluation import duplicate_eval, greedy_fn
+from training.rollout import Hands, LearnerFn, play_hands, seat_owners
+
+#: Flags that a resumed run takes from its command line rather than from the checkpoint.
+RESUME_FLAGS = ("resume", "stop_after", "device", "threads")
+FINAL = "final.pt"
+
+
+def pick_device(name: str) -> torch.device:
+    """`auto` is cuda when a GPU is visible, else cpu."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: no CUDA GPU is visible; use --device cpu")
+    return torch.device(name)
+
+
+def hparam_table(args: Any) -> str:
+    rows = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items())
+    return f"|param|value|\n|-|-|\n{rows}"
+
+
+class Session:
+    """One training run's folder, generators, network, pool, evaluation and checkpoints."""
+
+    def __init__(self, args: Any, network: dict[str, Any], progress=None) -> None:
+        ckpt = None
+        if args.resume:
+            ckpt = read_checkpoint(latest_checkpoint(args.resume))
+            saved = {k: v for k, v in ckpt["args"].items() if k not in RESUME_FLAGS}
+            given = {k: getattr(args, k) for k in RESUME_FLAGS}
+            args = dataclasses.replace(type(args)(**saved), **given)
+            network = ckpt["network"]
+        self.args, self.network = args, network
+        self.progress: Callable[[int, int], None] | None = progress
+        self._torch_state = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
+        torch.set_num_threads(args.threads)
+        torch.use_deterministic_algorithms(True)
+        self.device = pick_device(args.device)
+        self.rules = Rules.from_options(args.rules)
+        self.rng = np.random.default_rng(args.seed)
+        self.torch_rng = torch.Generator().manual_seed(args.seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(args.seed)
+            self.net = build_network(network, self.rules).to(self.device)
+        self.update, self.global_step, self.learner_steps = 0, 0, 0
+        self.heuristic = HeuristicAgent(seed=0)
+        self.pool: list[NetworkAgent] = []
+        if ckpt is not None:
+            self.run_dir = Path(args.resume)
+            self.net.load_state_dict(ckpt["model"])
+            self.update = ckpt["counters"]["update"]
+            self.global_step = ckpt["counters"]["global_step"]
+            self.learner_steps = ckpt["counters"]["learner_steps"]
+            restore_rngs(ckpt, self.rng, self.torch_rng)
+            members = [u for u in saved_updates(self.run_dir) if u % args.save_every == 0]
+            for u in members[-args.pool_size :] if args.pool_size else []:
+                self._add_to_pool(load_network(read_checkpoint(update_path(self.run_dir, u))))
+        else:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            self.run_dir = Path(args.runs_dir) / f"{args.exp_name}__{args.seed}__{stamp}"
+        self._resume_ckpt = ckpt
+        # Events logged after the checkpoint by the killed run are dropped on resume.
+        self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1)
+        if ckpt is None:
+            self.writer.add_text("hyperparameters", hparam_table(args))
+        self.session_updates = 0
+        self.train_seconds = 0.0
+        self.last_eval: dict[str, Any] | None = None
+        if ckpt is None and args.eval_every:
+            self.evaluate()  # the starting point of the learning curve
+        self._clock, self._steps_at = time.perf_counter(), self.global_step
+
+    # ------------------------------------------------------------------ state
+    @property
+    def done(self) -> bool:
+        stopped = self.args.stop_after and self.session_updates >= self.args.stop_after
+        return self.global_step >= self.args.total_timesteps or bool(stopped)
+
+    @property
+    def progress_fraction(self) -> float:
+        return min(1.0, self.global_step / self.args.total_timesteps)
+
+    def restore_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
+        if self._resume_ckpt is not None:
+            optimizer.load_state_dict(self._resume_ckpt["optimizer"])
+
+    # ------------------------------------------------------------------ play
+    def rollout(self, learner: LearnerFn) -> Hands:
+        """`num_games` fresh hands: the learner against this rollout's pool mix."""
+        a = self.args
+        owner = seat_owners(
+            a.num_games, self.rules, a.selfplay_frac, a.heuristic_frac, len(self.pool), self.rng
+        )
+        for agent in self.pool:  # past selves sample from the run's generators
+            seed = int(self.rng.integers(2**62))
+            agent.rng = np.random.default_rng(seed)
+            agent.torch_rng.manual_seed(seed)
+        state = init(self.rules, a.num_games, self.rng)
+        hands = play_hands(state, owner, learner, [self.heuristic, *self.pool])
+        self.global_step += hands.decisions
+        self.learner_steps += sum(len(s.games) for s in hands.steps)
+        return hands
+
+    def _add_to_pool(self, net: torch.nn.Module) -> None:
+        agent = NetworkAgent(
+            net, self.rules, sample=True, epsilon=getattr(self.args, "epsilon", 0.0)
+        )
+        self.pool = [*self.pool, agent][-self.args.pool_size :]
+
+    # ------------------------------------------------------------------ bookkeeping
+    def log(self, scalars: dict[str, float]) -> None:
+        for tag, value in scalars.items():
+            if value is not None:
+                self.writer.add_scalar(tag, value, self.global_step)
+
+    def end_update(self, optimizer: torch.optim.Optimizer, scalars: dict[str, float]) -> None:
+        """Count the update, log it, and evaluate and save when due."""
+        self.update += 1
+        self.session_updates += 1
+        now = time.perf_counter()
+        self.train_seconds += now - self._clock
+        sps = (self.global_step - self._steps_at) / max(now - self._clock, 1e-9)
+        self.log({**scalars, "charts/SPS": sps, "charts/pool_size": len(self.pool)})
+        last = self.done
+        if self.args.eval_every and (self.update % self.args.eval_every == 0 or last):
+            self.evaluate()
+        if self.update % self.args.save_every == 0 or last:
+            self.save(optimizer)
+        if self.progress is not None:
+            self.progress(self.global_step, self.args.total_timesteps)
+        self._clock, self._steps_at = time.perf_counter(), self.global_step
+
+    def evaluate(self) -> dict[str, Any]:
+        """Duplicate evaluation against the heuristic; logged under eval/."""
+        self.net.eval()
+        result = duplicate_eval(
+            greedy_fn(self.net, self.device),
+            self.heuristic,
+            self.rules,
+            self.args.eval_deals,
+            self.args.eval_seed,
+        )
+        self.net.train()
+        m = result["margin"]
+        lo, hi = m["ci"] if m["ci"] else (None, None)
+        self.log(
+            {
+                "eval/margin": m["mean"],
+                "eval/margin_ci_low": lo,
+                "eval/margin_ci_high": hi,
+                "eval/bid_error": result["bid_error"],
+                "eval/set_rate": result["set_rate"],
+                "eval/nil_rate": result["nil_rate"],
+                "eval/nil_success": result["nil_success"],
+                "eval/SPS": result["decisions_per_s"],
+            }
+        )
+        self.last_eval = result
+        return result
+
+    def counters(self) -> dict[str, int]:
+        return {
+            "update": self.update,
+            "global_step": self.global_step,
+            "learner_steps": self.learner_steps,
+        }
+
+    def save(self, optimizer: torch.optim.Optimizer) -> Path:
+        """A checkpoint; the periodic ones (every `save_every`) join the opponent pool."""
+        path = save_checkpoint(
+            update_path(self.run_dir, self.update),
+            self.net,
+            self.network,
+            dataclasses.asdict(self.args),
+            self.rules,
+            self.counters(),
+            optimizer,
+            self.rng,
+            self.torch_rng,
+        )
+        if self.args.pool_size and self.update % self.args.save_every == 0:
+            self._add_to_pool(copy.deepcopy(self.net).cpu())
+        return path
+
+    def close(self) -> Path:
+        """Write the slim final checkpoint when the run is complete; restore torch state."""
+        self.writer.close()
+        torch.set_num_threads(self._torch_state[0])
+        torch.use_deterministic_algorithms(self._torch_state[1])
+        if self.global_step >= self.args.total_timesteps:
+            return slim(update_path(self.run_dir, self.update), self.run_dir / FINAL)
+        return update_path(self.run_dir, self.update)
