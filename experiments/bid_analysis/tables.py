@@ -99,12 +99,12 @@ def accuracy_table(seats: pd.DataFrame, teams: pd.DataFrame, by: str = "agent") 
 def calibration_table(seats: pd.DataFrame) -> pd.DataFrame:
     """Per agent and bid (nil = 0): hands, mean tricks taken with its interval."""
     out = []
-    for (agent, bid), g in seats.groupby(["agent", "bid"], sort=False):
-        n, mean, lo, hi = mean_interval(g["tricks"].tolist())
-        out.append({"agent": agent, "bid": bid, "n": n, "tricks": mean, "lo": lo, "hi": hi})
-    table = pd.DataFrame(out)
-    order = {a: i for i, a in enumerate(_agents(seats))}
-    return table.sort_values(["agent", "bid"], key=lambda c: c.map(order) if c.name == "agent" else c)
+    for agent in _agents(seats):
+        mine = seats[seats["agent"] == agent]
+        for bid in sorted(mine["bid"].unique()):
+            n, mean, lo, hi = mean_interval(mine.loc[mine["bid"] == bid, "tricks"].tolist())
+            out.append({"agent": agent, "bid": int(bid), "n": n, "tricks": mean, "lo": lo, "hi": hi})
+    return pd.DataFrame(out, columns=["agent", "bid", "n", "tricks", "lo", "hi"])
 
 
 def confusion_matrix(seats: pd.DataFrame, agent: str, hand_size: int = 13) -> pd.DataFrame:
