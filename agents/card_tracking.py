@@ -99,15 +99,26 @@ class Table:
         return self.rules.num_players
 
     @property
+    def has_partner(self) -> bool:
+        """RULES.md §6: the one-player-team presets (family, cutthroat) have no partner."""
+        return self.rules.partnerships
+
+    @property
     def partner(self) -> int:
+        """The partner's seat; without partnerships (RULES.md §6) my own seat, so code that
+        reads the partner's bid or cards sees nothing it could count on twice."""
+        if not self.has_partner:
+            return self.seat
         return (self.seat + self.players // 2) % self.players
 
     @property
     def team(self) -> int:
         return self.seat % self.rules.num_teams
 
-    def opponents(self) -> tuple[int, int]:
-        return ((self.seat + 1) % self.players, (self.seat + 3) % self.players)
+    def opponents(self) -> tuple[int, ...]:
+        """Every seat of another team (RULES.md §6: all other seats without partners)."""
+        t = self.rules.num_teams
+        return tuple(s for s in range(self.players) if s % t != self.team)
 
     def later_seats(self) -> list[int]:
         """Seats still to play to the current trick after me, in order."""
@@ -191,7 +202,7 @@ class Table:
         if best >= 0 and not beats(card, best, lead):
             return False
         later = self.later_seats() if seats is None else seats
-        return not any(self.can_beat_later(s, card, lead) for s in later if s % 2 != self.seat % 2)
+        return not any(self.can_beat_later(s, card, lead) for s in later if s in self.opponents())
 
     def winning(self, legal: list[int]) -> list[int]:
         """The legal cards that beat the current winner (all of them when leading)."""

@@ -64,6 +64,15 @@ class HeuristicAgent(BaseAgent):
             return choose_card(t)
         if t.phase == BID:
             bid, why = choose_bid(t, self.aggression, self.nil_risk)
+            if not t.legal >> bid & 1:
+                # RULES.md §6 forced bids (family no nil, suicide, mirror, whiz): the legal
+                # bid nearest the hand's own choice, the lower one on a tie.
+                forced = min(
+                    (b for b in range(t.legal.bit_length()) if t.legal >> b & 1),
+                    key=lambda b: (abs(b - bid), b),
+                )
+                why = f"{why}; the rules force {forced} (RULES.md §6)"
+                bid = forced
             return BID_BASE + bid, why
         if t.phase == BLIND:
             return choose_blind(t, self.blind_deficit)

@@ -115,7 +115,8 @@ def choose_blind(t: Table, blind_deficit: int) -> tuple[int, str]:
     """BLIND phase: the action BLIND_NIL or SEE_HAND, and why."""
     if t.legal & 0b01 == 0:  # bit 0 = BLIND_NIL, bit 1 = SEE_HAND (engine.PHASE_BASE)
         return SEE_HAND, "blind nil not offered: see the hand"
-    own, opp = t.scores[t.team], t.scores[1 - t.team]
+    own = t.scores[t.team]
+    opp = max(sc for u, sc in enumerate(t.scores) if u != t.team)  # RULES.md §6: the leader
     target = t.rules.target
     partner_bid = t.bids[t.partner]
     late = opp >= target * 0.6 or opp >= target - 150

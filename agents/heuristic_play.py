@@ -175,7 +175,8 @@ def set_nil(t: Table, legal: list[int], nils: list[int]) -> Choice | None:
 def play_contract(t: Table, legal: list[int]) -> Choice:
     """Play for the team's contract: take, duck, or feed bags (see the module docstring)."""
     need = t.team_need(t.team)
-    opp_need = t.team_need(1 - t.team)
+    # RULES.md §6 one-player teams: the opponent closest to a contract stands for them all.
+    opp_need = max(t.team_need(u) for u in range(t.rules.num_teams) if u != t.team)
     rem = t.remaining
     to_set = rem - opp_need + 1  # tricks we need to set the opponents
     if need > rem:
@@ -243,7 +244,9 @@ def lead_to_take(t: Table, legal: list[int], why: str) -> Choice:
         return high(masters), f"{why}: cash a sure winner"
     p = t.partner
     partner_ruffs = [
-        c for c in sides if t.voids[p] >> SUIT_OF[c] & 1 and t.can_hold(p) & SUIT_BITS[SPADES]
+        c
+        for c in sides
+        if t.has_partner and t.voids[p] >> SUIT_OF[c] & 1 and t.can_hold(p) & SUIT_BITS[SPADES]
     ]
     if partner_ruffs:
         return low(partner_ruffs), f"{why}: lead a suit the partner can ruff"
@@ -276,7 +279,7 @@ def choose_card(t: Table) -> Choice:
     me = t.seat
     if t.bids[me] == 0 and (t.tricks_won[me] == 0 or t.rules.nil_tricks == "bags"):
         return play_nil(t, legal)
-    if t.is_nil(t.partner):
+    if t.has_partner and t.is_nil(t.partner):
         return protect_nil(t, legal)
     nils = [s for s in t.opponents() if t.is_nil(s)]
     if nils:

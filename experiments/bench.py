@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.random_agent import random_legal_actions
-from experiments import bench_envs
+from experiments import bench_envs, bench_search
 from spades_env.engine import reset_done, step
 from spades_env.rules import Rules
 from spades_env.state import DONE, init
@@ -91,6 +91,7 @@ def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192
 
 SECTIONS: dict[str, Callable[[float], list[Row]]] = {"engine": engine_section}
 SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
+SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
 
 
 def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:

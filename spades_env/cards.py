@@ -65,6 +65,17 @@ SUIT_MASK: npt.NDArray[np.uint64] = np.array(
 SUIT_MASK[SPADES] |= CARD_BIT[LITTLE_JOKER] | CARD_BIT[BIG_JOKER]
 SPADE_MASK = SUIT_MASK[SPADES]
 TWO_OF_CLUBS = CLUBS * NUM_RANKS + 0
+TWO_OF_HEARTS = HEARTS * NUM_RANKS + 0
+TWO_OF_DIAMONDS = DIAMONDS * NUM_RANKS + 0
+#: RULES.md §6: the decks of the presets, by the `Rules.deck` option.
+DECKS: dict[str, np.uint64] = {
+    "standard": STANDARD_DECK,
+    "jokers": STANDARD_DECK & ~(CARD_BIT[TWO_OF_HEARTS] | CARD_BIT[TWO_OF_DIAMONDS])
+    | CARD_BIT[LITTLE_JOKER]
+    | CARD_BIT[BIG_JOKER],
+    "no_2c": STANDARD_DECK & ~CARD_BIT[TWO_OF_CLUBS],
+    "no_2c_2d": STANDARD_DECK & ~(CARD_BIT[TWO_OF_CLUBS] | CARD_BIT[TWO_OF_DIAMONDS]),
+}
 
 
 class ActionParseError(ValueError):

@@ -55,6 +55,7 @@ from spades_env.state import (
     State,
     deal_hands,
 )
+from spades_env.variants import bid_bits, blind_blocked, describe
 
 SEAT_NAMES = ("North", "East", "South", "West")
 HISTORY_SEAT_SHIFT = 7  # history entries are (seat << 7) | action
@@ -160,14 +161,20 @@ def blind_allowed(state: State, rows: npt.NDArray[np.int64], seats: npt.ArrayLik
     n = len(rows)
     if rules.blind_nil == "never":
         return np.zeros(n, dtype=bool)
+    seats = np.broadcast_to(np.asarray(seats, dtype=np.int64), (n,))
+    if rules.bid_constraint == "suicide":
+        partner = state.bids[rows, (seats + rules.num_players // 2) % rules.num_players]
+        allowed = ~blind_blocked(rules, partner)
+    else:
+        allowed = np.ones(n, dtype=bool)
     if rules.blind_nil == "always":
-        return np.ones(n, dtype=bool)
-    team = np.asarray(seats, dtype=np.int64) % rules.num_teams
+        return allowed
+    team = seats % rules.num_teams
     sc = state.scores[rows]
     own = sc[np.arange(n), team]
     sc_other = sc.copy()
     sc_other[np.arange(n), team] = np.iinfo(np.int32).min
-    return sc_other.max(axis=1) - own >= 100
+    return allowed & (sc_other.max(axis=1) - own >= 100)
 
 
 def start_hand(state: State, rows: npt.NDArray[np.int64], given=None) -> None:
@@ -313,9 +320,12 @@ def _update_legal(state: State) -> None:
         legal[x] = state.hands[x, seat] & ~state.passing[x, seat]
     q = np.flatnonzero(phase == BID)
     if q.size:
-        # RULES.md §2: bids 0..hand_size, capped by max_total_bid; bit i = bid i.
-        top = _bid_limit(state, q).astype(np.uint64)
-        legal[q] = (np.uint64(2) << top) - np.uint64(1)
+        # RULES.md §2: bids 0..hand_size, capped by max_total_bid; bit i = bid i;
+        # RULES.md §6: the preset's bid constraint (spades_env/variants.py).
+        seat = state.to_act[q].astype(np.int64)
+        p = state.rules.num_players
+        partner = state.bids[q, (seat + p // 2) % p] if state.rules.partnerships else None
+        legal[q] = bid_bits(state.rules, _bid_limit(state, q), state.hands[q, seat], partner)
     legal[phase == BLIND] = 0b11  # blind nil, see hand
     state.legal[:] = legal
 
@@ -365,8 +375,10 @@ def explain_illegal(state: State, game: int, action: int) -> str:
         if not BID_BASE <= a < BLIND_NIL:
             return "a bid is expected: nil or 1..13 (RULES.md §2)"
         bid = a - BID_BASE
-        if bid > state.rules.max_bid:
-            return f"bids are 0..{state.rules.max_bid} (RULES.md §2)"
+        if not state.rules.min_bid <= bid <= state.rules.max_bid:
+            return f"bids are {state.rules.min_bid}..{state.rules.max_bid} (RULES.md §2, §6)"
+        if state.rules.bid_constraint != "none":
+            return describe(state.rules)
         return (
             f"the bids would total more than max_total_bid={state.rules.max_total_bid} "
             "(RULES.md §2)"

@@ -33,7 +33,14 @@ broken                 1           spades broken
 phase                  5           one-hot blind / bid / exchange / play / done
 voids                  P * 4       [r, s]: seat r has shown it holds no suit s
 hand_no                1           hands completed in this game
+open_hands             (P-1) * C   RULES.md §6 open_hands only (else size 0): [r-1, c] 1 if
+                                   relative seat r (1..P-1) holds card c now
 =====================  ==========  ====================================================
+
+Version history: 1 the standard table; 2 the RULES.md §6 presets: P = 3..5 seats and
+T = 2 (partnerships) or P (one-player teams) change the block sizes, jokers use card
+slots 52/53, and the `open_hands` block is appended (size 0 unless the option is on, so
+the standard layout is unchanged).
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ from spades_env.engine import blind_allowed
 from spades_env.rules import Rules
 from spades_env.state import BID, NUM_PHASES, PLAY, State
 
-OBS_VERSION = 1
+OBS_VERSION = 2
 
 
 def obs_blocks(rules: Rules) -> list[tuple[str, int]]:
@@ -74,6 +81,7 @@ def obs_blocks(rules: Rules) -> list[tuple[str, int]]:
         ("phase", NUM_PHASES),
         ("voids", p * NUM_SUITS),
         ("hand_no", 1),
+        ("open_hands", (p - 1) * c if rules.open_hands else 0),
     ]
 
 
@@ -243,4 +251,9 @@ def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.i
     out[:, sl["broken"].start] = state.broken
     flat[base + sl["phase"].start + state.phase] = 1
     out[:, sl["hand_no"].start] = state.hand_no
+    if rules.open_hands:  # RULES.md §6 open_hands: every hand is shown to every seat
+        o = sl["open_hands"].start
+        for r in range(1, p):
+            other = state.hands[rows, (seat + r) % p] & ~state.played
+            out[:, o + (r - 1) * c : o + r * c] = bits_to_bool(other)
     return out

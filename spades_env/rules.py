@@ -5,10 +5,16 @@ changed with keyword arguments or `Rules.from_options("target=300,nil_tricks=cou
 An unknown option, or a value outside the allowed ones, raises `RulesError` naming the
 option and the values it accepts.
 
-Presets of RULES.md §6 are named constructors (`Rules.standard()`, `Rules.preset(name)`).
-This release implements `standard` and all its options; the other presets of §6 (family,
-jokers, suicide, mirror, whiz, three/two-player, cutthroat, auction) are not built yet and
-`Rules.preset` says so instead of pretending.
+Presets of RULES.md §6 are named constructors (`Rules.standard()`, `Rules.family()`, ...,
+`Rules.preset(name)`). Implemented: standard, family, jokers, suicide, mirror, whiz,
+three_player and cutthroat (3, 4 or 5 players; `cutthroat_3` / `cutthroat_5` name the
+other table sizes). `two_player` (the draw phase) and `auction` (trump naming) are not
+built yet and `Rules.preset` says so instead of pretending.
+
+Every variant is a value of the same fields, handled by the one batched engine with
+masks: `deck` (which cards are in play), `partnerships` (two teams of two, or one-player
+teams), `scoring` (`standard` or `family`), `bid_constraint` (`none`, `suicide`, `mirror`,
+`whiz`; RULES.md §6, spades_env/variants.py) and `open_hands`.
 """
 
 from __future__ import annotations
@@ -20,27 +26,34 @@ from typing import Any, Literal
 BlindNil = Literal["never", "when_behind_100", "always"]
 NilTricks = Literal["bags", "count"]
 FirstLead = Literal["left_of_dealer", "two_of_clubs"]
+Deck = Literal["standard", "jokers", "no_2c", "no_2c_2d"]
+Scoring = Literal["standard", "family"]
+BidConstraint = Literal["none", "suicide", "mirror", "whiz"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "blind_nil": ("never", "when_behind_100", "always"),
     "nil_tricks": ("bags", "count"),
     "first_lead": ("left_of_dealer", "two_of_clubs"),
+    "deck": ("standard", "jokers", "no_2c", "no_2c_2d"),
+    "scoring": ("standard", "family"),
+    "bid_constraint": ("none", "suicide", "mirror", "whiz"),
 }
 
 #: Presets of RULES.md §6 that this engine implements.
-PRESETS: tuple[str, ...] = ("standard",)
-#: Presets of RULES.md §6 that are specified but not implemented yet.
-PLANNED_PRESETS: tuple[str, ...] = (
+PRESETS: tuple[str, ...] = (
+    "standard",
     "family",
     "jokers",
     "suicide",
     "mirror",
     "whiz",
     "three_player",
-    "two_player",
     "cutthroat",
-    "auction",
+    "cutthroat_3",
+    "cutthroat_5",
 )
+#: Presets of RULES.md §6 that are specified but not implemented yet.
+PLANNED_PRESETS: tuple[str, ...] = ("two_player", "auction")
 
 
 class RulesError(ValueError):
@@ -51,9 +64,8 @@ class RulesError(ValueError):
 class Rules:
     """Every option of RULES.md; the defaults are the `standard` preset.
 
-    Table shape (RULES.md §1): `num_players` seats, `hand_size` cards each. Only the
-    four-player partnership game is implemented; the fields exist so that array shapes in
-    the engine are parameterised by them rather than hard-coded.
+    Table shape (RULES.md §1, §6): `num_players` seats (3..5), `hand_size` cards each;
+    the deck must hold exactly `num_players * hand_size` cards.
     """
 
     name: str = "standard"
@@ -61,6 +73,16 @@ class Rules:
     num_players: int = 4
     #: RULES.md §1: cards dealt to each player (= tricks per hand).
     hand_size: int = 13
+    #: RULES.md §6: the cards in play: the 52, jokers (2H 2D out, LJ BJ in), 2C out, 2C 2D out.
+    deck: Deck = "standard"
+    #: RULES.md §1/§6: partners sit opposite (4 players), else every player is a team.
+    partnerships: bool = True
+    #: RULES.md §4/§6: `standard` contracts, nil and bags; `family` 1 a trick, +5 exact.
+    scoring: Scoring = "standard"
+    #: RULES.md §6: suicide / mirror / whiz restrictions on the bids.
+    bid_constraint: BidConstraint = "none"
+    #: RULES.md §6 family option: every observation shows every hand.
+    open_hands: bool = False
     #: RULES.md §2: when blind nil may be bid.
     blind_nil: BlindNil = "when_behind_100"
     #: RULES.md §2: after bidding, a blind-nil bidder and partner each pass 2 cards.
@@ -95,11 +117,7 @@ class Rules:
                 raise RulesError(
                     f"rules option {option}={value!r} is not allowed; allowed: {', '.join(allowed)}"
                 )
-        if self.num_players != 4 or self.hand_size != 13:
-            raise RulesError(
-                "rules options num_players/hand_size: only 4 players with 13 cards "
-                "(the standard table) are implemented; allowed: num_players=4, hand_size=13"
-            )
+        self._check_table()
         positive = ("bag_limit", "target", "nil_value", "blind_nil_value")
         for option in positive:
             if int(getattr(self, option)) <= 0:
@@ -111,7 +129,9 @@ class Rules:
         if self.max_total_bid is not None and not (
             0 <= self.max_total_bid <= self.hand_size * self.num_players
         ):
-            raise RulesError(f"rules option max_total_bid must be none or 0..{self.hand_size * 4}")
+            raise RulesError(
+                f"rules option max_total_bid must be none or 0..{self.hand_size * self.num_players}"
+            )
         if self.lose_at is not None and self.lose_at >= self.target:
             raise RulesError(
                 f"rules options lose_at={self.lose_at} and target={self.target} make no "
@@ -123,20 +143,60 @@ class Rules:
                 "set blind_nil to when_behind_100 or always"
             )
 
+    def _check_table(self) -> None:
+        """RULES.md §1/§6: table size, deck and the options that need partners or 2C."""
+        from spades_env.cards import DECKS, MAX_BID, TWO_OF_CLUBS
+
+        p, k = self.num_players, self.hand_size
+        if not 3 <= p <= 5:
+            raise RulesError(
+                f"rules option num_players={p}: tables of 3, 4 or 5 players are implemented "
+                "(two_player needs the draw phase, not built yet)"
+            )
+        deck_size = int(DECKS[self.deck]).bit_count()
+        if p * k != deck_size or k > MAX_BID:
+            raise RulesError(
+                f"rules options num_players={p}, hand_size={k}, deck={self.deck}: the deck "
+                f"holds {deck_size} cards, so hand_size must be {deck_size // p} and "
+                f"{deck_size} must divide evenly (use a preset: cutthroat_3, cutthroat_5)"
+            )
+        needs = []
+        if self.partnerships and p != 4:
+            needs.append("partnerships=true needs 4 players; set partnerships=false")
+        if not self.partnerships and (self.blind_nil_exchange or self.bid_constraint == "suicide"):
+            needs.append("blind_nil_exchange and bid_constraint=suicide need partnerships")
+        if self.first_lead == "two_of_clubs" and not int(DECKS[self.deck]) >> TWO_OF_CLUBS & 1:
+            needs.append(f"first_lead=two_of_clubs needs the 2C, which deck={self.deck} lacks")
+        if self.blind_nil != "never" and (
+            self.scoring == "family" or self.open_hands or self.bid_constraint == "mirror"
+        ):
+            needs.append(
+                "scoring=family, open_hands and bid_constraint=mirror need blind_nil=never"
+            )
+        if self.scoring == "family" and self.bid_constraint != "none":
+            needs.append("scoring=family has no nil, so it needs bid_constraint=none")
+        if needs:
+            raise RulesError("rules options make no sense together: " + "; ".join(needs))
+
     # ------------------------------------------------------------------ derived shape
     @property
     def num_teams(self) -> int:
-        """RULES.md §1: partners sit opposite, so four players make two teams."""
-        return 2
+        """RULES.md §1: partners sit opposite (two teams); §6: else one team per player."""
+        return self.num_players // 2 if self.partnerships else self.num_players
 
     def team_of(self, seat: int) -> int:
-        """RULES.md §1: team 0 = seats 0 and 2, team 1 = seats 1 and 3."""
+        """RULES.md §1: team 0 = seats 0 and 2, team 1 = seats 1 and 3; §6: team = seat."""
         return seat % self.num_teams
 
     @property
     def max_bid(self) -> int:
         """RULES.md §2: a bid is 0..hand_size."""
         return self.hand_size
+
+    @property
+    def min_bid(self) -> int:
+        """RULES.md §6 family: bids are 1..13 (no nil); else 0 (nil) is a bid."""
+        return 1 if self.scoring == "family" else 0
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -145,10 +205,64 @@ class Rules:
         return cls(**options)
 
     @classmethod
+    def family(cls, **options: Any) -> Rules:
+        """RULES.md §6 `family`: per-player scoring, 1 a trick, +5 exact, no nil, first to 25."""
+        base = dict(name="family", partnerships=False, scoring="family", blind_nil="never")
+        return cls(**{**base, "target": 25, **options})
+
+    @classmethod
+    def jokers(cls, **options: Any) -> Rules:
+        """RULES.md §6 `jokers`: 2H and 2D out, Little and Big Joker in as top spades."""
+        return cls(**{"name": "jokers", "deck": "jokers", **options})
+
+    @classmethod
+    def suicide(cls, **options: Any) -> Rules:
+        """RULES.md §6 `suicide`: exactly one nil per partnership."""
+        return cls(**{"name": "suicide", "bid_constraint": "suicide", **options})
+
+    @classmethod
+    def mirror(cls, **options: Any) -> Rules:
+        """RULES.md §6 `mirror`: the bid is the number of spades held (0 = nil)."""
+        base = dict(name="mirror", bid_constraint="mirror", blind_nil="never")
+        return cls(**{**base, **options})
+
+    @classmethod
+    def whiz(cls, **options: Any) -> Rules:
+        """RULES.md §6 `whiz`: nil, or exactly the number of spades held."""
+        return cls(**{"name": "whiz", "bid_constraint": "whiz", **options})
+
+    @classmethod
+    def cutthroat(cls, num_players: int = 4, **options: Any) -> Rules:
+        """RULES.md §6 `cutthroat`: one-player teams; 3 players as three_player, 5 players
+        without 2C and 2D, 10 cards each."""
+        shape = {
+            3: dict(deck="no_2c", hand_size=17, target=300),
+            4: dict(deck="standard", hand_size=13),
+            5: dict(deck="no_2c_2d", hand_size=10),
+        }
+        if num_players not in shape:
+            raise RulesError(f"cutthroat is for 3, 4 or 5 players; got num_players={num_players}")
+        name = "cutthroat" if num_players == 4 else f"cutthroat_{num_players}"
+        base = dict(name=name, num_players=num_players, partnerships=False)
+        return cls(**{**base, **shape[num_players], **options})
+
+    @classmethod
+    def three_player(cls, **options: Any) -> Rules:
+        """RULES.md §6 `three_player`: 2C out, 17 cards each, one-player teams, target 300."""
+        options.pop("num_players", None)
+        return cls.cutthroat(3, **{"name": "three_player", **options})
+
+    @classmethod
     def preset(cls, name: str, **options: Any) -> Rules:
         """Build a named preset of RULES.md §6, with options on top."""
         if name == "standard":
             return cls.standard(**options)
+        if name in ("cutthroat", "cutthroat_3", "cutthroat_4", "cutthroat_5"):
+            players = options.pop("num_players", 4)
+            players = int(name[-1]) if name[-1].isdigit() else players
+            return cls.cutthroat(players, **options)
+        if name in PRESETS:
+            return getattr(cls, name)(**options)
         if name in PLANNED_PRESETS:
             raise RulesError(
                 f"preset {name!r} (RULES.md §6) is not implemented yet; "
@@ -174,14 +288,16 @@ class Rules:
     @classmethod
     def from_options(cls, text: str = "", preset: str = "standard") -> Rules:
         """Parse `"target=300,nil_tricks=count"` on top of a preset."""
-        base = cls.preset(preset)
         options: dict[str, Any] = {}
         for item in filter(None, (p.strip() for p in text.split(","))):
             if "=" not in item:
                 raise RulesError(f"rules option {item!r} must be written as name=value")
             key, raw = (s.strip() for s in item.split("=", 1))
             options[key] = _parse_value(key, raw)
-        return base.replace(**options)
+        unknown = sorted(set(options) - set(cls.option_names()))
+        if unknown:
+            return cls.preset(preset).replace(**options)  # raises, naming the option
+        return cls.preset(preset, **options)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -190,7 +306,9 @@ class Rules:
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         data = dict(data)
         name = data.pop("name", "standard")
-        return cls.preset(name).replace(**data)
+        if name.startswith("cutthroat"):
+            name = f"cutthroat_{data.get('num_players', 4)}"
+        return cls.preset(name, **data)
 
 
 _INT_OPTIONS = {
@@ -203,7 +321,13 @@ _INT_OPTIONS = {
     "target",
 }
 _OPTIONAL_INT = {"max_total_bid", "max_hands", "lose_at"}
-_BOOL_OPTIONS = {"blind_nil_exchange", "thirteen_bid_doubles", "ten_for_two_hundred"}
+_BOOL_OPTIONS = {
+    "blind_nil_exchange",
+    "thirteen_bid_doubles",
+    "ten_for_two_hundred",
+    "partnerships",
+    "open_hands",
+}
 
 
 def _parse_value(key: str, raw: str) -> Any:

@@ -49,6 +49,8 @@ def score_hand(
     blind_a = np.atleast_2d(np.asarray(blind, dtype=bool))
     tricks_a = np.atleast_2d(np.asarray(tricks, dtype=np.int32))
     tm = team_matrix(rules)
+    if rules.scoring == "family":
+        return _family(bids_a, tricks_a, tm)
     nil = bids_a == 0
     contract = bids_a @ tm  # nil bids add 0
     if rules.nil_tricks == "bags":
@@ -84,6 +86,20 @@ def score_hand(
         bags=bags.astype(np.int32),
         contract=contract.astype(np.int32),
         made=made,
+    )
+
+
+def _family(
+    bids: npt.NDArray[np.int32], tricks: npt.NDArray[np.int32], tm: npt.NDArray[np.int32]
+) -> HandScore:
+    """RULES.md §6 family: 1 point a trick, +5 for taking exactly the bid; no nil, no bags,
+    so no score ever goes down (seed 000: 3/3 = 8, 3/5 = 5, 4/2 = 2, 1/1 = 6)."""
+    points = (tricks + 5 * (tricks == bids)) @ tm
+    return HandScore(
+        points=points.astype(np.int32),
+        bags=np.zeros_like(points, dtype=np.int32),
+        contract=(bids @ tm).astype(np.int32),
+        made=((tricks >= bids) @ tm) > 0,
     )
 
 

@@ -49,6 +49,7 @@ from spades_env.engine import (
 from spades_env.observation import encode, obs_slices
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, game_result, score_hand
+from spades_env.variants import bid_bits_one
 from spades_env.state import (
     BID,
     BLIND,
@@ -268,18 +269,25 @@ class SingleGame:
     def _blind_allowed(self, seat: int) -> bool:
         """RULES.md §2 option blind_nil (mirrors engine.blind_allowed)."""
         mode = self.rules.blind_nil
-        if mode != "when_behind_100":
-            return mode == "always"
+        if mode == "never":
+            return False
+        if self.rules.bid_constraint == "suicide" and self.bids[(seat + 2) % 4] == 0:
+            return False  # RULES.md §6 suicide: the partner's nil is the team's nil
+        if mode == "always":
+            return True
         team = seat % self.rules.num_teams
         others = [s for t, s in enumerate(self.scores) if t != team]
         return max(others) - self.scores[team] >= 100
 
     def _bid_bits(self) -> int:
-        """RULES.md §2: bids 0..hand_size, capped by max_total_bid (bit i = bid i)."""
-        top = self.rules.max_bid
-        if self.rules.max_total_bid is not None:
-            top = min(top, self.rules.max_total_bid - sum(b for b in self.bids if b > 0))
-        return (2 << top) - 1
+        """RULES.md §2: bids 0..hand_size, capped by max_total_bid (bit i = bid i);
+        RULES.md §6: the preset's bid constraint (spades_env/variants.py)."""
+        rules, seat = self.rules, self.to_act
+        top = rules.max_bid
+        if rules.max_total_bid is not None:
+            top = min(top, rules.max_total_bid - sum(b for b in self.bids if b > 0))
+        partner = self.bids[(seat + 2) % 4] if rules.partnerships else -1
+        return bid_bits_one(rules, top, self.hands[seat], partner)
 
     def _bid(self, seat: int, a: int) -> StepInfo:
         p = self._p
@@ -296,7 +304,8 @@ class SingleGame:
                 self.phase, self.legal = BLIND, 0b11
             else:
                 self.phase, self.legal = BID, self._bid_bits()
-            self._obs_turn(hands=blind)
+            # RULES.md §6 suicide: a nil ends the partner's blind-nil option, so it looks.
+            self._obs_turn(hands=blind or (bid == 0 and self.rules.bid_constraint == "suicide"))
             return self._quiet
         if self.rules.blind_nil_exchange and any(self.blind):
             state = self.state
@@ -468,6 +477,12 @@ class SingleGame:
 
     def _refresh_hands(self) -> None:
         off = self._off["hand"]
+        if self.rules.open_hands:  # RULES.md §6 open_hands: every seat sees every hand
+            o, c, p = self._off["open_hands"], NUM_CARDS, self._p
+            for s in range(p):
+                for r in range(1, p):
+                    h = self.hands[(s + r) % p] & ~self.played
+                    self.obs[s, o + (r - 1) * c : o + r * c] = [h >> i & 1 for i in range(c)]
         for s in range(self._p):
             block = self.obs[s, off : off + NUM_CARDS]
             block[:] = 0
@@ -514,6 +529,11 @@ class SingleGame:
         obs, off = self.obs, self._off
         flat = obs.reshape(-1)
         obs[seat, off["hand"] + card] = 0
+        if self.rules.open_hands:
+            for o in range(self._p):
+                if o != seat:
+                    r = (seat - o) % self._p
+                    obs[o, off["open_hands"] + (r - 1) * NUM_CARDS + card] = 0
         flat[self._idx_played[seat, card]] = 1
         flat[self._idx_table[seat, card]] = 1
         flat[self._idx_trick[card]] = self.tricks_played + 1

@@ -107,6 +107,8 @@ played (``.state`` turns it into an engine ``State``).
 Version history
 ---------------
 - v0: initial release (observation encoding version 1).
+- v0, encoding version 2: every RULES.md §6 preset but two_player and auction; as many
+  agents as `rules.num_players`.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ import numpy.typing as npt
 
 from spades_env.cards import (
     CARD_BIT,
+    DECKS,
     NUM_CARDS,
-    STANDARD_DECK,
     mask_to_cards,
 )
 from spades_env.rules import Rules
@@ -105,9 +105,8 @@ def max_history(rules: Rules) -> int:
 
 
 def deck_mask(rules: Rules) -> np.uint64:
-    """RULES.md §1: the 52-card deck, no jokers."""
-    del rules
-    return STANDARD_DECK
+    """RULES.md §1: the 52-card deck, no jokers; §6: the preset's deck (`Rules.deck`)."""
+    return DECKS[rules.deck]
 
 
 # ----------------------------------------------------------------------------- dealing

@@ -10,7 +10,7 @@ import pytest
 
 from spades_env.engine import IllegalActionError, random_legal_actions, step
 from spades_env.observation import encode
-from spades_env.rules import Rules
+from spades_env.rules import PRESETS, Rules
 from spades_env.single import SingleGame
 
 RULES = [
@@ -19,6 +19,11 @@ RULES = [
     Rules(blind_nil="always", blind_nil_exchange=True, nil_tricks="count"),
     Rules(first_lead="two_of_clubs", max_total_bid=13, target=200),
     Rules(lose_at=-200, max_hands=3),
+    # RULES.md §6: every implemented preset, and the family open_hands option.
+    *(Rules.preset(name) for name in PRESETS if name != "standard"),
+    Rules.family(open_hands=True),
+    Rules.suicide(blind_nil="always"),
+    Rules.whiz(blind_nil="always"),
 ]
 
 
@@ -29,14 +34,19 @@ def _assert_same(a, b) -> None:
         np.testing.assert_array_equal(getattr(a, f.name), getattr(b, f.name), err_msg=f.name)
 
 
-@pytest.mark.parametrize("rules", RULES, ids=lambda r: repr(r)[6:60])
+def _rules_id(rules: Rules) -> str:
+    return rules.name if rules.name != "standard" else repr(rules)[6:60]
+
+
+@pytest.mark.parametrize("rules", RULES, ids=_rules_id)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_single_game_matches_batched_engine(rules: Rules, seed: int) -> None:
     rng = np.random.default_rng(seed)
     game = SingleGame(rules, seed=1000 + seed)
     twin = game.state.copy()
     hands = 0
-    for _ in range(56 * 6):
+    p = rules.num_players
+    for _ in range((2 * p + 52) * 6):
         if game.done:
             break
         action = int(random_legal_actions(game.state.legal, game.state.phase, rng)[0])
@@ -45,7 +55,7 @@ def test_single_game_matches_batched_engine(rules: Rules, seed: int) -> None:
         _assert_same(game.state, twin)
         np.testing.assert_array_equal(info.hand_over, twin_info.hand_over)
         np.testing.assert_array_equal(info.hand_points, twin_info.hand_points)
-        expected = encode(twin.take(np.zeros(4, dtype=np.int64)), np.arange(4))
+        expected = encode(twin.take(np.zeros(p, dtype=np.int64)), np.arange(p))
         np.testing.assert_array_equal(game.obs, expected)
         hands += int(info.hand_over[0])
     assert hands >= 1

@@ -47,8 +47,9 @@ class Args:
     """seed of the run: deals, sampling, initial weights"""
     device: str = "cpu"
     """torch device: cpu, cuda or auto (cuda when a GPU is visible)"""
-    threads: int = 2
-    """torch CPU threads (a run repeats exactly with the same seed and threads)"""
+    threads: int = 1
+    """torch CPU threads (a run repeats exactly with the same seed and threads; more than
+    one thread is slower on a machine whose cores are busy)"""
     rules: str = ""
     """rules options on top of the standard preset, e.g. "nil_tricks=count" """
     runs_dir: str = "runs"

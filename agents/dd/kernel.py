@@ -149,6 +149,26 @@ def trick_bounds(H, leader, broken, maxt, r):
 
 
 @njit(cache=True, inline="always")
+def last_trick_winner(H, leader):
+    """Winner of the last trick, each seat holding one card (RULES.md §3)."""
+    best = -1
+    winner = leader
+    lead = 0
+    for j in range(4):
+        seat = (leader + j) & 3
+        for s in range(4):
+            if H[seat, s]:
+                rk = HIGH[H[seat, s]]
+                if j == 0:
+                    lead = s
+                st = 32 + rk if s == 0 else (rk if s == lead else -1)
+                if st > best:
+                    best = st
+                    winner = seat
+    return winner
+
+
+@njit(cache=True, inline="always")
 def canonicalize(H):
     """Renumber each suit's cards still held from the top (relative ranks), in place.
 
@@ -187,58 +207,57 @@ def _slot0(w0, w1, w2, w3, mask):
     return h & mask
 
 
+# A table entry is one 64-byte row of TT (int64) / TF (the same memory as float64):
+# 4 key words, the generation, the best lead (relative), and the bounds [lo, hi).
+T_GEN, T_MOVE, T_LO, T_HI = 4, 5, 6, 7
+ENTRY = 8
+
+
 @njit(cache=True, inline="always")
-def tt_find(P, TK, TG, w0, w1, w2, w3):
+def tt_find(P, TT, w0, w1, w2, w3):
     """Slot holding this key in the current generation, or -1."""
     mask = P[P_MASK]
     gen = P[P_GEN]
     base = _slot0(w0, w1, w2, w3, mask)
     for j in range(8):
         i = (base + j) & mask
-        if TG[i] != gen:
+        if TT[i, T_GEN] != gen:
             return -1
-        if TK[i, 0] == w0 and TK[i, 1] == w1 and TK[i, 2] == w2 and TK[i, 3] == w3:
+        if TT[i, 0] == w0 and TT[i, 1] == w1 and TT[i, 2] == w2 and TT[i, 3] == w3:
             return i
     return -1
 
 
 @njit(cache=True, inline="always")
-def tt_store(P, TK, TG, TLO, THI, TMV, w0, w1, w2, w3, lo, hi_excl, move):
+def tt_store(P, TT, TF, w0, w1, w2, w3, lo, hi_excl, move):
     """Tighten the bounds [lo, hi_excl) kept for this key (a new slot if absent)."""
     mask = P[P_MASK]
     gen = P[P_GEN]
     base = _slot0(w0, w1, w2, w3, mask)
-    slot = base
+    slot = -1
     for j in range(8):
         i = (base + j) & mask
-        if TG[i] != gen:
-            slot = i
-            TG[i] = gen
-            TK[i, 0] = w0
-            TK[i, 1] = w1
-            TK[i, 2] = w2
-            TK[i, 3] = w3
-            TLO[i] = -INF
-            THI[i] = INF
-            TMV[i] = -1
+        if TT[i, T_GEN] != gen:
             break
-        if TK[i, 0] == w0 and TK[i, 1] == w1 and TK[i, 2] == w2 and TK[i, 3] == w3:
+        if TT[i, 0] == w0 and TT[i, 1] == w1 and TT[i, 2] == w2 and TT[i, 3] == w3:
             slot = i
             break
-    else:  # probe run full: replace the home slot
-        TK[slot, 0] = w0
-        TK[slot, 1] = w1
-        TK[slot, 2] = w2
-        TK[slot, 3] = w3
-        TLO[slot] = -INF
-        THI[slot] = INF
-        TMV[slot] = -1
-    if lo > TLO[slot]:
-        TLO[slot] = lo
-    if hi_excl < THI[slot]:
-        THI[slot] = hi_excl
+    if slot < 0:  # a free slot of the probe run, else replace the home slot
+        slot = i if TT[i, T_GEN] != gen else base
+        TT[slot, 0] = w0
+        TT[slot, 1] = w1
+        TT[slot, 2] = w2
+        TT[slot, 3] = w3
+        TT[slot, T_GEN] = gen
+        TT[slot, T_MOVE] = -1
+        TF[slot, T_LO] = -INF
+        TF[slot, T_HI] = INF
+    if lo > TF[slot, T_LO]:
+        TF[slot, T_LO] = lo
+    if hi_excl < TF[slot, T_HI]:
+        TF[slot, T_HI] = hi_excl
     if move >= 0:
-        TMV[slot] = move
+        TT[slot, T_MOVE] = move
 
 
 @njit(cache=True, inline="always")
@@ -342,7 +361,7 @@ def _restore_hands(FR, d, H):
 
 
 @njit(cache=True, inline="always")
-def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX):
+def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX):
     """Start node `d`: 1 / 0 if decided without search, else -1 with its moves ready."""
     P[P_NODES] += 1
     mode = P[P_MODE]
@@ -361,6 +380,8 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
                 return 1
             if need > r:
                 return 0
+            if r == 1:  # the last trick plays itself
+                return 1 if (last_trick_winner(H, leader) & 1) == maxt else 0
             lo, hi = trick_bounds(H, leader, broken, maxt, r)
             if lo >= need:
                 return 1
@@ -369,6 +390,8 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
         else:
             if r == 0:
                 return 1 if VAL[acc] >= thr else 0
+            if r == 1:
+                return 1 if VAL[acc + COEF[last_trick_winner(H, leader)]] >= thr else 0
             if FMIN[acc, r] >= thr:
                 return 1
             if FMAX[acc, r] < thr:
@@ -382,10 +405,10 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
         FR[d, F_W0 + 1] = w1
         FR[d, F_W0 + 2] = w2
         FR[d, F_W0 + 3] = w3
-        slot = tt_find(P, TK, TG, w0, w1, w2, w3)
+        slot = tt_find(P, TT, w0, w1, w2, w3)
         if slot >= 0:
-            lo = TLO[slot]
-            hx = THI[slot]
+            lo = TF[slot, T_LO]
+            hx = TF[slot, T_HI]
             if mode == TRICKS:
                 if maxt == 1:  # stored bounds are team 0's tricks from here
                     lo, hx = r - hx + 1, r - lo + 1
@@ -402,7 +425,7 @@ def _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
                 if hx <= thr:
                     _restore_hands(FR, d, H)
                     return 0
-            hint = TMV[slot]
+            hint = TT[slot, T_MOVE]
     seat = (leader + k) & 3
     FR[d, F_SEAT] = seat
     FR[d, F_HINT] = hint
@@ -475,7 +498,7 @@ def _undo(FR, d, H, TP, c):
 
 
 @njit(cache=True, inline="always")
-def _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV):
+def _finish(FR, d, H, thr, P, TT, TF):
     """Node `d` is decided: keep what it proved in the table (trick starts only)."""
     result = FR[d, F_RESULT] != 0
     if FR[d, F_K] != 0:
@@ -493,7 +516,7 @@ def _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV):
     else:
         lo, hx = (thr, INF) if result else (-INF, thr)
     tt_store(
-        P, TK, TG, TLO, THI, TMV, FR[d, F_W0], FR[d, F_W0 + 1], FR[d, F_W0 + 2],
+        P, TT, TF, FR[d, F_W0], FR[d, F_W0 + 1], FR[d, F_W0 + 2],
         FR[d, F_W0 + 3], lo, hx, move,
     )  # fmt: skip
     return result
@@ -502,7 +525,7 @@ def _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV):
 @njit(cache=True)
 def search(
     H, TP, k, leader, lead, wseat, wstr, broken, need, acc, thr,
-    P, COEF, FR, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX,
+    P, COEF, FR, MV, SC, TT, TF, VAL, FMIN, FMAX,
 ):  # fmt: skip
     """Can the MAX team reach the goal (see the module docstring) from this position?
 
@@ -520,7 +543,7 @@ def search(
     FR[0, F_NEED] = need
     FR[0, F_ACC] = acc
     d = 0
-    ret = _enter(FR, 0, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
+    ret = _enter(FR, 0, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX)
     if ret >= 0:
         return ret == 1
     while True:
@@ -536,12 +559,12 @@ def search(
         if FR[d, F_I] < FR[d, F_N]:  # try the next move
             _apply(FR, d, H, TP, COEF, maxt, MV[d, FR[d, F_I]])
             d += 1
-            ret = _enter(FR, d, H, TP, thr, P, MV, SC, TK, TLO, THI, TMV, TG, VAL, FMIN, FMAX)
+            ret = _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX)
             if ret < 0:
                 continue
             d -= 1
             continue
-        ret = 1 if _finish(FR, d, H, thr, P, TK, TG, TLO, THI, TMV) else 0
+        ret = 1 if _finish(FR, d, H, thr, P, TT, TF) else 0
         if d == 0:
             return ret == 1
         d -= 1

@@ -73,11 +73,11 @@ class DDSolver:
 
     def __init__(self, tt_bits: int = 20, reuse_tricks: bool = False) -> None:
         n = 1 << tt_bits
-        self._TK = np.zeros((n, 4), dtype=np.int64)
-        self._TLO = np.zeros(n)
-        self._THI = np.zeros(n)
-        self._TMV = np.zeros(n, dtype=np.int64)
-        self._TG = np.zeros(n, dtype=np.int64)
+        # One 64-byte entry per slot, aligned to cache lines; TF views it as float64.
+        raw = np.zeros(n * kernel.ENTRY + 8, dtype=np.int64)
+        skip = (-raw.ctypes.data % 64) // 8
+        self._TT = raw[skip : skip + n * kernel.ENTRY].reshape(n, kernel.ENTRY)
+        self._TF = self._TT.view(np.float64)
         self._P = np.zeros(kernel.NUM_PARAMS, dtype=np.int64)
         self._P[kernel.P_MASK] = n - 1
         self._FR = np.zeros((kernel.MAX_DEPTH, kernel.NUM_FIELDS), dtype=np.int64)
@@ -108,8 +108,8 @@ class DDSolver:
             kernel.search(
                 root.H, root.TP, root.k, root.leader, root.lead, root.wseat, root.wstr,
                 root.broken, need, acc, thr,
-                self._P, coef, self._FR, self._MV, self._SC, self._TK, self._TLO, self._THI,
-                self._TMV, self._TG, val, fmin, fmax,
+                self._P, coef, self._FR, self._MV, self._SC, self._TT, self._TF,
+                val, fmin, fmax,
             )
         )  # fmt: skip
 

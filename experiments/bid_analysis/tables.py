@@ -103,7 +103,9 @@ def calibration_table(seats: pd.DataFrame) -> pd.DataFrame:
         mine = seats[seats["agent"] == agent]
         for bid in sorted(mine["bid"].unique()):
             n, mean, lo, hi = mean_interval(mine.loc[mine["bid"] == bid, "tricks"].tolist())
-            out.append({"agent": agent, "bid": int(bid), "n": n, "tricks": mean, "lo": lo, "hi": hi})
+            out.append(
+                {"agent": agent, "bid": int(bid), "n": n, "tricks": mean, "lo": lo, "hi": hi}
+            )
     return pd.DataFrame(out, columns=["agent", "bid", "n", "tricks", "lo", "hi"])
 
 

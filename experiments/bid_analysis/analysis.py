@@ -1,0 +1,125 @@
+"""One call from a tournament log to every bid-accuracy table and figure.
+
+`analyze(LOG)` reads the log (file or run folder) and builds the tables of
+`experiments.bid_analysis.tables`; with `dd=True` also the double-dummy comparison,
+cached beside the log. `figures(analysis)` draws them; `save_figures` writes PNGs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from experiments.bid_analysis import plots, tables
+from experiments.bid_analysis.double_dummy import DD_FILE, DDCache, dd_summary, dd_table, dd_tricks
+from experiments.bid_analysis.log_frames import (
+    check_rows,
+    hand_frame,
+    load_log,
+    log_path,
+    seat_frame,
+    team_frame,
+)
+
+#: PNG file names `save_figures` writes (the DD one only with a DD analysis).
+FIGURE_FILES = {
+    "calibration": "bid_calibration.png",
+    "confusion": "bid_confusion.png",
+    "bid_totals": "bid_totals.png",
+    "set_rates": "set_rates.png",
+    "nil_outcomes": "nil_outcomes.png",
+    "double_dummy": "bid_vs_double_dummy.png",
+}
+
+
+@dataclass
+class BidAnalysis:
+    """The tables of one log. Frames: see `log_frames`; the rest: see `tables`."""
+
+    by: str
+    hands: pd.DataFrame  # one row per hand
+    seats: pd.DataFrame  # one row per seat-hand
+    teams: pd.DataFrame  # one row per team-hand
+    accuracy: pd.DataFrame  # per agent (x position / situation, by `by`)
+    calibration: pd.DataFrame  # per agent and bid: mean tricks
+    confusion: dict[str, pd.DataFrame]  # per agent: bid x tricks counts
+    bid_totals: pd.DataFrame  # per matchup: mean total, over / under rates
+    bid_total_counts: pd.DataFrame  # totals x matchup counts
+    nils: pd.DataFrame  # per agent and kind: nil outcomes
+    dd: pd.DataFrame | None = None  # per team-hand vs double dummy (None: not asked)
+    dd_summary: pd.DataFrame | None = None  # per agent vs double dummy
+    hand_size: int = 13
+
+
+def analyze(
+    log: str | Path | Sequence[dict[str, Any]],
+    by: str = "agent",
+    dd: bool = False,
+    max_solves: int | None = None,
+    on_solve: Callable[[int, int], None] | None = None,
+) -> BidAnalysis:
+    """Every table of a tournament log (a path, or rows already read).
+
+    `dd`: also compare with the double-dummy solver; answers are cached in `DD_FILE`
+    beside the log (rows given directly get no cache). `max_solves` bounds the new
+    solves of this call; hands without an answer are left out of the DD tables.
+    """
+    if by not in tables.GROUPINGS:
+        raise ValueError(f"--by {by!r}: choose one of {', '.join(tables.GROUPINGS)}")
+    if isinstance(log, str | Path):
+        rows = load_log(log)
+        cache = DDCache(log_path(log).parent / DD_FILE)
+    else:
+        rows = list(log)
+        check_rows(rows)
+        cache = DDCache(None)
+    seats, teams, hands = seat_frame(rows), team_frame(rows), hand_frame(rows)
+    size = int(hands["hand_size"].max())
+    out = BidAnalysis(
+        by=by,
+        hands=hands,
+        seats=seats,
+        teams=teams,
+        accuracy=tables.accuracy_table(seats, teams, by),
+        calibration=tables.calibration_table(seats),
+        confusion=tables.confusion_matrices(seats, size),
+        bid_totals=tables.bid_total_table(hands),
+        bid_total_counts=tables.bid_total_counts(hands),
+        nils=tables.nil_table(seats),
+        hand_size=size,
+    )
+    if dd:
+        answers = dd_tricks(rows, cache, max_solves=max_solves, on_solve=on_solve)
+        out.dd = dd_table(rows, answers)
+        out.dd_summary = dd_summary(out.dd)
+    return out
+
+
+def figures(analysis: BidAnalysis) -> dict[str, Figure]:
+    """Every figure of an analysis, keyed as `FIGURE_FILES`."""
+    figs = {
+        "calibration": plots.calibration_plot(analysis.calibration),
+        "confusion": plots.confusion_heatmap(analysis.confusion),
+        "bid_totals": plots.bid_total_histogram(analysis.bid_total_counts, analysis.hand_size),
+        "set_rates": plots.set_rate_plot(analysis.accuracy),
+        "nil_outcomes": plots.nil_outcomes_plot(analysis.nils),
+    }
+    if analysis.dd is not None and len(analysis.dd):
+        figs["double_dummy"] = plots.dd_plot(analysis.dd)
+    return figs
+
+
+def save_figures(analysis: BidAnalysis, folder: str | Path) -> list[Path]:
+    """Write every figure as a PNG into `folder`; return the paths."""
+    folder = Path(folder)
+    paths = []
+    for name, fig in figures(analysis).items():
+        path = folder / FIGURE_FILES[name]
+        fig.savefig(path, dpi=110)
+        paths.append(path)
+    return paths

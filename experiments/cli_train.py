@@ -1,0 +1,72 @@
+"""`spades train ppo|dmc [flags]`: run a training script with a progress bar.
+
+The flags are the script's `Args` fields (`spades train ppo --help` lists them with their
+docstrings); they are parsed only once the algorithm is known, so `spades --help` does
+not import torch. A run folder, TensorBoard logs and checkpoints are written under
+`runs/`; `--resume RUN_DIR` continues a stopped run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+SCRIPTS = {"ppo": "training.ppo_selfplay", "dmc": "training.dmc"}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train an agent by self-play (PPO or Deep Monte Carlo)",
+        description="Train an agent by self-play: `spades train ppo --help` lists the flags.",
+        add_help=False,
+    )
+    p.add_argument("algo", choices=sorted(SCRIPTS), help="ppo or dmc")
+    p.add_argument("flags", nargs=argparse.REMAINDER, help="the script's flags")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from training.arguments import parse_args  # torch is imported from here on
+
+    module = importlib.import_module(SCRIPTS[args.algo])
+    flags = list(args.flags)
+    quiet = args.no_progress or "--no-progress" in flags
+    flags = [f for f in flags if f != "--no-progress"]
+    train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")
+    if train_args.resume:  # refuse a bad run folder before the bar is drawn
+        from agents.rl_agent import read_checkpoint
+        from training.checkpoint import latest_checkpoint
+
+        read_checkpoint(latest_checkpoint(train_args.resume))
+    err = Console(stderr=True)
+    with Progress(
+        TextColumn(f"[progress.description]{args.algo}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.completed:,.0f} decisions"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=quiet,
+    ) as progress:
+        task = progress.add_task(args.algo, total=train_args.total_timesteps)
+
+        def on_update(step: int, total: int) -> None:
+            progress.update(task, completed=min(step, total))
+
+        path = module.train(train_args, progress=on_update)
+    run_dir = path.parent if path.name == "final.pt" else path.parent.parent
+    err.print(f"checkpoint: {path}\nrun folder: {run_dir} (tensorboard --logdir {run_dir})")
+    return 0

@@ -1,0 +1,174 @@
+"""Deep Monte Carlo (DouZero-style) self-play for Spades.
+
+    python -m training.dmc --total-timesteps 2000000     # or: spades train dmc
+
+DouZero (Zha et al., 2021) learned DouDizhu with nothing more than this: play whole
+episodes epsilon-greedily with an action-value network, then regress Q(s, a) of every
+decision taken on the episode's return. No bootstrapping, no policy gradient, so it is
+stable with large, changing action sets; action features let similar actions share
+what they learn.
+
+- **Model.** `agents.networks.QNet`: the seat-relative int16 encoding goes through an MLP
+  trunk to a state embedding; Q(s, a) is a small MLP on (embedding, action features),
+  scored for all 74 actions at once and masked to the legal ones. One network plays
+  every seat, bids and cards.
+- **Acting.** Epsilon-greedy: the legal action of highest Q, or with probability
+  `epsilon` a uniformly random legal one.
+- **Target.** The seat's episode return: the zero-sum team hand-score difference, bag
+  penalty included, times `reward_scale` (0.01: one unit is 100 points), undiscounted
+  (a hand is one episode).
+- **Opponents, logging, checkpoints, resume.** As in `training/ppo_selfplay.py`; both use
+  `training.session.Session`, so with the same `--total-timesteps` the two methods get
+  the same budget of environment decisions and the same evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn, optim
+
+from agents.networks import QNet, network_config
+from agents.rl_agent import epsilon_greedy
+from training.arguments import parse_args
+from training.rollout import learner_batch
+from training.session import Session
+
+
+@dataclass
+class Args:
+    """Deep Monte Carlo (DouZero-style) self-play for Spades."""
+
+    exp_name: str = "dmc"
+    """the name of this experiment (the run folder is runs/{exp_name}__{seed}__{time})"""
+    seed: int = 1
+    """seed of the run: deals, exploration, initial weights"""
+    device: str = "cpu"
+    """torch device: cpu, cuda or auto (cuda when a GPU is visible)"""
+    threads: int = 1
+    """torch CPU threads (a run repeats exactly with the same seed and threads; more than
+    one thread is slower on a machine whose cores are busy)"""
+    rules: str = ""
+    """rules options on top of the standard preset, e.g. "nil_tricks=count" """
+    runs_dir: str = "runs"
+    """folder that holds the run folders"""
+    total_timesteps: int = 20_000_000
+    """environment decisions to play (every seat's, opponents' included)"""
+    num_games: int = 512
+    """hands played in parallel per rollout (about 56 decisions each)"""
+    hidden: str = "256,256"
+    """hidden layer sizes of the MLP trunk"""
+    head: int = 64
+    """hidden units of the Q head over (state embedding, action features)"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the run"""
+    epsilon: float = 0.05
+    """exploration: probability of a uniformly random legal action"""
+    num_minibatches: int = 8
+    """minibatches per epoch"""
+    update_epochs: int = 1
+    """epochs over each rollout (DouZero uses each sample once)"""
+    max_grad_norm: float = 40.0
+    """gradient clipping norm (DouZero's value)"""
+    reward_scale: float = 0.01
+    """return = (own team hand points - other team's) * reward_scale"""
+    selfplay_frac: float = 0.5
+    """share of each rollout's games where the latest network holds all four seats"""
+    heuristic_frac: float = 0.25
+    """share of games against the heuristic agent (the rest: past checkpoints)"""
+    pool_size: int = 5
+    """past checkpoints kept as opponents (0 = none: those games become self-play)"""
+    save_every: int = 20
+    """updates between checkpoints (each joins the opponent pool)"""
+    eval_every: int = 20
+    """updates between duplicate evaluations against the heuristic (0 = never)"""
+    eval_deals: int = 300
+    """duplicate deals per evaluation (each played twice, partnerships swapped)"""
+    eval_seed: int = 12345
+    """seed of the evaluation deal set (fixed, so evaluations are comparable)"""
+    resume: str = ""
+    """run folder to resume from its last checkpoint (its saved args are used)"""
+    stop_after: int = 0
+    """stop after this many updates in this session, checkpointing (0 = run to the end)"""
+
+
+def explore_fn(net: QNet, device: torch.device, epsilon: float, rng: np.random.Generator):
+    """The rollout learner: epsilon-greedy on the masked Q-values."""
+
+    def act(obs: np.ndarray, mask: np.ndarray):
+        with torch.no_grad():
+            q = net.preferences(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device))
+        actions = epsilon_greedy(q.cpu().numpy(), mask, epsilon, rng)
+        zeros = np.zeros(len(actions), dtype=np.float32)
+        return actions, zeros, zeros
+
+    return act
+
+
+def dmc_update(
+    args: Args,
+    net: QNet,
+    optimizer: optim.Optimizer,
+    batch: dict[str, np.ndarray],
+    session: Session,
+) -> dict[str, float]:
+    """Regress Q(s, a) of the decisions taken on their Monte Carlo returns."""
+    dev = session.device
+    b = {k: torch.from_numpy(batch[k]).to(dev) for k in ("obs", "action", "mc")}
+    size = len(batch["action"])
+    mb_size = max(1, size // args.num_minibatches)
+    losses, q_means = [], []
+    for _epoch in range(args.update_epochs):
+        order = torch.randperm(size, generator=session.torch_rng).to(dev)
+        for start in range(0, size - mb_size + 1, mb_size):
+            mb = order[start : start + mb_size]
+            q = net(b["obs"][mb]).gather(1, b["action"][mb][:, None])[:, 0]
+            loss = ((q - b["mc"][mb]) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+            losses.append(loss.item())
+            q_means.append(q.mean().item())
+    return {"losses/q_loss": float(np.mean(losses)), "losses/q_mean": float(np.mean(q_means))}
+
+
+def train(args: Args, progress=None) -> Path:
+    """Run (or resume) DMC self-play; return the final (or last) checkpoint's path."""
+    hidden = [int(h) for h in args.hidden.split(",")]
+    session = Session(args, network_config("dmc", hidden, head=args.head), progress)
+    args, net = session.args, session.net
+    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    session.restore_optimizer(optimizer)
+    try:
+        while not session.done:
+            if args.anneal_lr:
+                frac = 1.0 - session.progress_fraction
+                optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+            hands = session.rollout(explore_fn(net, session.device, args.epsilon, session.rng))
+            returns = hands.seat_returns(session.rules, args.reward_scale)
+            stats = dmc_update(args, net, optimizer, learner_batch(hands, returns), session)
+            for vs in ("heuristic", "pool"):  # in points per hand
+                r = hands.learner_return(returns, vs)
+                stats[f"charts/return_vs_{vs}"] = None if r is None else r / args.reward_scale
+            stats["charts/learning_rate"] = optimizer.param_groups[0]["lr"]
+            stats["charts/epsilon"] = args.epsilon
+            stats["charts/learner_decisions"] = session.learner_steps
+            session.end_update(optimizer, stats)
+    finally:
+        path = session.close()
+    return path
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Path:
+    return train(parse_args(Args, argv, prog))
+
+
+if __name__ == "__main__":
+    main()
