@@ -17,7 +17,7 @@ import numpy as np
 from agents.random_agent import random_legal_actions
 from experiments import bench_envs, bench_search
 from spades_env.engine import reset_done, step
-from spades_env.rules import Rules
+from spades_env.rules import PRESETS, Rules
 from spades_env.state import DONE, init
 
 DECISIONS_PER_HAND = 56  # 4 bids + 52 cards (RULES.md §1-§3)
@@ -42,7 +42,7 @@ def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> floa
 
     def run() -> int:
         decided = 0
-        for _ in range(DECISIONS_PER_HAND):
+        for _ in range(rules.num_players * (rules.hand_size + 1)):  # about one hand
             active = int((state.phase != DONE).sum())
             step(state, random_legal_actions(state.legal, state.phase, rng))
             decided += active
@@ -89,7 +89,31 @@ def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192
     return rows
 
 
-SECTIONS: dict[str, Callable[[float], list[Row]]] = {"engine": engine_section}
+def presets_section(seconds: float, batch: int = 1024) -> list[Row]:
+    """Every implemented RULES.md §6 preset at one batch size, as a ratio to `standard`
+    measured in the same run (variants cost only their masks, not another engine)."""
+    reference = engine_rate(Rules(), batch, seconds)
+    rows = []
+    for name in PRESETS:
+        rate = reference if name == "standard" else engine_rate(Rules.preset(name), batch, seconds)
+        rows.append(
+            {
+                "name": f"engine random play ({name})",
+                "batch": batch,
+                "rate": rate,
+                "unit": "decisions/s",
+                "reference": "the standard preset, same batch",
+                "reference_rate": reference,
+                "ratio": rate / reference,
+            }
+        )
+    return rows
+
+
+SECTIONS: dict[str, Callable[[float], list[Row]]] = {
+    "engine": engine_section,
+    "presets": presets_section,
+}
 SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
 SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
 

@@ -28,6 +28,9 @@ from typing import Any
 
 SITUATION_MARGIN = 100
 SITUATIONS = ("ahead", "level", "behind")
+#: the cuts of a bid analysis (`spades analyze --by`) and the column each groups on,
+#: besides the agent
+GROUPINGS: dict[str, str | None] = {"agent": None, "seat": "position", "situation": "situation"}
 
 
 def situation(diff: int) -> str:

@@ -7,9 +7,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from experiments import cli_bench, cli_demo, cli_play, cli_show, cli_tournament, cli_train
+from experiments import (
+    cli_analyze,
+    cli_bench,
+    cli_demo,
+    cli_play,
+    cli_show,
+    cli_tournament,
+    cli_train,
+)
 
-COMMANDS = [cli_demo, cli_bench, cli_tournament, cli_show, cli_play, cli_train]
+COMMANDS = [cli_demo, cli_bench, cli_tournament, cli_show, cli_analyze, cli_play, cli_train]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -5,6 +5,13 @@ swapped: on side 0 agent A holds North-South (seats 0, 2, team 0) and B East-Wes
 side 1 the same cards, in the same seats, with the same dealer, are played by B at
 North-South and A at East-West. Luck of the cards cancels in the sum of the two sides.
 
+**Individual presets** (RULES.md §6 family, three_player, cutthroat: one-player teams).
+The same two sides rotate the seats instead of the partnerships: on side 0 agent A holds
+the even seats and B the odd ones, on side 1 the reverse, over the same deals. Every seat
+of every deal is played once by each agent, so the luck of the cards cancels again; a
+row's `teams`, `hand_score` and `scores` are then per agent slot (A's seats summed against
+B's seats), and the ratings are per agent.
+
 **Round-robin.** Every pair of agents in the list plays the whole deal set.
 
 **Modes.** `hand`: deal-level duplicate; each game is one hand from 0-0. `game`: whole
@@ -167,8 +174,11 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     n = len(ds)
     # Games 2k (side 0) and 2k+1 (side 1) play deal k; agent 0 (= i) holds team 0 on side 0.
     side = np.tile([0, 1], n)
-    team_agent = np.stack([side, 1 - side], axis=1)  # (G, T) agent slot of each team
-    seat_agent = team_agent[:, np.arange(rules.num_players) % rules.num_teams]
+    if rules.partnerships:
+        team_agent = np.stack([side, 1 - side], axis=1)  # (G, T) agent slot of each team
+        seat_agent = team_agent[:, np.arange(rules.num_players) % rules.num_teams]
+    else:  # RULES.md §6 one-player teams: A the even seats on side 0, the odd on side 1
+        seat_agent = (np.arange(rules.num_players)[None, :] + side[:, None]) % 2
     played = play_batch(
         rules,
         agents,
@@ -202,6 +212,16 @@ def _row(
     hs = score_hand(rules, [rec["bids"]], [rec["blind"]], [rec["tricks"]])
     t = rules.num_teams
     winner = rec["winner"]
+    hand_score = [rec["scores"][k] - rec["scores_before"][k] for k in range(t)]
+    teams, contract, made = seats[:t], hs.contract[0].tolist(), hs.made[0].tolist()
+    per_team = {k: rec[k] for k in ("scores", "bags", "bags_gained")} | {"hand_score": hand_score}
+    if not rules.partnerships:
+        # One-player teams: fold the seats into the two agent slots of this side.
+        slot = [[k for k in range(t) if k % 2 == m] for m in (0, 1)]
+        per_team = {n: [sum(v[k] for k in ks) for ks in slot] for n, v in per_team.items()}
+        contract = [sum(contract[k] for k in ks) for ks in slot]
+        made = [all(made[k] for k in ks) for ks in slot]
+        teams = [seats[0], seats[1]]
     return {
         "tournament": ctx.tournament,
         "unit": unit,
@@ -211,18 +231,18 @@ def _row(
         "side": side,
         "hand": rec["hand_no"],
         "seats": seats,
-        "teams": seats[:t],
+        "teams": teams,
         "rules": rec["rules"],
         "dealer": rec["dealer"],
         "bids": rec["bids"],
         "blind": rec["blind"],
         "tricks": rec["tricks"],
-        "contract": hs.contract[0].tolist(),
-        "made": hs.made[0].tolist(),
-        "hand_score": [rec["scores"][k] - rec["scores_before"][k] for k in range(t)],
-        "bags_gained": rec["bags_gained"],
-        "bags": rec["bags"],
-        "scores": rec["scores"],
+        "contract": contract,
+        "made": made,
+        "hand_score": per_team["hand_score"],
+        "bags_gained": per_team["bags_gained"],
+        "bags": per_team["bags"],
+        "scores": per_team["scores"],
         "game_over": rec["game_over"],
         "winner": winner,
         "winner_agent": seats[winner] if winner >= 0 else None,

@@ -15,6 +15,13 @@ Every variant is a value of the same fields, handled by the one batched engine w
 masks: `deck` (which cards are in play), `partnerships` (two teams of two, or one-player
 teams), `scoring` (`standard` or `family`), `bid_constraint` (`none`, `suicide`, `mirror`,
 `whiz`; RULES.md §6, spades_env/variants.py) and `open_hands`.
+
+Choices where RULES.md §6 is silent: one-player-team presets keep nil, blind nil and bags
+(§4) per player, and "behind by 100" for blind nil means behind the best other player;
+`mirror` turns blind nil off (the bid is forced) and `whiz` keeps it (a blind nil is a
+nil); in `suicide` a blind nil is the team's nil, so blind nil is not offered once the
+partner bid nil; jokers count as spades for mirror and whiz; `family` keeps §5's rule
+that an exact tie at the top plays another hand; `three_player` equals `cutthroat_3`.
 """
 
 from __future__ import annotations

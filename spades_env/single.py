@@ -49,7 +49,6 @@ from spades_env.engine import (
 from spades_env.observation import encode, obs_slices
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, game_result, score_hand
-from spades_env.variants import bid_bits_one
 from spades_env.state import (
     BID,
     BLIND,
@@ -61,6 +60,7 @@ from spades_env.state import (
     first_dealer,
     init,
 )
+from spades_env.variants import bid_bits_one
 
 _SUIT = [int(s) for s in CARD_SUIT]
 _STRENGTH = STRENGTH.tolist()  # [card][lead suit]

@@ -3,7 +3,7 @@ and against the engine's rules."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -45,7 +45,7 @@ def brute_value(pos: Position, leaf) -> float:
     """Plain minimax over every legal card; `leaf(tricks_won)` values finished hands for
     team `leaf.team`, which maximises it."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def go(p: Position) -> float:
         if p.tricks_left == 0:
             return leaf(p.tricks_won)
@@ -207,7 +207,9 @@ def _pbn(pos: Position) -> str:
     for h in hands:
         parts = []
         for s in range(4):
-            parts.append("".join("23456789TJQKA"[r] for r in range(12, -1, -1) if h >> (13 * s + r) & 1))
+            parts.append(
+                "".join("23456789TJQKA"[r] for r in range(12, -1, -1) if h >> (13 * s + r) & 1)
+            )
         suits.append(".".join(parts))
     return "N:" + " ".join(suits)
 

@@ -135,7 +135,7 @@ def test_sampled_deals_replay_the_public_history_legally(seed: int) -> None:
 def test_partner_holds_the_passed_cards() -> None:
     rng = np.random.default_rng(3)
     checked = 0
-    for state, view in random_views(RULES["exchange"], 5, 32, every=4):
+    for _state, view in random_views(RULES["exchange"], 5, 32, every=4):
         for g in range(view.batch_size):
             passed = int(view.passed[g]) & ~int(view.played[g])
             if view.phase[g] != PLAY or not passed:

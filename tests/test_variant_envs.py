@@ -44,3 +44,19 @@ def test_agents_play_every_preset_to_the_end(name: str, agent) -> None:
     assert len(out) >= g
     for _, record in out:
         assert sum(record["tricks"]) == rules.hand_size
+
+
+@pytest.mark.parametrize("name", ["family", "cutthroat_5", "suicide"])
+def test_tournament_runs_every_kind_of_preset(name: str, tmp_path, capsys) -> None:
+    from experiments.cli import main
+    from experiments.results_log import read_rows
+
+    out = tmp_path / "r"
+    args = ["tournament", "--rules", name, "--deals", "4", "--chunk", "2", "--workers", "1"]
+    assert main([*args, "--no-progress", "--out", str(out)]) == 0
+    rows = read_rows(out / "log.jsonl")
+    assert {r["side"] for r in rows} == {0, 1}
+    for r in rows:
+        assert len(r["teams"]) == 2 and len(r["hand_score"]) == 2
+        if name != "suicide":  # RULES.md §6 one-player teams: agents alternate by seat
+            assert r["seats"][0] != r["seats"][1] and r["seats"][0] == r["seats"][2]

@@ -79,9 +79,11 @@ class Session:
         self.args, self.network = args, network
         self.progress: Callable[[int, int], None] | None = progress
         self._torch_state = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
-        torch.set_num_threads(args.threads)
-        torch.use_deterministic_algorithms(True)
         self.device = pick_device(args.device)
+        torch.set_num_threads(args.threads)
+        # CPU runs repeat exactly; on CUDA this would need CUBLAS_WORKSPACE_CONFIG, and GPU
+        # runs are for speed, so they are left free.
+        torch.use_deterministic_algorithms(self.device.type == "cpu")
         self.rules = Rules.from_options(args.rules)
         self.rng = np.random.default_rng(args.seed)
         self.torch_rng = torch.Generator().manual_seed(args.seed)

@@ -86,7 +86,7 @@ def analyze(
         seats=seats,
         teams=teams,
         accuracy=tables.accuracy_table(seats, teams, by),
-        calibration=tables.calibration_table(seats),
+        calibration=tables.calibration_table(seats, size),
         confusion=tables.confusion_matrices(seats, size),
         bid_totals=tables.bid_total_table(hands),
         bid_total_counts=tables.bid_total_counts(hands),

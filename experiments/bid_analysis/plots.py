@@ -109,10 +109,11 @@ def set_rate_plot(accuracy: pd.DataFrame) -> Figure:
         ecolor="black",
         capsize=4,
     )
-    for xi, n in zip(x, table["contracts"], strict=True):
-        ax.text(xi, 0.01, f"n={n}", ha="center", va="bottom", fontsize=8, color="white")
+    tops = table["set_rate_hi"].astype(float).fillna(table["set_rate"].astype(float))
+    for xi, n, rate, top in zip(x, table["contracts"], table["set_rate"], tops, strict=True):
+        ax.text(xi, top + 0.02, f"{rate:.1%}\nn={n}", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, _group_labels(table))
-    ax.set(ylabel="set rate (95% Wilson CI)", title="Contracts set", ylim=(0, 1))
+    ax.set(ylabel="set rate (95% Wilson CI)", title="Contracts set", ylim=(0, 1.15))
     return fig
 
 
@@ -124,9 +125,10 @@ def nil_outcomes_plot(nils: pd.DataFrame) -> Figure:
     ax.bar(x, nils["made"], color="tab:green", label="made (no trick)")
     ax.bar(x, nils["failed"], bottom=nils["made"], color="tab:red", label="failed")
     for xi, (_, r) in zip(x, nils.iterrows(), strict=True):
+        text = "none"
         if r["attempts"]:
             text = f"{r['success']:.0%}\n[{r['success_lo']:.0%}, {r['success_hi']:.0%}]"
-            ax.text(xi, r["attempts"], text, ha="center", va="bottom", fontsize=8)
+        ax.text(xi, r["attempts"], text, ha="center", va="bottom", fontsize=8)
     labels = [f"{a}\n{k}" for a, k in zip(nils["agent"], nils["kind"], strict=True)]
     ax.set_xticks(x, labels)
     ax.set_ylim(0, max(1, nils["attempts"].max()) * 1.3)

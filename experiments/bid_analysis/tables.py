@@ -13,10 +13,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.bid_analysis.intervals import mean_interval, rate_interval
-from experiments.bid_stats import SITUATIONS, bid_samples
-
-#: --by choices and the column each groups on, besides the agent.
-GROUPINGS: dict[str, str | None] = {"agent": None, "seat": "position", "situation": "situation"}
+from experiments.bid_stats import GROUPINGS, SITUATIONS, bid_samples
 
 #: (column, sample of `bid_samples`, kind): the statistics of `accuracy_table`, in order.
 STATS: tuple[tuple[str, str, str], ...] = (
@@ -96,13 +93,16 @@ def accuracy_table(seats: pd.DataFrame, teams: pd.DataFrame, by: str = "agent") 
     return pd.DataFrame(out)
 
 
-def calibration_table(seats: pd.DataFrame) -> pd.DataFrame:
-    """Per agent and bid (nil = 0): hands, mean tricks taken with its interval."""
+def calibration_table(seats: pd.DataFrame, hand_size: int = 13) -> pd.DataFrame:
+    """Per agent and bid (nil = 0): hands, mean tricks taken with its interval (the
+    t-interval, clipped to the possible 0..hand_size)."""
     out = []
     for agent in _agents(seats):
         mine = seats[seats["agent"] == agent]
         for bid in sorted(mine["bid"].unique()):
             n, mean, lo, hi = mean_interval(mine.loc[mine["bid"] == bid, "tricks"].tolist())
+            if lo is not None:  # a mean of trick counts lies in [0, hand size]
+                lo, hi = max(lo, 0.0), min(hi, float(hand_size))
             out.append(
                 {"agent": agent, "bid": int(bid), "n": n, "tricks": mean, "lo": lo, "hi": hi}
             )

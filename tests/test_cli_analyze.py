@@ -1,0 +1,100 @@
+"""`spades analyze`: tables on stdout, PNGs beside the log, one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments.bid_analysis import FIGURE_FILES
+from experiments.bid_analysis.double_dummy import DD_FILE, DDCache, dd_key, played_hands
+from experiments.results_log import read_rows
+from experiments.tournament import TournamentConfig, run_tournament
+from spades_env.rules import Rules
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def spades(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("analyze") / "run"
+    config = TournamentConfig(agents=("random", "heuristic"), deals=12, chunk=6, seed=3)
+    run_tournament(folder, config, workers=1)
+    return folder
+
+
+@pytest.mark.parametrize("by", ["agent", "seat", "situation"])
+def test_analyze_prints_the_tables_and_writes_the_plots(run_dir, by):
+    for png in FIGURE_FILES.values():
+        (run_dir / png).unlink(missing_ok=True)
+    result = spades("analyze", str(run_dir), "--by", by)
+    assert result.returncode == 0, result.stderr
+    for title in ("Bid error", "Contracts, bags and nil", "Calibration", "Nil outcomes"):
+        assert title in result.stdout
+    assert "heuristic" in result.stdout and "random" in result.stdout
+    if by == "seat":
+        assert "position" in result.stdout
+    written = {p.name for p in run_dir.glob("*.png")}
+    assert written == set(FIGURE_FILES.values()) - {FIGURE_FILES["double_dummy"]}
+
+
+def test_analyze_takes_the_log_file_and_an_output_folder(run_dir, tmp_path):
+    result = spades("analyze", str(run_dir / "log.jsonl"), "--out", str(tmp_path / "plots"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "plots" / FIGURE_FILES["calibration"]).exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d / "missing.jsonl", "does not exist"),
+        (lambda d: d, "does not exist"),  # a folder without log.jsonl
+        (lambda d: _write(d / "notes.txt", "hello\n"), "no tournament rows"),
+        (lambda d: _write(d / "other.jsonl", '{"a": 1}\n'), "not a tournament log"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(tmp_path, make, message):
+    result = spades("analyze", str(make(tmp_path)))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert lines[0].startswith("spades analyze: error:")
+
+
+def test_dd_reads_its_answers_from_the_cache_beside_the_log(run_dir, tmp_path):
+    # Answers planted in the cache (7 tricks for North-South everywhere): nothing to
+    # solve, so this checks the --dd path without the solver's seconds per deal.
+    cache = DDCache(run_dir / DD_FILE)
+    for row in read_rows(run_dir):
+        hands, leader = played_hands(row["record"])
+        cache.tricks[dd_key(hands, leader, Rules.from_dict(row["rules"]))] = 7
+    cache.save()
+    try:
+        result = spades("analyze", str(run_dir), "--dd", "--out", str(tmp_path))
+    finally:
+        (run_dir / DD_FILE).unlink()
+    assert result.returncode == 0, result.stderr
+    assert "Against double dummy" in result.stdout and "unmakeable" in result.stdout
+    assert (tmp_path / FIGURE_FILES["double_dummy"]).exists()
+
+
+def test_unknown_grouping_is_refused(run_dir):
+    result = spades("analyze", str(run_dir), "--by", "moon")
+    assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path

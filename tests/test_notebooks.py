@@ -1,0 +1,86 @@
+"""The notebooks: committed without outputs, and they run headless to their plots.
+
+Each notebook is executed with nbclient in a fresh kernel (the `python3` kernel of the
+interpreter running the tests), its parameter cell overridden the way papermill does it:
+assignments appended to the cell tagged `parameters`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbclient
+import nbformat
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def load(name: str):
+    return nbformat.read(NOTEBOOKS / name, as_version=4)
+
+
+def set_parameters(nb, **params) -> None:
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    cell.source += "\n" + "\n".join(f"{k} = {v!r}" for k, v in params.items())
+
+
+def execute(nb, cwd: Path):
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    )
+    client.execute()
+    return nb
+
+
+def outputs(nb) -> list[dict]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+def images(nb) -> int:
+    return sum(1 for o in outputs(nb) if "image/png" in o.get("data", {}))
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
+def test_committed_notebooks_have_no_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    dirty = [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and (c.get("outputs") or c.get("execution_count") is not None)
+    ]
+    assert not dirty, f"{path.name}: cells {dirty} hold outputs; clear them before committing"
+    assert any("parameters" in c.metadata.get("tags", []) for c in nb.cells)
+
+
+def test_bid_accuracy_runs_a_seeded_tournament_and_draws_every_plot(tmp_path):
+    nb = load("bid_accuracy.ipynb")
+    set_parameters(nb, DEALS=30)
+    execute(nb, tmp_path)
+    assert not [o for o in outputs(nb) if o["output_type"] == "error"]
+    assert images(nb) == 5  # calibration, confusion, bid totals, set rates, nil outcomes
+    last = nb.cells[-1].outputs[0]["data"]["text/markdown"]
+    assert "**heuristic**" in last and "**random**" in last
+
+
+def tensorboard_run(folder: Path) -> Path | None:
+    """A tiny training run with TensorBoard scalars, if torch's writer is installed."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    writer = SummaryWriter(str(folder))
+    for step in range(0, 400, 100):
+        writer.add_scalar("eval/points_per_deal_vs_heuristic", step / 10 - 20, step)
+    writer.close()
+    return folder
+
+
+def test_agent_comparison_runs_a_round_robin_and_draws_its_plots(tmp_path):
+    nb = load("agent_comparison.ipynb")
+    run = tensorboard_run(tmp_path / "run")
+    set_parameters(nb, DEALS=20, RUN=None if run is None else str(run))
+    execute(nb, tmp_path)
+    assert not [o for o in outputs(nb) if o["output_type"] == "error"]
+    assert images(nb) == (2 if run is None else 3)  # ratings, margins (, learning curve)
