@@ -76,12 +76,16 @@ def _weighted_seats(view: SeatView, game: int) -> list[int]:
     ]
 
 
+def _partner(view: SeatView, game: int) -> int:
+    p = view.rules.num_players
+    return (int(view.seat[game]) + p // 2) % p
+
+
 def bid_hands(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> npt.NDArray[np.uint64]:
     """(n, P) uint64: the hand each seat bid with, in each world (see the module doc)."""
     w = np.asarray(worlds, dtype=np.uint64)
     hands = w | view.played_by[game][None, :]
-    p = view.rules.num_players
-    partner = (int(view.seat[game]) + p // 2) % p
+    partner = _partner(view, game)
     if view.passed[game] and view.received[game]:  # RULES.md §2: the exchange was made
         hands[:, partner] = (hands[:, partner] & ~view.passed[game]) | view.received[game]
     return hands
@@ -98,11 +102,27 @@ def world_bid_weights(
     return weight
 
 
-def weight_bound(view: SeatView, game: int = 0) -> float:
-    """An upper bound of `world_bid_weights` (exact: the max over every t value)."""
+def weight_bound(view: SeatView, game: int = 0, sampler: WorldSampler | None = None) -> float:
+    """An upper bound of `world_bid_weights`: per seat, the largest P(bid | t) over the
+    values t can take. `t` never falls when a card is added, so with a sampler's
+    knowledge t lies between t(cards known to be the seat's) and t(those plus every
+    unseen card it may hold)."""
     bound = 1.0
     for s in _weighted_seats(view, game):
-        bound *= float(bid_probability(int(view.bids[game, s]), _T_GRID).max())
+        grid = _T_GRID
+        if sampler is not None:
+            know = sampler.know
+            base = int(view.played_by[game, s]) | know.known[s]
+            if s == _partner(view, game) and view.passed[game] and view.received[game]:
+                base = (base & ~int(view.passed[game])) | int(view.received[game])
+            may = 0
+            for k in range(NUM_SUITS):
+                if know.allowed[s] >> k & 1:
+                    may |= know.free & int(SUIT_MASK[k])
+            lo, hi = hand_tricks(np.uint64(base)), hand_tricks(np.uint64(base | may))
+            values = _T_GRID
+            grid = values[(values >= lo) & (values <= hi)]
+        bound *= float(bid_probability(int(view.bids[game, s]), grid).max())
     return bound
 
 
@@ -115,8 +135,8 @@ def sample_weighted(
     max_draws: int | None = None,
 ) -> npt.NDArray[np.uint64]:
     """(n, P) worlds drawn ∝ uniform × bid weight, by rejection (see the module doc)."""
-    bound = weight_bound(view, game)
-    max_draws = max_draws if max_draws is not None else 1000 * n + 10_000
+    bound = weight_bound(view, game, sampler)
+    max_draws = max_draws if max_draws is not None else 200 * n + 2000
     kept: list[npt.NDArray[np.uint64]] = []
     seen: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]] = []
     have = drawn = 0

@@ -299,6 +299,19 @@ def sample_worlds(
     raise ValueError(f"weight={weight!r} is not a weighting; use None or 'bids'")
 
 
+def sample_worlds_batch(
+    view: SeatView,
+    n: int,
+    rng: np.random.Generator,
+    *,
+    weight: Literal["bids"] | None = None,
+) -> npt.NDArray[np.uint64]:
+    """(B, n, P) uint64: `sample_worlds` for every game of the view."""
+    return np.stack(
+        [sample_worlds(view, n, rng, game=g, weight=weight) for g in range(view.batch_size)]
+    )
+
+
 def world_violations(view: SeatView, world: npt.ArrayLike, game: int = 0) -> list[str]:
     """Every way `world` ((P,) uint64 hands now) contradicts the view; [] if none."""
     rules = view.rules

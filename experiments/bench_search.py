@@ -80,37 +80,37 @@ def dds_solver() -> Callable[[Position], object] | None:
     return solve
 
 
+def dd_row(name: str, solver: DDSolver, positions: list[Position], seconds: float, reference):
+    """One row: our solve rate, median and p95 times, and DDS's rate on the same positions."""
+    times = _times(solver.tricks, positions, seconds)
+    rate = len(times) / times.sum()
+    ref_rate = None
+    if reference is not None:
+        ref_times = _times(reference, positions[: len(times)], 0.0)
+        ref_rate = len(ref_times) / ref_times.sum()
+    return {
+        "name": name,
+        "batch": 1,
+        "rate": rate,
+        "unit": "solves/s",
+        "reference": "DDS via endplay, spades trump and broken" if ref_rate else None,
+        "reference_rate": ref_rate,
+        "ratio": rate / ref_rate if ref_rate else None,
+        "median_ms": float(np.median(times) * 1e3),
+        "p95_ms": float(np.percentile(times, 95) * 1e3),
+        "solves": len(times),
+    }
+
+
 def dd_rows(seconds: float) -> list[Row]:
     solver = DDSolver()
     reference = dds_solver()
-    cases = [
-        ("dd solve, fresh deal", fresh_positions(200)),
-        ("dd solve, 8 tricks left", midhand_positions(200)),
+    midhand = midhand_positions(200)
+    solver.tricks(midhand[0])  # compile / load the kernel before timing
+    return [
+        dd_row("dd solve, fresh deal", solver, fresh_positions(200), seconds, reference),
+        dd_row("dd solve, 8 tricks left", solver, midhand, seconds, reference),
     ]
-    solver.tricks(cases[1][1][0])  # compile / load the kernel before timing
-    rows = []
-    for name, positions in cases:
-        times = _times(solver.tricks, positions, seconds)
-        rate = len(times) / times.sum()
-        ref_rate = None
-        if reference is not None:
-            ref_times = _times(reference, positions[: len(times)], 0.0)
-            ref_rate = len(ref_times) / ref_times.sum()
-        rows.append(
-            {
-                "name": name,
-                "batch": 1,
-                "rate": rate,
-                "unit": "solves/s",
-                "reference": "DDS via endplay, spades trump and broken" if ref_rate else None,
-                "reference_rate": ref_rate,
-                "ratio": rate / ref_rate if ref_rate else None,
-                "median_ms": float(np.median(times) * 1e3),
-                "p95_ms": float(np.percentile(times, 95) * 1e3),
-                "solves": len(times),
-            }
-        )
-    return rows
 
 
 def search_section(seconds: float) -> list[Row]:

@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def _positive(text: str) -> int:
+def _count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 
@@ -55,9 +55,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--dd-max",
-        type=_positive,
+        type=_count,
         metavar="N",
-        help="with --dd: solve at most N new deals this run (default: all)",
+        help="with --dd: solve at most N new deals this run (default: all; 0: cached only)",
     )
     p.add_argument("--out", metavar="DIR", help="folder for the PNGs (default: beside the log)")
     p.set_defaults(run=run)
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = Console()
     if not out.is_terminal:
-        out = Console(width=160)  # a pipe or file: do not squeeze the tables
+        out = Console(width=200)  # a pipe or file: do not squeeze the tables
     err = Console(stderr=True)
     with Progress(
         TextColumn("double dummy"),
@@ -104,10 +104,10 @@ def run(args: argparse.Namespace) -> int:
     for agent, matrix in analysis.confusion.items():
         m = confusion_view(matrix)
         out.print(rich_table(f"{agent}: bid (rows) x tricks taken", m.reset_index(), ("bid",)))
-    if analysis.dd is not None and len(analysis.dd) < 2 * len(analysis.hands):
+    if analysis.dd_unsolved:
         out.print(
-            f"double dummy: {len(analysis.dd)} no-nil team-hands solved of "
-            f"{2 * len(analysis.hands)}; run again with --dd to solve the rest"
+            f"double dummy: {analysis.dd_unsolved} of {len(analysis.hands)} hands have no "
+            "answer yet and are left out; run again with --dd to solve more"
         )
     folder = Path(args.out) if args.out else log_path(args.log).parent
     folder.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ import pytest
 
 from experiments.bid_analysis import FIGURE_FILES
 from experiments.bid_analysis.double_dummy import DD_FILE, DDCache, dd_key, played_hands
+from experiments.cli import main
 from experiments.results_log import read_rows
 from experiments.tournament import TournamentConfig, run_tournament
 from spades_env.rules import Rules
@@ -35,19 +36,25 @@ def run_dir(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("by", ["agent", "seat", "situation"])
-def test_analyze_prints_the_tables_and_writes_the_plots(run_dir, by):
+def test_analyze_prints_the_tables_and_writes_the_plots(run_dir):
     for png in FIGURE_FILES.values():
         (run_dir / png).unlink(missing_ok=True)
-    result = spades("analyze", str(run_dir), "--by", by)
+    result = spades("analyze", str(run_dir))
     assert result.returncode == 0, result.stderr
     for title in ("Bid error", "Contracts, bags and nil", "Calibration", "Nil outcomes"):
         assert title in result.stdout
     assert "heuristic" in result.stdout and "random" in result.stdout
-    if by == "seat":
-        assert "position" in result.stdout
     written = {p.name for p in run_dir.glob("*.png")}
     assert written == set(FIGURE_FILES.values()) - {FIGURE_FILES["double_dummy"]}
+
+
+@pytest.mark.parametrize(("by", "column"), [("seat", "position"), ("situation", "situation")])
+def test_by_splits_the_tables(run_dir, tmp_path, capsys, by, column):
+    assert main(["analyze", str(run_dir), "--by", by, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert column in out
+    if by == "situation":  # a hand-mode tournament starts every hand from 0-0
+        assert "level" in out and "ahead" not in out
 
 
 def test_analyze_takes_the_log_file_and_an_output_folder(run_dir, tmp_path):
@@ -56,20 +63,25 @@ def test_analyze_takes_the_log_file_and_an_output_folder(run_dir, tmp_path):
     assert (tmp_path / "plots" / FIGURE_FILES["calibration"]).exists()
 
 
+def test_a_missing_log_is_a_one_line_error(tmp_path):
+    result = spades("analyze", str(tmp_path / "missing.jsonl"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("spades analyze: error: log ")
+    assert len(result.stderr.strip().splitlines()) == 1 and "does not exist" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda d: d / "missing.jsonl", "does not exist"),
         (lambda d: d, "does not exist"),  # a folder without log.jsonl
         (lambda d: _write(d / "notes.txt", "hello\n"), "no tournament rows"),
         (lambda d: _write(d / "other.jsonl", '{"a": 1}\n'), "not a tournament log"),
     ],
 )
-def test_bad_input_is_a_one_line_error(tmp_path, make, message):
-    result = spades("analyze", str(make(tmp_path)))
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0], result.stderr
+def test_bad_input_is_a_one_line_error(tmp_path, capsys, make, message):
+    assert main(["analyze", str(make(tmp_path))]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
     assert lines[0].startswith("spades analyze: error:")
 
 

@@ -248,3 +248,23 @@ def test_full_deals_with_spades_broken_equal_bridge_double_dummy(seed: int) -> N
     for deal in deals:
         pos = Position.from_deal(deal, int(rng.integers(4)), broken=True)
         assert DDSolver().tricks(pos) == dds_tricks(pos)
+
+
+def test_positions_from_a_seat_view_and_sampled_worlds() -> None:
+    from agents.sampling import sample_worlds
+    from spades_env.observation import seat_view
+
+    rng = np.random.default_rng(9)
+    state = init(Rules(blind_nil="never"), 8, rng)
+    for _ in range(4 + 38):  # bids, then 9 tricks and 2 cards
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    view = seat_view(state)
+    solver = DDSolver(tt_bits=16)
+    for g in range(8):
+        truth = state.hands[g] & ~state.played[g]
+        assert Position.from_view(view, truth, g) == Position.from_state(state, g)
+        for world in sample_worlds(view, 3, rng, game=g):
+            pos = Position.from_view(view, world, g)
+            assert pos.hands[pos.to_act] == int(view.hand[g])
+            values = solver.move_values(pos)
+            assert set(values) == set(pos.legal_cards())

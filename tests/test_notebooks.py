@@ -26,6 +26,7 @@ def set_parameters(nb, **params) -> None:
 
 
 def execute(nb, cwd: Path):
+    """Run every cell in a fresh kernel, in `cwd` (raises on the first error)."""
     client = nbclient.NotebookClient(
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
     )
@@ -54,6 +55,12 @@ def test_committed_notebooks_have_no_outputs(path):
     assert any("parameters" in c.metadata.get("tags", []) for c in nb.cells)
 
 
+@pytest.fixture(autouse=True)
+def kernel_tmpdir(tmp_path, monkeypatch):
+    """The kernel inherits TMPDIR: the seeded tournaments' run folders land in tmp_path."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+
 def test_bid_accuracy_runs_a_seeded_tournament_and_draws_every_plot(tmp_path):
     nb = load("bid_accuracy.ipynb")
     set_parameters(nb, DEALS=30)
@@ -62,6 +69,7 @@ def test_bid_accuracy_runs_a_seeded_tournament_and_draws_every_plot(tmp_path):
     assert images(nb) == 5  # calibration, confusion, bid totals, set rates, nil outcomes
     last = nb.cells[-1].outputs[0]["data"]["text/markdown"]
     assert "**heuristic**" in last and "**random**" in last
+    assert list(tmp_path.glob("spades-*/log.jsonl"))
 
 
 def tensorboard_run(folder: Path) -> Path | None:

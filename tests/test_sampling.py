@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from agents.bid_model import bid_probability, hand_tricks, world_bid_weights
-from agents.sampling import WorldSampler, knowledge, sample_worlds, world_violations
+from agents.sampling import (
+    WorldSampler,
+    knowledge,
+    sample_worlds,
+    sample_worlds_batch,
+    world_violations,
+)
 from spades_env.cards import BID_BASE, TWO_OF_CLUBS, cards_to_mask, mask_to_cards, str_to_card
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import SeatView, seat_view
@@ -231,3 +237,12 @@ def test_bid_probabilities_sum_to_one_and_peak_at_the_count(t: float) -> None:
     p = bid_probability(np.arange(14), t)
     assert p.sum() == pytest.approx(1.0)
     assert abs(int(p.argmax()) - t) <= 0.5
+
+
+def test_batch_sampling_gives_worlds_for_every_game() -> None:
+    rng = np.random.default_rng(6)
+    _, view = next(random_views(Rules(), 6, 5))
+    worlds = sample_worlds_batch(view, 7, rng)
+    assert worlds.shape == (5, 7, 4) and worlds.dtype == np.uint64
+    for g in range(5):
+        assert all(world_violations(view, w, g) == [] for w in worlds[g])

@@ -53,6 +53,7 @@ class BidAnalysis:
     nils: pd.DataFrame  # per agent and kind: nil outcomes
     dd: pd.DataFrame | None = None  # per team-hand vs double dummy (None: not asked)
     dd_summary: pd.DataFrame | None = None  # per agent vs double dummy
+    dd_unsolved: int = 0  # hands without a double-dummy answer (not solved yet)
     hand_size: int = 13
 
 
@@ -97,6 +98,7 @@ def analyze(
         answers = dd_tricks(rows, cache, max_solves=max_solves, on_solve=on_solve)
         out.dd = dd_table(rows, answers)
         out.dd_summary = dd_summary(out.dd)
+        out.dd_unsolved = sum(1 for a in answers if a is None)
     return out
 
 

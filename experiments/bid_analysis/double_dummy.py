@@ -13,7 +13,7 @@ seat that led the first trick, both read from the hand record in the log. Then:
 Team-hands with a nil bid are left out: the team's double-dummy tricks include the nil
 bidder's, which the contract does not count (RULES.md §4).
 
-Solving takes seconds per deal, so answers are kept in a JSON cache beside the log
+Solving takes seconds to minutes per deal, so answers are kept in a JSON cache beside the log
 (`DD_FILE`), keyed by the hands, the leader and the first-lead rule. Both sides of a
 duplicate deal share one solve; a rerun solves only what is missing.
 """
@@ -62,8 +62,8 @@ def solver_tricks(hands: Sequence[int], leader: int, rules: Rules) -> int | None
     """The double-dummy tricks of team 0 (`agents.dd`); None where it cannot solve."""
     from agents.dd import Position, PositionError, solve_tricks  # numba: load on demand
 
-    if rules.num_players != 4 or rules.hand_size != 13:
-        return None  # the solver plays the four-seat, 52-card game only
+    if rules.num_players != 4 or rules.hand_size != 13 or not rules.partnerships:
+        return None  # the solver plays the partnership game of four seats and 52 cards
     try:
         pos = Position.from_deal(hands, leader, False, rules)
     except PositionError:

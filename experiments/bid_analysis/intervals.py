@@ -22,8 +22,10 @@ def wilson(hits: float, n: int, z: float = Z975) -> tuple[float, float] | None:
     Unlike the normal approximation it stays inside [0, 1] and is sound at 0 or n hits,
     which small groups (nil bids, one bidding position) often have.
     """
-    if n == 0:
-        return None
+    return None if n == 0 else _wilson(hits, n, z)
+
+
+def _wilson(hits: float, n: int, z: float = Z975) -> tuple[float, float]:
     p = hits / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -37,7 +39,7 @@ def rate_interval(samples: Sequence[float]) -> tuple[int, float | None, float | 
     if n == 0:
         return 0, None, None, None
     hits = sum(samples)
-    lo, hi = wilson(hits, n)  # type: ignore[misc]
+    lo, hi = _wilson(hits, n)
     return n, hits / n, lo, hi
 
 

@@ -56,12 +56,18 @@ def _team_rows(teams: pd.DataFrame, column: str, value: Any) -> pd.DataFrame:
     return teams[teams[column] == value]
 
 
+#: means of counts, which cannot be negative: their t-intervals are clipped at 0
+NON_NEGATIVE = frozenset({"mean_bid", "mean_tricks", "mae", "bags_per_hand"})
+
+
 def stat_columns(samples: dict[str, list[float]]) -> dict[str, Any]:
     """The counts and the (value, lo, hi) of every statistic in `STATS`."""
     out: dict[str, Any] = {name: len(samples[key]) for name, key in COUNTS}
     for name, key, kind in STATS:
         interval = rate_interval if kind == "rate" else mean_interval
         _, value, lo, hi = interval(samples[key])
+        if name in NON_NEGATIVE and lo is not None:
+            lo = max(lo, 0.0)
         out[name], out[f"{name}_lo"], out[f"{name}_hi"] = value, lo, hi
     return out
 
