@@ -82,7 +82,8 @@ class Terminal:
         self.console = console
 
     def show(self, thing: RenderableType | str) -> None:
-        self.console.print(thing)
+        # A message (a file name, a reason) is never wrapped: scripts read it line by line.
+        self.console.print(thing, soft_wrap=isinstance(thing, str))
 
     def read(self, prompt: str) -> str:
         """One answer; EOFError at the end of input."""
