@@ -6,9 +6,9 @@ should count more. The model, deliberately simple and fixed (no fitting):
 - **Trick count.** A 13-card hand `h` is worth `t(h)` tricks: in each suit the ace is 1,
   the king 1 if the suit has 2+ cards, the queen 0.5 if it has 3+ cards; in spades each
   spade beyond the third adds 1. `t` is capped at 13, and is a multiple of 0.5.
-- **Bid.** A seat bids `b` in 0..13 (0 = nil) with probability
+- **Bid.** A seat bids `b` in 0..hand size (0 = nil) with probability
   `P(b | h) = exp(-(b - t(h))² / (2 σ²)) / Z(t(h))`, `σ = BID_SIGMA = 1.5`, where
-  `Z(t)` sums the numerator over b = 0..13.
+  `Z(t)` sums the numerator over the bids allowed, 0..hand size.
 - **World weight.** The product, over the seats other than the observer that have bid
   and not blind (a blind nil is bid unseen: it says nothing), of `P(bid | hand)`, where
   the hand is the one the seat bid with: its cards now in that world plus the cards it
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 BID_SIGMA = 1.5
 MAX_T = 13.0
-_BIDS = np.arange(14, dtype=np.float64)
 _T_GRID = np.arange(0, 2 * MAX_T + 1) / 2  # every value t(h) can take
 
 
@@ -59,11 +58,14 @@ def hand_tricks(hands: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return np.minimum(t, MAX_T)
 
 
-def bid_probability(bid: npt.ArrayLike, t: npt.ArrayLike) -> npt.NDArray[np.float64]:
+def bid_probability(
+    bid: npt.ArrayLike, t: npt.ArrayLike, max_bid: int = 13
+) -> npt.NDArray[np.float64]:
     """P(bid | t) of the model, broadcasting bid and t."""
     b = np.asarray(bid, dtype=np.float64)
     tt = np.asarray(t, dtype=np.float64)
-    z = np.exp(-((_BIDS - tt[..., None]) ** 2) / (2 * BID_SIGMA**2)).sum(axis=-1)
+    bids = np.arange(max_bid + 1, dtype=np.float64)
+    z = np.exp(-((bids - tt[..., None]) ** 2) / (2 * BID_SIGMA**2)).sum(axis=-1)
     return np.exp(-((b - tt) ** 2) / (2 * BID_SIGMA**2)) / z
 
 
@@ -98,7 +100,8 @@ def world_bid_weights(
     hands = bid_hands(view, worlds, game)
     weight = np.ones(hands.shape[0])
     for s in _weighted_seats(view, game):
-        weight *= bid_probability(int(view.bids[game, s]), hand_tricks(hands[:, s]))
+        bid = int(view.bids[game, s])
+        weight *= bid_probability(bid, hand_tricks(hands[:, s]), view.rules.max_bid)
     return weight
 
 
@@ -122,7 +125,7 @@ def weight_bound(view: SeatView, game: int = 0, sampler: WorldSampler | None = N
             lo, hi = hand_tricks(np.uint64(base)), hand_tricks(np.uint64(base | may))
             values = _T_GRID
             grid = values[(values >= lo) & (values <= hi)]
-        bound *= float(bid_probability(int(view.bids[game, s]), grid).max())
+        bound *= float(bid_probability(int(view.bids[game, s]), grid, view.rules.max_bid).max())
     return bound
 
 

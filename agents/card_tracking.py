@@ -87,6 +87,7 @@ class Table:
     bags: list[int]  # per team
     dealer: int
     unseen: int  # cards in the other three hands (deck - played - mine)
+    looking: int = -1  # RULES.md §6 two_player: the stock's top card I decide on, else -1
 
     @classmethod
     def from_view(cls, view: SeatView, i: int) -> Table:
@@ -218,6 +219,9 @@ def rows_from_view(view: SeatView) -> list[Table]:
     deck = int(deck_mask(rules))
     hand = view.hand.tolist()
     played = view.played.tolist()
+    looking = view.looking.tolist()
+    # RULES.md §6 two_player: cards I looked at and discarded are in nobody's hand.
+    seen = view.seen.tolist()
     cols = {
         "seat": view.seat.tolist(),
         "legal": view.legal.tolist(),
@@ -244,7 +248,8 @@ def rows_from_view(view: SeatView) -> list[Table]:
                 rules=rules,
                 hand=hand[i],
                 played=played[i],
-                unseen=deck & ~played[i] & ~hand[i] & ((1 << NUM_CARDS) - 1),
+                unseen=deck & ~played[i] & ~hand[i] & ~seen[i] & ((1 << NUM_CARDS) - 1),
+                looking=looking[i],
                 **row,
             )
         )

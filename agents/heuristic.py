@@ -32,10 +32,11 @@ import numpy.typing as npt
 from agents.base import BaseAgent
 from agents.card_tracking import Table, rows_from_view
 from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass
+from agents.heuristic_draw import choose_draw
 from agents.heuristic_play import choose_card
 from spades_env.cards import BID_BASE
 from spades_env.observation import SeatView
-from spades_env.state import BID, BLIND, EXCHANGE, PLAY
+from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY
 
 
 class HeuristicAgent(BaseAgent):
@@ -78,6 +79,8 @@ class HeuristicAgent(BaseAgent):
             return choose_blind(t, self.blind_deficit)
         if t.phase == EXCHANGE:
             return choose_pass(t)
+        if t.phase == DRAW:
+            return choose_draw(t)  # RULES.md §6 two_player
         return 0, "game over"  # DONE: the engine ignores the action
 
     def explain(self, view: SeatView) -> list[str]:

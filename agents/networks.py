@@ -2,7 +2,7 @@
 
 Both take the engine's int16 information-state encoding (`spades_env.observation`,
 seats relative to the observer, so one set of weights serves every seat) and the
-legal-action mask over the one `Discrete(74)` action space (cards, bids, blind nil).
+legal-action mask over the one `Discrete(76)` action space (cards, bids, blind nil).
 The int16 encoding travels as it is from the engine to here; the float conversion and
 the per-block scaling happen inside the net (`ObsScaler`), where the learner needs it.
 
@@ -11,7 +11,7 @@ the per-block scaling happen inside the net (`ObsScaler`), where the learner nee
   Q(s, a) = v · relu(W h(s) + U f(a) + b) + c, where f(a) are the action's features
   (which card: suit, rank, spade; which bid: value, nil; blind nil; see hand; and its
   one-hot). That is a one-hidden-layer MLP on concat(h(s), f(a)); because f(a) is fixed
-  per action, U f(a) is computed once for all 74 actions, so scoring every legal action
+  per action, U f(a) is computed once for all 76 actions, so scoring every legal action
   costs one trunk pass per state.
 
 `build_network(config)` rebuilds either from the plain dict that checkpoints store.
@@ -88,7 +88,7 @@ def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class PolicyValueNet(nn.Module):
-    """PPO's actor-critic: shared trunk, masked policy logits (74) and a value."""
+    """PPO's actor-critic: shared trunk, masked policy logits (76) and a value."""
 
     kind = "ppo"
 
@@ -100,7 +100,7 @@ class PolicyValueNet(nn.Module):
         self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(masked logits (B, 74), value (B,))."""
+        """(masked logits (B, 76), value (B,))."""
         h = self.trunk(self.scaler(obs))
         return masked(self.policy(h), mask), self.value(h).squeeze(-1)
 
@@ -110,7 +110,7 @@ class PolicyValueNet(nn.Module):
 
 
 def action_features() -> torch.Tensor:
-    """(74, F) float32 static features of every action (see the module doc)."""
+    """(76, F) float32 static features of every action (see the module doc)."""
     f = np.zeros((NUM_ACTIONS, NUM_ACTIONS + NUM_SUITS + 6), dtype=np.float32)
     f[:, :NUM_ACTIONS] = np.eye(NUM_ACTIONS)
     o = NUM_ACTIONS
@@ -127,7 +127,7 @@ def action_features() -> torch.Tensor:
 
 
 class QNet(nn.Module):
-    """DMC's action-value net: Q(s, a) for all 74 actions at once (see the module doc)."""
+    """DMC's action-value net: Q(s, a) for all 76 actions at once (see the module doc)."""
 
     kind = "dmc"
 
@@ -141,9 +141,9 @@ class QNet(nn.Module):
         self.out = layer_init(nn.Linear(head, 1), std=1.0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        """Q-values (B, 74) of every action, legal or not."""
+        """Q-values (B, 76) of every action, legal or not."""
         s = self.state_in(self.trunk(self.scaler(obs)))  # (B, head)
-        a = self.action_in(self.features)  # (74, head)
+        a = self.action_in(self.features)  # (76, head)
         return self.out(torch.relu(s[:, None, :] + a[None, :, :])).squeeze(-1)
 
     def preferences(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

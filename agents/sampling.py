@@ -12,7 +12,15 @@ What a seat knows about where the cards it cannot see are (`knowledge`):
 - the exchange (RULES.md §2 `blind_nil_exchange`): the cards it passed are in its
   partner's hand unless the partner has played them; the cards it received are in its
   own hand or played;
-- RULES.md §3 `first_lead=two_of_clubs`: at the first lead the seat to act holds 2♣.
+- RULES.md §3 `first_lead=two_of_clubs`: at the first lead the seat to act holds 2♣;
+- RULES.md §6 `mirror` / `whiz`: a bid (other than a whiz nil or a blind nil) is the
+  number of spades the bidder was dealt (jokers are spades), so the spades it holds now
+  are that many less those it has played (and, for the observer's partner, corrected
+  by the exchange; a seat whose unseen exchange could have moved spades is not held to
+  it).
+
+Only games whose whole deck is dealt are supported (not `two_player`, whose discards
+are in no hand).
 
 A *world* is a (P,) uint64 vector of hands now (the observer's own included) that agrees
 with all of it. `sample_worlds` draws worlds uniformly among all such worlds, exactly:
@@ -35,7 +43,14 @@ import numpy as np
 import numpy.typing as npt
 
 from agents import bid_model
-from spades_env.cards import NUM_SUITS, SUIT_MASK, TWO_OF_CLUBS, mask_to_cards
+from spades_env.cards import (
+    CARD_SUIT,
+    NUM_SUITS,
+    SPADES,
+    SUIT_MASK,
+    TWO_OF_CLUBS,
+    mask_to_cards,
+)
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import PLAY, deck_mask
@@ -59,12 +74,17 @@ class Knowledge:
     free: int  # cards whose holder is unknown
     need: tuple[int, ...]  # (P,) free cards each seat still needs
     allowed: tuple[int, ...]  # (P,) bit s: the seat may hold suit s
+    spades: tuple[int, ...] = ()  # (P,) free spades each seat must get, -1 = any
 
 
 def knowledge(view: SeatView, game: int = 0) -> Knowledge:
     """What seat `view.seat[game]` knows about the hidden hands of its game."""
     rules = view.rules
     p = rules.num_players
+    if int(deck_mask(rules)).bit_count() != p * rules.hand_size:
+        raise NotImplementedError(
+            f"preset {rules.name!r}: sampling needs a game whose whole deck is dealt"
+        )
     seat = int(view.seat[game])
     played = int(view.played[game])
     hidden_hand = bool(view.hand_hidden[game])
@@ -90,11 +110,40 @@ def knowledge(view: SeatView, game: int = 0) -> Knowledge:
         known[int(view.to_act[game])] |= (1 << TWO_OF_CLUBS) & unseen
     free = unseen & ~_union(known)
     need = [counts[s] - known[s].bit_count() for s in range(p)]
+    spades = _spade_counts(view, game, known)
     if min(need) < 0 or sum(need) != free.bit_count():
         raise InconsistentViewError(
             f"seat {seat}: hand counts {counts} do not fit {unseen.bit_count()} unseen cards"
         )
-    return Knowledge(rules, seat, tuple(known), free, tuple(need), tuple(allowed))
+    return Knowledge(rules, seat, tuple(known), free, tuple(need), tuple(allowed), spades)
+
+
+def _spade_counts(view: SeatView, game: int, known: list[int]) -> tuple[int, ...]:
+    """RULES.md §6 mirror / whiz: free spades each seat must still hold (-1 = any)."""
+    rules = view.rules
+    p = rules.num_players
+    out = [-1] * p
+    if rules.bid_constraint not in ("mirror", "whiz"):
+        return tuple(out)
+    spade_mask = int(SUIT_MASK[SPADES])
+    seat = int(view.seat[game])
+    partner = (seat + p // 2) % p
+    for s in range(p):
+        bid = int(view.bids[game, s])
+        if s == seat or bid < 0 or view.blind[game, s]:
+            continue
+        if rules.bid_constraint == "whiz" and bid == 0:
+            continue  # a whiz nil may be bid on any spades
+        held = bid - (int(view.played_by[game, s]) & spade_mask).bit_count()
+        if rules.blind_nil_exchange and view.blind[game].any():
+            team_blind = any(view.blind[game, t] for t in range(p) if t % 2 == s % 2)
+            if s == partner and view.passed[game] and view.received[game]:
+                held += (int(view.passed[game]) & spade_mask).bit_count()
+                held -= (int(view.received[game]) & spade_mask).bit_count()
+            elif team_blind:
+                continue  # an exchange I did not see may have moved spades
+        out[s] = held - (known[s] & spade_mask).bit_count()
+    return tuple(out)
 
 
 def _union(masks: list[int] | tuple[int, ...]) -> int:
@@ -116,8 +165,11 @@ class WorldSampler:
         self.seats = [s for s, n in enumerate(know.need) if n > 0]  # seats to fill
         self.caps = [know.need[s] for s in self.seats]
         cards = np.array(mask_to_cards(know.free), dtype=np.int64)
-        self.cards = cards  # free cards, ascending: grouped by suit
-        suit_of = cards // 13
+        suit_of = CARD_SUIT[cards].astype(np.int64)
+        order = np.lexsort((cards, suit_of))
+        cards, suit_of = cards[order], suit_of[order]
+        self.cards = cards  # free cards grouped by suit (jokers are spades)
+        self.suit_of = suit_of
         self.suit_count = [int((suit_of == k).sum()) for k in range(NUM_SUITS)]
         self.allow = np.array(
             [[bool(know.allowed[s] >> k & 1) for k in range(NUM_SUITS)] for s in self.seats],
@@ -126,7 +178,8 @@ class WorldSampler:
         m = len(self.seats)
         total = int(cards.size)
         self.exact_ints = m**total >= _INT64_SAFE  # counts may exceed int64: Python ints
-        self.unconstrained = bool(self.allow.all())
+        self.spades = [know.spades[s] if know.spades else -1 for s in self.seats]
+        self.unconstrained = bool(self.allow.all()) and max(self.spades, default=-1) < 0
         if m > 1 and not self.unconstrained:
             self._build_tables()
         self._count = self._count_worlds()
@@ -141,10 +194,14 @@ class WorldSampler:
         ranges = [
             range(min(u, self.caps[j]) + 1) if self.allow[j, k] else range(1) for j in range(m - 1)
         ]
+        if k == SPADES:  # RULES.md §6 mirror / whiz: known spade counts
+            ranges = [r if self.spades[j] < 0 else [self.spades[j]] for j, r in enumerate(ranges)]
         parts, weights = [], []
         for head in itertools.product(*ranges):
             last = u - sum(head)
             if last < 0 or last > self.caps[-1] or (last and not self.allow[m - 1, k]):
+                continue
+            if k == SPADES and self.spades[-1] >= 0 and last != self.spades[-1]:
                 continue
             x = (*head, last)
             w = math.factorial(u)
@@ -245,7 +302,7 @@ class WorldSampler:
         """(n, C) seat of each free card: within each suit, a uniform shuffle cut into
         the drawn counts."""
         n = parts.shape[0]
-        suit_of = self.cards // 13
+        suit_of = self.suit_of
         # Sorting by suit + a uniform key shuffles each suit's cards within its block.
         order = np.argsort(suit_of[None, :] + rng.random((n, self.cards.size)), axis=1)
         start = np.concatenate([[0], np.cumsum(self.suit_count)[:-1]])
@@ -334,6 +391,18 @@ def world_violations(view: SeatView, world: npt.ArrayLike, game: int = 0) -> lis
         for k in range(NUM_SUITS):
             if int(view.voids[game, s]) >> k & 1 and hands[s] & int(SUIT_MASK[k]):
                 out.append(f"seat {s} holds suit {k}, where it has shown a void")
+    if rules.bid_constraint in ("mirror", "whiz") and not (
+        rules.blind_nil_exchange and view.blind[game].any()
+    ):
+        for s in range(p):
+            bid = int(view.bids[game, s])
+            if bid < 0 or view.blind[game, s] or (bid == 0 and rules.bid_constraint == "whiz"):
+                continue
+            dealt = ((hands[s] | int(view.played_by[game, s])) & int(SUIT_MASK[SPADES])).bit_count()
+            if dealt != bid:
+                out.append(
+                    f"seat {s} bid {bid} under {rules.bid_constraint} but held {dealt} spades"
+                )
     partner = (seat + p // 2) % p
     if int(view.phase[game]) >= PLAY:
         missing = int(view.passed[game]) & ~played & ~hands[partner]

@@ -8,6 +8,7 @@ the same process is the figure to quote. Each section is a function that returns
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ from agents.random_agent import random_legal_actions
 from experiments import bench_envs, bench_search
 from spades_env.engine import reset_done, step
 from spades_env.rules import PRESETS, Rules
+from spades_env.single import SingleGame
 from spades_env.state import DONE, init
 
 DECISIONS_PER_HAND = 56  # 4 bids + 52 cards (RULES.md §1-§3)
@@ -48,6 +50,23 @@ def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> floa
             decided += active
         reset_done(state, rng)
         return decided
+
+    return _timed(run, seconds)
+
+
+def single_rate(rules: Rules, seconds: float, seed: int = 0) -> float:
+    """Decisions per second of random legal play through `SingleGame`, one game at a time
+    (the path the PettingZoo env and tree search use)."""
+    pick = random.Random(seed)
+    game = SingleGame(rules, seed=seed)
+    games = iter(range(1, 10**12))
+
+    def run() -> int:
+        for _ in range(DECISIONS_PER_HAND):
+            game.step(pick.choice(game.legal_list()))
+            if game.done:
+                game.restart(next(games))
+        return DECISIONS_PER_HAND
 
     return _timed(run, seconds)
 
@@ -86,6 +105,18 @@ def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192
                 "ratio": rate / reference if reference else None,
             }
         )
+    rate = single_rate(Rules(), seconds)
+    rows.append(
+        {
+            "name": "single-game path (SingleGame)",
+            "batch": 1,
+            "rate": rate,
+            "unit": "decisions/s",
+            "reference": "OpenSpiel spades, C++ random bots" if reference else None,
+            "reference_rate": reference,
+            "ratio": rate / reference if reference else None,
+        }
+    )
     return rows
 
 

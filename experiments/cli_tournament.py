@@ -20,6 +20,7 @@ from rich.table import Table
 from agents.registry import AgentSpecError, parse_spec
 from experiments import deals as deals_mod
 from experiments.tournament import (
+    BACKENDS,
     CONFIG_FILE,
     LOG_FILE,
     MODES,
@@ -93,7 +94,23 @@ def add_parser(sub) -> None:
         action="store_true",
         help="finish the tournament in --out (default: the latest run folder)",
     )
-    p.add_argument("--workers", type=_positive, default=2, help="processes")
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        help="local: processes (default 2); ray: CPUs of a Ray started here (default all), "
+        "or the most tasks in flight on a cluster",
+    )
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local: processes on this machine; ray: Ray tasks (the ray extra)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="auto|HOST:PORT",
+        help="ray: join this running cluster (default: start a local Ray)",
+    )
     p.add_argument("--chunk", type=_positive, help="deals per work unit (default 50)")
     p.add_argument(
         "--hand-cap",
@@ -191,6 +208,12 @@ def _check_resume_flags(args: argparse.Namespace, run_dir: Path) -> None:
 
 # ----------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
+    if args.address is not None and args.backend != "ray":
+        raise TournamentError("--address needs --backend ray")
+    if args.backend == "ray":  # before the run folder is made
+        from experiments.ray_backend import require_ray
+
+        require_ray()
     if args.resume:
         run_dir = Path(args.out) if args.out else _latest_run_dir()
         _check_resume_flags(args, run_dir)
@@ -223,7 +246,15 @@ def run(args: argparse.Namespace) -> int:
         disable=args.no_progress,
     ) as progress:
         task = progress.add_task("deals x pairs", total=total, completed=done)
-        play_units(run_dir, ctx, todo, args.workers, lambda _u, n: progress.advance(task, n))
+        play_units(
+            run_dir,
+            ctx,
+            todo,
+            args.workers,
+            lambda _u, n: progress.advance(task, n),
+            backend=args.backend,
+            address=args.address,
+        )
     summary = finish(run_dir, ctx)
     out = Console()
     if not out.is_terminal:

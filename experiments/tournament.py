@@ -27,6 +27,10 @@ partial run covers all pairs evenly. The agents of a unit are built with seeds d
 `(seed, agent indices, chunk)` alone, so a unit's rows do not depend on which process
 plays it, or when: serial, parallel and resumed runs write the same rows, in unit order.
 
+**Backends.** `local` plays the units in a pool of processes on this machine; `ray`
+(`experiments.ray_backend`) as Ray tasks over a cluster. Both call `execute_unit`, and in
+both the driver alone appends each unit's rows to the log, in unit order.
+
 **Run folder.** `config.json` (the tournament, written last at start), `deals.json` (the
 deal set, reusable with `--deal-file`), `log.jsonl` (see `experiments.results_log`),
 `summary.json` (written at the end).
@@ -59,6 +63,7 @@ from spades_env.rules import Rules
 from spades_env.scoring import score_hand
 
 MODES = ("hand", "game")
+BACKENDS = ("local", "ray")
 CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
     "config.json",
     "deals.json",
@@ -258,16 +263,21 @@ def _worker_init(run_dir: str) -> None:
     _CTX = load_context(Path(run_dir))
 
 
-def _worker_unit(unit: int) -> list[dict[str, Any]]:
-    """`unit_rows` in a worker. Errors cross back as plain picklable ones (an exception
+def execute_unit(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
+    """`unit_rows` in a worker, the one unit function of every backend (a process of the
+    local pool, a Ray task). Errors cross back as plain picklable ones (an exception
     with a custom constructor, like `IllegalActionError`, would not unpickle)."""
-    assert _CTX is not None, "worker not initialised"
     try:
-        return unit_rows(_CTX, unit)
+        return unit_rows(ctx, unit)
     except ValueError as exc:
         raise TournamentError(f"unit {unit}: {type(exc).__name__}: {exc}") from None
     except Exception:
         raise RuntimeError(f"unit {unit} failed in a worker:\n{traceback.format_exc()}") from None
+
+
+def _worker_unit(unit: int) -> list[dict[str, Any]]:
+    assert _CTX is not None, "worker not initialised"
+    return execute_unit(_CTX, unit)
 
 
 # ----------------------------------------------------------------------------- run folder
@@ -337,16 +347,33 @@ def play_units(
     run_dir: Path,
     ctx: RunContext,
     todo: list[int],
-    workers: int = 2,
+    workers: int | None = 2,
     on_unit: Callable[[int, int], None] | None = None,
+    *,
+    backend: str = "local",
+    address: str | None = None,
 ) -> None:
     """Play the units `todo`, appending each to the log as it completes, in order.
 
-    `on_unit(unit, deals)` is called after each unit is written.
+    `on_unit(unit, deals)` is called after each unit is written. `backend="ray"` plays
+    the units as Ray tasks (`experiments.ray_backend`; `address` is the cluster's, and
+    `workers` caps the tasks in flight); the driver writes the log either way.
     """
+    if backend not in BACKENDS:
+        raise TournamentError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     if not todo:
         return
     log = run_dir / LOG_FILE
+    if backend == "ray":
+        from experiments.ray_backend import ray_results
+
+        results = ray_results(ctx, todo, workers, address)
+        try:
+            _append_all(log, todo, results, ctx, on_unit)
+        finally:
+            results.close()  # cancels the tasks in flight on an error, stops a Ray started here
+        return
+    workers = 2 if workers is None else workers
     if workers <= 1 or len(todo) == 1:
         _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit)
         return
@@ -393,11 +420,14 @@ def run_tournament(
     deal_set: DealSet | None = None,
     *,
     resume: bool = False,
-    workers: int = 2,
+    workers: int | None = 2,
     on_unit: Callable[[int, int], None] | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary."""
     run_dir = Path(run_dir)
     ctx = open_run(run_dir, config, deal_set, resume)
-    play_units(run_dir, ctx, pending_units(run_dir, ctx), workers, on_unit)
+    todo = pending_units(run_dir, ctx)
+    play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
     return finish(run_dir, ctx)

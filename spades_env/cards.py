@@ -16,10 +16,14 @@ action     meaning                      phase
 54..71     bid `a - 54` (0 = nil)       BID (bids above hand_size are never legal)
 72         blind nil                    BLIND (RULES.md §2)
 73         see hand (decline blind)     BLIND
+74         keep the looked-at card      DRAW (RULES.md §6 two_player)
+75         discard the looked-at card   DRAW (then the next card is kept)
 =========  ===========================  ==========================================
 
+Version history: 74 actions (0..73) until the two_player draw phase added 74 and 75.
+
 Strings: cards `AS`, `TD`, `10d`, `2C`, `q♥`, `LJ`/`BJ`; bids `nil`, `4`; `blind nil`;
-`see hand`.
+`see hand`; `keep`, `discard`.
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ MAX_BID = 17  # largest hand size of any preset (three players, RULES.md §6)
 BID_BASE = NUM_CARDS
 BLIND_NIL = BID_BASE + MAX_BID + 1
 SEE_HAND = BLIND_NIL + 1
-NUM_ACTIONS = SEE_HAND + 1
+DRAW_KEEP = SEE_HAND + 1  # RULES.md §6 two_player: keep the top card of the stock
+DRAW_DISCARD = DRAW_KEEP + 1  # ... or discard it (face down) and keep the next one
+NUM_ACTIONS = DRAW_DISCARD + 1
 
 RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "SHDC"
@@ -116,6 +122,10 @@ def action_to_str(action: int, unicode: bool = False) -> str:
         return "blind nil"
     if a == SEE_HAND:
         return "see hand"
+    if a == DRAW_KEEP:
+        return "keep"
+    if a == DRAW_DISCARD:
+        return "discard"
     raise ActionParseError(f"action {a} is outside 0..{NUM_ACTIONS - 1}")
 
 
@@ -127,6 +137,10 @@ def str_to_action(text: str) -> int:
         return BLIND_NIL
     if t in ("see hand", "see", "look"):
         return SEE_HAND
+    if t in ("keep", "k"):
+        return DRAW_KEEP
+    if t in ("discard", "d"):
+        return DRAW_DISCARD
     if t.isdigit():
         bid = int(t)
         if bid > MAX_BID:

@@ -30,6 +30,7 @@ from spades_env.cards import (
     CARD_BIT,
     CARD_RANK,
     CARD_SUIT,
+    DRAW_KEEP,
     NUM_ACTIONS,
     NUM_CARDS,
     NUM_SUITS,
@@ -43,12 +44,14 @@ from spades_env.cards import (
     mask_to_cards,
     select_bit,
 )
+from spades_env.draw import apply_draw, start_draw
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, game_result, score_hand
 from spades_env.state import (
     BID,
     BLIND,
     DONE,
+    DRAW,
     EXCHANGE,
     PHASE_NAMES,
     PLAY,
@@ -202,7 +205,15 @@ def start_hand(state: State, rows: npt.NDArray[np.int64], given=None) -> None:
     state.card_trick[rows] = -1
     state.history[rows] = -1
     state.history_len[rows] = 0
-    # RULES.md §2: bidding starts left of the dealer.
+    if rules.draw and given is None:
+        start_draw(state, rows)  # RULES.md §6 two_player: draw the hands, then bid
+        return
+    _open_bidding(state, rows)
+
+
+def _open_bidding(state: State, rows: npt.NDArray[np.int64]) -> None:
+    """RULES.md §2: bidding starts left of the dealer."""
+    rules = state.rules
     first = (state.dealer[rows].astype(np.int64) + 1) % rules.num_players
     state.to_act[rows] = first
     state.phase[rows] = np.where(blind_allowed(state, rows, first), BLIND, BID)
@@ -327,11 +338,12 @@ def _update_legal(state: State) -> None:
         partner = state.bids[q, (seat + p // 2) % p] if state.rules.partnerships else None
         legal[q] = bid_bits(state.rules, _bid_limit(state, q), state.hands[q, seat], partner)
     legal[phase == BLIND] = 0b11  # blind nil, see hand
+    legal[phase == DRAW] = 0b11  # RULES.md §6 two_player: keep, discard (spades_env/draw.py)
     state.legal[:] = legal
 
 
 #: (NUM_PHASES,) first action of each phase: bit i of `legal` is action base + i.
-PHASE_BASE = np.array([BLIND_NIL, BID_BASE, 0, 0, 0], dtype=np.int64)
+PHASE_BASE = np.array([BLIND_NIL, BID_BASE, 0, 0, 0, DRAW_KEEP], dtype=np.int64)
 
 
 def _bid_limit(state: State, rows) -> npt.NDArray[np.int64]:
@@ -371,6 +383,8 @@ def explain_illegal(state: State, game: int, action: int) -> str:
     a = int(action)
     if phase == BLIND:
         return "first decide blind nil or see hand (RULES.md §2)"
+    if phase == DRAW:
+        return "keep or discard the top card of the stock (RULES.md §6 two_player)"
     if phase == BID:
         if not BID_BASE <= a < BLIND_NIL:
             return "a bid is expected: nil or 1..13 (RULES.md §2)"
@@ -593,6 +607,8 @@ def _apply(state: State, phase: int, rows, a: npt.NDArray[np.int64], out: list) 
     elif phase == EXCHANGE:
         state.passing[ar, seat] |= CARD_BIT[a]
         _next_passer(state, ar)
+    elif phase == DRAW:
+        _open_bidding(state, apply_draw(state, ar, seat, a))
 
 
 def _concat(results: list[HandResult]) -> HandResult | None:

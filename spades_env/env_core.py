@@ -229,6 +229,7 @@ def observation_bounds(rules: Rules) -> tuple[npt.NDArray[np.int16], npt.NDArray
         "scores": _I16,  # clipped to int16 by the encoder
         "bags": _I16,  # a position given to reset may hold any count
         "hand_no": (0, _I16[1]),
+        "stock": (0, 52),  # RULES.md §6 two_player: cards left in the stock
     }
     low, high = [], []
     for name, size in obs_blocks(rules):

@@ -30,17 +30,28 @@ leader                 P           one-hot relative leader of the current trick
 to_act                 P           one-hot relative seat to act
 lead_suit              4           one-hot suit led in the current trick
 broken                 1           spades broken
-phase                  5           one-hot blind / bid / exchange / play / done
+phase                  5 (6)       one-hot blind / bid / exchange / play / done (/ draw:
+                                   6 slots with RULES.md §6 two_player only)
 voids                  P * 4       [r, s]: seat r has shown it holds no suit s
 hand_no                1           hands completed in this game
 open_hands             (P-1) * C   RULES.md §6 open_hands only (else size 0): [r-1, c] 1 if
                                    relative seat r (1..P-1) holds card c now
+looking                C (or 0)    two_player only: the top card of the stock while I
+                                   decide to keep or discard it (DRAW phase, my turn)
+seen                   C (or 0)    two_player only: cards I looked at and discarded
+stock                  1 (or 0)    two_player only: cards left in the stock
 =====================  ==========  ====================================================
+
+In two_player the hand block shows my hand as it grows during the draw; the cards
+discarded unseen (after a kept card) are in no block of anyone's encoding.
 
 Version history: 1 the standard table; 2 the RULES.md §6 presets: P = 3..5 seats and
 T = 2 (partnerships) or P (one-player teams) change the block sizes, jokers use card
 slots 52/53, and the `open_hands` block is appended (size 0 unless the option is on, so
-the standard layout is unchanged).
+the standard layout is unchanged); 3 RULES.md §6 two_player: the action space grows
+to 76 (cards.py: keep / discard), the phase block has a sixth slot and the `looking`,
+`seen` and `stock` blocks are appended for two_player only (the layout of every other
+preset is the same as in version 2).
 """
 
 from __future__ import annotations
@@ -51,11 +62,12 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env.cards import MAX_BID, NUM_CARDS, NUM_SUITS, bits_to_bool
+from spades_env.draw import looking, stock_left
 from spades_env.engine import blind_allowed
 from spades_env.rules import Rules
 from spades_env.state import BID, NUM_PHASES, PLAY, State
 
-OBS_VERSION = 2
+OBS_VERSION = 3
 
 
 def obs_blocks(rules: Rules) -> list[tuple[str, int]]:
@@ -78,10 +90,13 @@ def obs_blocks(rules: Rules) -> list[tuple[str, int]]:
         ("to_act", p),
         ("lead_suit", NUM_SUITS),
         ("broken", 1),
-        ("phase", NUM_PHASES),
+        ("phase", NUM_PHASES if rules.draw else NUM_PHASES - 1),
         ("voids", p * NUM_SUITS),
         ("hand_no", 1),
         ("open_hands", (p - 1) * c if rules.open_hands else 0),
+        ("looking", c if rules.draw else 0),
+        ("seen", c if rules.draw else 0),
+        ("stock", 1 if rules.draw else 0),
     ]
 
 
@@ -130,6 +145,8 @@ class SeatView:
     scores: npt.NDArray[np.int32]  # (B, T)
     bags: npt.NDArray[np.int32]  # (B, T)
     hand_no: npt.NDArray[np.int32]  # (B,)
+    looking: npt.NDArray[np.int64]  # (B,) two_player: top card I decide on now, else -1
+    seen: npt.NDArray[np.uint64]  # (B,) two_player: cards I looked at and discarded
 
     @property
     def batch_size(self) -> int:
@@ -193,6 +210,8 @@ def seat_view(state: State, seats: npt.ArrayLike | None = None) -> SeatView:
         scores=state.scores.copy(),
         bags=state.bags.copy(),
         hand_no=state.hand_no.copy(),
+        looking=looking(state, seat),
+        seen=state.seen[rows, seat].copy(),
     )
 
 
@@ -256,4 +275,10 @@ def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.i
         for r in range(1, p):
             other = state.hands[rows, (seat + r) % p] & ~state.played
             out[:, o + (r - 1) * c : o + r * c] = bits_to_bool(other)
+    if rules.draw:  # RULES.md §6 two_player: what this drawer has seen (spades_env/draw.py)
+        top = looking(state, seat)
+        on = top >= 0
+        flat[base[on] + sl["looking"].start + top[on]] = 1
+        out[:, sl["seen"]] = bits_to_bool(state.seen[rows, seat])
+        out[:, sl["stock"].start] = stock_left(state)
     return out

@@ -4,7 +4,9 @@ A record holds the rules, the game's seed and hand number, the dealer, the deal,
 position before the hand (scores and bags), every action in order with its seat, and
 the outcome: bids, tricks per seat, hand points, bags, bag penalty, scores after.
 `replay(record)` plays the actions again through the engine from the recorded deal and
-position, and returns the record it produces, which equals the original.
+position, and returns the record it produces, which equals the original. In RULES.md §6
+two_player the deal is the hands as drawn; the replay draws them again from the stock of
+`(seed, hand_no)` with the recorded keep/discard actions.
 """
 
 from __future__ import annotations
@@ -70,12 +72,17 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
         rules,
         1,
         seeds=np.array([record["seed"]], dtype=np.uint64),
-        deals=deal,
+        deals=None if rules.draw else deal,
         dealer=record["dealer"],
         scores=np.array(record["scores_before"])[None],
         bags=np.array(record["bags_before"])[None],
     )
     state.hand_no[:] = record["hand_no"]
+    if rules.draw:  # RULES.md §6 two_player: the stock of hand `hand_no` comes from the seed
+        from spades_env.engine import _update_legal, start_hand
+
+        start_hand(state, np.zeros(1, dtype=np.int64))
+        _update_legal(state)
     for k, (seat, action) in enumerate(record["actions"]):
         if int(state.to_act[0]) != seat:
             raise ReplayError(

@@ -7,14 +7,15 @@ option and the values it accepts.
 
 Presets of RULES.md §6 are named constructors (`Rules.standard()`, `Rules.family()`, ...,
 `Rules.preset(name)`). Implemented: standard, family, jokers, suicide, mirror, whiz,
-three_player and cutthroat (3, 4 or 5 players; `cutthroat_3` / `cutthroat_5` name the
-other table sizes). `two_player` (the draw phase) and `auction` (trump naming) are not
-built yet and `Rules.preset` says so instead of pretending.
+three_player, cutthroat (3, 4 or 5 players; `cutthroat_3` / `cutthroat_5` name the
+other table sizes) and two_player (the draw phase, spades_env/draw.py). `auction` (trump
+naming) is not built yet and `Rules.preset` says so instead of pretending.
 
 Every variant is a value of the same fields, handled by the one batched engine with
-masks: `deck` (which cards are in play), `partnerships` (two teams of two, or one-player
-teams), `scoring` (`standard` or `family`), `bid_constraint` (`none`, `suicide`, `mirror`,
-`whiz`; RULES.md §6, spades_env/variants.py) and `open_hands`.
+masks: `deck` (which cards are in play), `draw` (the two_player draw phase instead of a
+deal), `partnerships` (two teams of two, or one-player teams), `scoring` (`standard` or
+`family`), `bid_constraint` (`none`, `suicide`, `mirror`, `whiz`; RULES.md §6,
+spades_env/variants.py) and `open_hands`.
 
 Choices where RULES.md §6 is silent: one-player-team presets keep nil, blind nil and bags
 (§4) per player, and "behind by 100" for blind nil means behind the best other player;
@@ -22,6 +23,9 @@ Choices where RULES.md §6 is silent: one-player-team presets keep nil, blind ni
 nil); in `suicide` a blind nil is the team's nil, so blind nil is not offered once the
 partner bid nil; jokers count as spades for mirror and whiz; `family` keeps §5's rule
 that an exact tie at the top plays another hand; `three_player` equals `cutthroat_3`.
+`two_player`: the seat left of the dealer draws first and the players alternate; the
+dealer passes every hand as in §1; blind nil is off (a drawn hand has been seen card by
+card, so it cannot be bid blind); target 500 as standard.
 """
 
 from __future__ import annotations
@@ -58,9 +62,10 @@ PRESETS: tuple[str, ...] = (
     "cutthroat",
     "cutthroat_3",
     "cutthroat_5",
+    "two_player",
 )
 #: Presets of RULES.md §6 that are specified but not implemented yet.
-PLANNED_PRESETS: tuple[str, ...] = ("two_player", "auction")
+PLANNED_PRESETS: tuple[str, ...] = ("auction",)
 
 
 class RulesError(ValueError):
@@ -71,8 +76,9 @@ class RulesError(ValueError):
 class Rules:
     """Every option of RULES.md; the defaults are the `standard` preset.
 
-    Table shape (RULES.md §1, §6): `num_players` seats (3..5), `hand_size` cards each;
-    the deck must hold exactly `num_players * hand_size` cards.
+    Table shape (RULES.md §1, §6): `num_players` seats (2..5), `hand_size` cards each;
+    the deck must hold exactly `num_players * hand_size` cards, or twice that with `draw`
+    (two_player: every draw turn keeps one card and discards one).
     """
 
     name: str = "standard"
@@ -82,6 +88,8 @@ class Rules:
     hand_size: int = 13
     #: RULES.md §6: the cards in play: the 52, jokers (2H 2D out, LJ BJ in), 2C out, 2C 2D out.
     deck: Deck = "standard"
+    #: RULES.md §6 two_player: the hands are drawn from the stock (keep/discard decisions).
+    draw: bool = False
     #: RULES.md §1/§6: partners sit opposite (4 players), else every player is a team.
     partnerships: bool = True
     #: RULES.md §4/§6: `standard` contracts, nil and bags; `family` 1 a trick, +5 exact.
@@ -155,17 +163,21 @@ class Rules:
         from spades_env.cards import DECKS, MAX_BID, TWO_OF_CLUBS
 
         p, k = self.num_players, self.hand_size
-        if not 3 <= p <= 5:
+        if not 2 <= p <= 5:
+            raise RulesError(f"rules option num_players={p}: tables of 2 to 5 players exist")
+        if (p == 2) != self.draw:
             raise RulesError(
-                f"rules option num_players={p}: tables of 3, 4 or 5 players are implemented "
-                "(two_player needs the draw phase, not built yet)"
+                f"rules options num_players={p}, draw={self.draw}: the draw phase is the "
+                "two-player deal and two players need it (use the preset two_player)"
             )
         deck_size = int(DECKS[self.deck]).bit_count()
-        if p * k != deck_size or k > MAX_BID:
+        per_card = 2 if self.draw else 1  # RULES.md §6 two_player: half the stock is discarded
+        if p * k * per_card != deck_size or k > MAX_BID:
             raise RulesError(
                 f"rules options num_players={p}, hand_size={k}, deck={self.deck}: the deck "
                 f"holds {deck_size} cards, so hand_size must be {deck_size // p} and "
-                f"{deck_size} must divide evenly (use a preset: cutthroat_3, cutthroat_5)"
+                f"{deck_size} must divide evenly (use a preset: cutthroat_3, cutthroat_5, "
+                "two_player)"
             )
         needs = []
         if self.partnerships and p != 4:
@@ -180,6 +192,8 @@ class Rules:
             needs.append(
                 "scoring=family, open_hands and bid_constraint=mirror need blind_nil=never"
             )
+        if self.draw and self.blind_nil != "never":
+            needs.append("draw=true (two_player) shows every card drawn: blind_nil=never")
         if self.scoring == "family" and self.bid_constraint != "none":
             needs.append("scoring=family has no nil, so it needs bid_constraint=none")
         if needs:
@@ -260,6 +274,13 @@ class Rules:
         return cls.cutthroat(3, **{"name": "three_player", **options})
 
     @classmethod
+    def two_player(cls, **options: Any) -> Rules:
+        """RULES.md §6 `two_player`: hands drawn from the stock by keep/discard decisions,
+        13 cards each, one-player teams, no blind nil."""
+        base = dict(name="two_player", num_players=2, hand_size=13, partnerships=False)
+        return cls(**{**base, "draw": True, "blind_nil": "never", **options})
+
+    @classmethod
     def preset(cls, name: str, **options: Any) -> Rules:
         """Build a named preset of RULES.md §6, with options on top."""
         if name == "standard":
@@ -334,6 +355,7 @@ _BOOL_OPTIONS = {
     "ten_for_two_hundred",
     "partnerships",
     "open_hands",
+    "draw",
 }
 
 

@@ -6,8 +6,9 @@ PettingZoo env and tree search step single games here. It holds the very fields 
 batch-of-one `State` on demand, `SingleGame.from_state` goes the other way).
 
 This is not a second rule book. It shares the engine's tables (card suits, trick
-strength, suit masks); it hands every rare or once-a-hand transition (exchange, end of
-hand, scoring, bags, dealing, the end of the game) to the batched engine; and it is
+strength, suit masks); it hands every rare or once-a-hand transition (exchange, the
+two_player draw, end of hand, scoring, bags, dealing, the end of the game) to the batched
+engine; and it is
 differential-tested against `engine.step`, state for state, over many random hands and
 rules options (tests/test_single.py). It also keeps every seat's RL encoding up to date
 incrementally, so observing a seat is a copy; tests check that buffer against
@@ -53,6 +54,7 @@ from spades_env.state import (
     BID,
     BLIND,
     DONE,
+    DRAW,
     EXCHANGE,
     PLAY,
     State,
@@ -73,10 +75,11 @@ _PHASE_BASE = [int(b) for b in PHASE_BASE]
 _SCALARS = (
     "seed", "hand_no", "dealer", "phase", "to_act", "played", "legal", "num_bids",
     "leader", "trick_size", "lead_suit", "tricks_played", "broken", "winner", "history_len",
+    "stock_pos",
 )  # fmt: skip
 _VECTORS = (
     "deal", "hands", "bids", "blind", "passing", "trick", "tricks_won", "voids",
-    "card_seat", "card_trick", "scores", "bags", "history",
+    "card_seat", "card_trick", "scores", "bags", "history", "stock", "seen",
 )  # fmt: skip
 
 
@@ -232,8 +235,9 @@ class SingleGame:
                     0, self.to_act, a, explain_illegal(st, 0, a), legal_actions(st, 0)
                 )
             return self._info(None, True)
-        if phase == EXCHANGE:
-            return self._via_engine(a)  # rare (an option, once a hand): the batched engine
+        if phase in (EXCHANGE, DRAW):
+            # rare (an option, once a hand) or two_player's draw: the batched engine
+            return self._via_engine(a)
         seat = self.to_act
         self.history[self.history_len] = (seat << HISTORY_SEAT_SHIFT) | a
         self.history_len += 1
@@ -429,6 +433,13 @@ class SingleGame:
 
     def _start_hand(self, deal: list[int]) -> None:
         """Mirror of engine.start_hand for one game."""
+        if self.rules.draw:  # RULES.md §6 two_player: the draw goes through the engine
+            state = self.state
+            engine.start_hand(state, np.zeros(1, dtype=np.int64))
+            engine._update_legal(state)
+            self._load(state)
+            self._rebuild_obs()
+            return
         p = self._p
         self.deal, self.hands = list(deal), list(deal)
         self.played = 0

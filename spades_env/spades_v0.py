@@ -22,8 +22,8 @@ Manual control        no
 Agents                ``player_0 .. player_{P-1}`` = seats North, East, South, West
 Agents count          ``rules.num_players`` (4)
 Action shape          ()
-Action values         Discrete(74)
-Observation shape     ``{"observation": (775,), "action_mask": (74,)}``
+Action values         Discrete(76)
+Observation shape     ``{"observation": (775,), "action_mask": (76,)}``
 Observation values    ``observation`` int16 (bounds per element), ``action_mask`` int8 0/1
 ====================  =================================================================
 
@@ -49,9 +49,10 @@ the agent to act and all 0 for the other agents.
 
 Action space
 ------------
-One ``Discrete(74)`` for every decision: 0..53 play (or, in the exchange, pass) card
+One ``Discrete(76)`` for every decision: 0..53 play (or, in the exchange, pass) card
 ``suit * 13 + rank`` (spades, hearts, diamonds, clubs; 2 .. A); 54 + b bid b (54 = nil);
-72 blind nil; 73 see the hand (decline blind nil). ``spades_env.cards.action_to_str``
+72 blind nil; 73 see the hand (decline blind nil); 74 keep / 75 discard the top card of
+the stock (RULES.md §6 two_player's draw). ``spades_env.cards.action_to_str``
 names an action.
 
 Rewards
@@ -109,6 +110,8 @@ Version history
 - v0: initial release (observation encoding version 1).
 - v0, encoding version 2: every RULES.md §6 preset but two_player and auction; as many
   agents as `rules.num_players`.
+- v0, encoding version 3: two_player (2 agents, the draw phase); actions grow to
+  Discrete(76) with keep / discard.
 """
 
 from __future__ import annotations

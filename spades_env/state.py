@@ -25,10 +25,12 @@ from spades_env.cards import (
 )
 from spades_env.rules import Rules
 
-# Phases (RULES.md §2-§3). DONE: the game is over (RULES.md §5).
-BLIND, BID, EXCHANGE, PLAY, DONE = 0, 1, 2, 3, 4
-PHASE_NAMES = ("blind", "bid", "exchange", "play", "done")
-NUM_PHASES = 5
+# Phases (RULES.md §2-§3). DONE: the game is over (RULES.md §5). DRAW: RULES.md §6
+# two_player's draw from the stock, before the bidding (numbered last so that the other
+# phases keep their numbers).
+BLIND, BID, EXCHANGE, PLAY, DONE, DRAW = 0, 1, 2, 3, 4, 5
+PHASE_NAMES = ("blind", "bid", "exchange", "play", "done", "draw")
+NUM_PHASES = 6
 
 U64 = npt.NDArray[np.uint64]
 I8 = npt.NDArray[np.int8]
@@ -45,7 +47,7 @@ class State:
     seed: U64  # (B,) uint64 per-game deal key: deal of hand h = f(seed, h)
     hand_no: I32  # (B,) int32 hands completed in this game
     dealer: I8  # (B,) int8 seat of the dealer (RULES.md §1)
-    phase: I8  # (B,) int8 BLIND / BID / EXCHANGE / PLAY / DONE
+    phase: I8  # (B,) int8 BLIND / BID / EXCHANGE / PLAY / DONE / DRAW
     to_act: I8  # (B,) int8 seat whose decision it is
     deal: U64  # (B, P) uint64 hands as dealt this hand
     hands: U64  # (B, P) uint64 hands now (after any exchange), played cards included
@@ -70,6 +72,10 @@ class State:
     winner: I8  # (B,) int8 winning team once DONE, else -1 (RULES.md §5)
     history: I16  # (B, H) int16 actions of this hand in order, -1 padded
     history_len: I16  # (B,) int16 actions taken this hand
+    # RULES.md §6 two_player (spades_env/draw.py); unused (-1 / 0) by the other presets:
+    stock: I8  # (B, C) int8 the shuffled stock, top card first, -1 padded
+    stock_pos: I8  # (B,) int8 index in `stock` of the card on top now
+    seen: U64  # (B, P) uint64 cards each seat looked at and discarded in the draw
 
     @property
     def batch_size(self) -> int:
@@ -99,9 +105,11 @@ class State:
 
 
 def max_history(rules: Rules) -> int:
-    """Longest action history of one hand: blind decisions, bids, exchange passes, plays."""
+    """Longest action history of one hand: draw decisions, blind decisions, bids,
+    exchange passes, plays."""
     p = rules.num_players
-    return 2 * p + 2 * p + p * rules.hand_size
+    draws = p * rules.hand_size if rules.draw else 0
+    return draws + 2 * p + 2 * p + p * rules.hand_size
 
 
 def deck_mask(rules: Rules) -> np.uint64:
@@ -255,6 +263,9 @@ def init(
         winner=np.full(b, -1, dtype=np.int8),
         history=np.full((b, h), -1, dtype=np.int16),
         history_len=np.zeros(b, dtype=np.int16),
+        stock=np.full((b, NUM_CARDS), -1, dtype=np.int8),
+        stock_pos=np.zeros(b, dtype=np.int8),
+        seen=np.zeros((b, p), dtype=np.uint64),
     )
     start_hand(state, np.arange(b), given)
     _update_legal(state)

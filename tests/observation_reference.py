@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from spades_env.cards import MAX_BID, NUM_CARDS, NUM_SUITS, bits_to_bool
 from spades_env.observation import hand_hidden
-from spades_env.state import NUM_PHASES, PLAY, State
+from spades_env.state import DRAW, NUM_PHASES, PLAY, State
 
 
 def _one_hot(values: npt.NDArray, n: int) -> npt.NDArray[np.int16]:
@@ -64,8 +64,18 @@ def encode_reference(state: State, seats: npt.ArrayLike | None = None) -> npt.ND
         _one_hot(rel_seat(state.to_act), p),
         _one_hot(state.lead_suit, NUM_SUITS),
         state.broken[:, None],
-        _one_hot(state.phase, NUM_PHASES),
+        _one_hot(state.phase, NUM_PHASES if rules.draw else NUM_PHASES - 1),
         ((rel(state.voids)[..., None] >> np.arange(NUM_SUITS, dtype=np.uint8)) & 1).reshape(b, -1),
         state.hand_no[:, None],
     ]
+    if rules.draw:  # RULES.md §6 two_player: the top card while I decide, my seen discards
+        deciding = (state.phase == DRAW) & (state.to_act == seat)
+        pos = np.minimum(state.stock_pos.astype(np.int64), NUM_CARDS - 1)
+        top = np.where(deciding, state.stock[rows, pos], -1)
+        left = np.where(state.phase == DRAW, 52 - state.stock_pos.astype(np.int64), 0)
+        parts += [
+            _one_hot(top, NUM_CARDS),
+            bits_to_bool(state.seen[rows, seat]).astype(np.int16),
+            left[:, None],
+        ]
     return np.concatenate([np.asarray(x).astype(np.int16) for x in parts], axis=1)

@@ -19,7 +19,7 @@ from spades_env.cards import (
 
 def test_action_layout_is_the_documented_one():
     # cards.py: 0..53 cards, 54 + b bids (54 = nil), 72 blind nil, 73 see hand.
-    assert (BID_BASE, BLIND_NIL, SEE_HAND, NUM_ACTIONS) == (54, 72, 73, 74)
+    assert (BID_BASE, BLIND_NIL, SEE_HAND, NUM_ACTIONS) == (54, 72, 73, 76)
 
 
 @pytest.mark.parametrize(

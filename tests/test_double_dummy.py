@@ -184,6 +184,16 @@ def test_equivalent_groups_merge_touching_cards_only() -> None:
     assert groups == {tuple(sorted((as_, qs, js))), (ns,)}
 
 
+@pytest.mark.parametrize("preset", ["jokers", "cutthroat", "three_player"])
+def test_presets_outside_the_partnership_game_are_refused(preset: str) -> None:
+    rules = Rules.preset(preset)
+    state = init(rules, 1, np.random.default_rng(0))
+    while state.phase[0] != PLAY:
+        step(state, random_legal_actions(state.legal, state.phase, np.random.default_rng(1)))
+    with pytest.raises(PositionError, match="partnerships"):
+        Position.from_state(state)
+
+
 def test_bad_positions_are_refused() -> None:
     with pytest.raises(PositionError):
         Position((1, 1, 2, 4), leader=0)

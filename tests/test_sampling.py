@@ -30,6 +30,11 @@ RULES = {
     "standard": Rules(),
     "exchange": Rules(blind_nil="always", blind_nil_exchange=True),
     "two_of_clubs": Rules(first_lead="two_of_clubs"),
+    "jokers": Rules.preset("jokers"),
+    "mirror": Rules.preset("mirror"),
+    "whiz": Rules.preset("whiz", blind_nil="always", blind_nil_exchange=True),
+    "three_player": Rules.preset("three_player"),
+    "cutthroat_5": Rules.preset("cutthroat_5"),
 }
 
 
@@ -38,9 +43,9 @@ def random_views(rules: Rules, seed: int, batch: int, every: int = 1):
     """(state copy, view) pairs at every `every`-th step of random games, random seats."""
     rng = np.random.default_rng(seed)
     state = init(rules, batch, rng)
-    for t in range(4 + 2 * 4 + 52):
+    for t in range(2 * rules.num_players + 2 * 4 + 52):
         if t % every == 0:
-            yield state.copy(), seat_view(state, rng.integers(0, 4, size=batch))
+            yield state.copy(), seat_view(state, rng.integers(0, rules.num_players, size=batch))
         step(state, random_legal_actions(state.legal, state.phase, rng))
 
 
@@ -106,9 +111,10 @@ def chi_square_p(observed: dict, expected: dict) -> float:
 # ----------------------------------------------------------------------------- soundness
 @pytest.mark.parametrize("name", list(RULES))
 def test_sampled_worlds_never_contradict_the_view(name: str) -> None:
+    batch = 32 if name in ("standard", "exchange", "two_of_clubs") else 10
     rng = np.random.default_rng(1)
     views = exchanged = 0
-    for state, view in random_views(RULES[name], 11, 32):
+    for state, view in random_views(RULES[name], 11, batch):
         for g in range(view.batch_size):
             truth = state.hands[g] & ~state.played[g]
             assert world_violations(view, truth, g) == []  # the checker accepts the truth
@@ -116,7 +122,7 @@ def test_sampled_worlds_never_contradict_the_view(name: str) -> None:
                 assert world_violations(view, world, g) == [], (name, g)
             views += 1
             exchanged += bool(view.passed[g] and view.phase[g] == PLAY)
-    assert views >= 2000
+    assert views >= 60 * batch  # 2000+ views for the standard table
     if name == "exchange":
         assert exchanged > 50  # the exchange constraint was exercised
 

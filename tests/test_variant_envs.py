@@ -60,3 +60,27 @@ def test_tournament_runs_every_kind_of_preset(name: str, tmp_path, capsys) -> No
         assert len(r["teams"]) == 2 and len(r["hand_score"]) == 2
         if name != "suicide":  # RULES.md §6 one-player teams: agents alternate by seat
             assert r["seats"][0] != r["seats"][1] and r["seats"][0] == r["seats"][2]
+
+
+def test_two_player_tournament_rotates_the_two_seats(tmp_path) -> None:
+    """RULES.md §6 two_player through `spades tournament`: two one-player teams whose
+    agents swap seats over the same deals."""
+    from experiments.cli import main
+    from experiments.results_log import read_rows
+
+    out = tmp_path / "r"
+    args = ["tournament", "--rules", "two_player", "--deals", "4", "--chunk", "2"]
+    assert main([*args, "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    rows = read_rows(out / "log.jsonl")
+    assert {r["side"] for r in rows} == {0, 1}
+    for r in rows:
+        assert len(r["seats"]) == 2 and r["seats"][0] != r["seats"][1]
+        assert len(r["hand_score"]) == 2
+
+
+def test_two_player_env_has_two_agents_and_the_draw_actions() -> None:
+    env = spades_v0.env(rules=Rules.two_player())
+    env.reset(seed=3)
+    assert env.possible_agents == ["player_0", "player_1"]
+    obs, *_ = env.last()
+    assert obs["action_mask"].nonzero()[0].tolist() == [74, 75]  # keep, discard

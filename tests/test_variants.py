@@ -12,15 +12,18 @@ from spades_env.cards import (
     BLIND_NIL,
     CARD_BIT,
     DECKS,
+    DRAW_DISCARD,
+    DRAW_KEEP,
     LITTLE_JOKER,
     SPADE_MASK,
     mask_to_cards,
     str_to_card,
 )
 from spades_env.engine import legal_action_mask, random_legal_actions, step
+from spades_env.observation import encode, obs_slices, seat_view
 from spades_env.rules import PLANNED_PRESETS, PRESETS, Rules, RulesError
 from spades_env.scoring import game_result, score_hand
-from spades_env.state import BID, BLIND, DONE, init
+from spades_env.state import BID, BLIND, DONE, DRAW, init
 
 VARIANTS = [name for name in PRESETS if name != "standard"]
 
@@ -175,7 +178,14 @@ def _check_hand(rules: Rules, res, k: int) -> None:
     p = rules.num_players
     acts = res.history[k, : res.history_len[k]] & 0x7F
     plays = acts[acts < BID_BASE]
-    assert sorted(plays.tolist()) == mask_to_cards(DECKS[rules.deck])  # each card once
+    dealt = int(np.bitwise_or.reduce(res.deal[k]))
+    assert sorted(plays.tolist()) == mask_to_cards(dealt)  # each card once
+    assert (np.bitwise_count(res.deal[k]) == rules.hand_size).all()
+    if rules.draw:  # RULES.md §6 two_player: 26 draw decisions, half the stock discarded
+        assert int(((acts == DRAW_KEEP) | (acts == DRAW_DISCARD)).sum()) == 2 * rules.hand_size
+        assert dealt & ~int(DECKS[rules.deck]) == 0
+    else:
+        assert dealt == int(DECKS[rules.deck])
     assert int(res.tricks[k].sum()) == rules.hand_size
     bids = res.bids[k]
     spades = [int(np.bitwise_count(res.deal[k, s] & SPADE_MASK)) for s in range(p)]
@@ -198,7 +208,7 @@ def test_random_play_properties(name) -> None:
     state = init(rules, 16, rng)
     hands = 0
     # RULES.md §5: a tie at the top after max_hands plays on, so allow a few more hands.
-    for _ in range(8 * rules.num_players * (rules.hand_size + 2)):
+    for _ in range(8 * rules.num_players * (2 * rules.hand_size + 2)):
         if (state.phase == DONE).all():
             break
         info = step(state, random_legal_actions(state.legal, state.phase, rng))
@@ -214,3 +224,94 @@ def test_three_player_deals_seventeen_without_the_two_of_clubs() -> None:
     state = init(Rules.three_player(), 8, seeds=np.arange(8))
     assert (np.bitwise_count(state.hands) == 17).all()
     assert not (state.hands & CARD_BIT[str_to_card("2C")]).any()
+
+
+# ----------------------------------------------------------------------------- two_player
+def test_two_player_draw_keep_and_discard_sequencing() -> None:
+    """RULES.md §6 two_player: keep the top card (the next is discarded unseen), or
+    discard it (and keep the next); players alternate from the left of the dealer."""
+    rules = Rules.two_player()
+    state = init(rules, 1, seeds=[5], dealer=[1])
+    stock = state.stock[0, :52].tolist()
+    assert sorted(stock) == list(range(52)) and state.phase[0] == DRAW
+    assert state.to_act[0] == 0  # left of dealer 1 in a two-seat table
+    assert legal_action_mask(state)[0].nonzero()[0].tolist() == [DRAW_KEEP, DRAW_DISCARD]
+    step(state, [DRAW_KEEP])  # seat 0 keeps stock[0]; stock[1] is discarded unseen
+    assert int(state.hands[0, 0]) == 1 << stock[0] and int(state.seen[0, 0]) == 0
+    assert state.to_act[0] == 1 and state.stock_pos[0] == 2
+    step(state, [DRAW_DISCARD])  # seat 1 discards stock[2] (seen) and keeps stock[3]
+    assert int(state.hands[0, 1]) == 1 << stock[3] and int(state.seen[0, 1]) == 1 << stock[2]
+    view0, view1 = seat_view(state, [0]), seat_view(state, [1])
+    assert view0.looking[0] == stock[4] and view1.looking[0] == -1  # only the drawer looks
+    assert int(view0.seen[0]) == 0  # seat 1's discard is face down
+    obs = encode(state, [0])[0]
+    sl = obs_slices(rules)
+    assert obs[sl["looking"]].nonzero()[0].tolist() == [stock[4]]
+    assert obs[sl["stock"]][0] == 48
+    for k in range(24):
+        step(state, [DRAW_KEEP if k % 2 else DRAW_DISCARD])
+    # The stock is empty: 13 cards each, half the deck unseen, bidding from seat 0.
+    assert (np.bitwise_count(state.hands[0]) == 13).all()
+    assert int(state.hands[0, 0] & state.hands[0, 1]) == 0
+    np.testing.assert_array_equal(state.deal, state.hands)
+    assert state.phase[0] == BID and state.to_act[0] == 0
+    # Seat 0 discarded on every turn after the first: it holds every second card it kept.
+    kept0 = [stock[0]] + [stock[4 * t + 1] for t in range(1, 13)]
+    assert sorted(mask_to_cards(state.hands[0, 0])) == sorted(kept0)
+    unseen = int(DECKS["standard"]) & ~int(state.hands[0].sum()) & ~int(state.seen[0].sum())
+    obs0, obs1 = encode(state, [0])[0], encode(state, [1])[0]
+    for card in mask_to_cards(unseen):  # unseen discards are in nobody's encoding
+        assert obs0[sl["seen"]][card] == 0 and obs1[sl["seen"]][card] == 0
+
+
+def test_two_player_plays_thirteen_tricks_with_one_player_teams() -> None:
+    rules = Rules.two_player(max_hands=1)
+    rng = np.random.default_rng(4)
+    state = init(rules, 8, rng)
+    results = []
+    while not (state.phase == DONE).all():
+        info = step(state, random_legal_actions(state.legal, state.phase, rng))
+        if info.finished is not None:
+            results.append(info.finished)
+    res = results[0]
+    assert (res.tricks.sum(axis=1) == 13).all()
+    assert res.points.shape == (8, 2)  # one team per player
+    expected = score_hand(rules, res.bids, res.blind, res.tricks)
+    np.testing.assert_array_equal(res.points, expected.points)
+
+
+def test_two_player_is_refused_without_the_draw_and_with_blind_nil() -> None:
+    with pytest.raises(RulesError, match="draw"):
+        Rules(num_players=2, hand_size=26, partnerships=False)
+    with pytest.raises(RulesError, match="blind_nil=never"):
+        Rules.two_player(blind_nil="always")
+
+
+def test_two_player_hand_built_deal_skips_the_draw() -> None:
+    rules = Rules.two_player()
+    deal = np.array(
+        [
+            [
+                _cards("AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S"),
+                _cards("AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H 2H"),
+            ]
+        ]
+    )
+    state = init(rules, 1, seeds=[0], deals=deal, dealer=[1])
+    assert state.phase[0] == BID and state.to_act[0] == 0
+
+
+def test_two_player_records_replay_through_the_draw() -> None:
+    from spades_env.records import hand_records, replay
+
+    rules = Rules.two_player(max_hands=2)
+    rng = np.random.default_rng(2)
+    state = init(rules, 4, rng)
+    replayed = 0
+    while not (state.phase == DONE).all():
+        info = step(state, random_legal_actions(state.legal, state.phase, rng))
+        if info.finished is not None:
+            for record in hand_records(rules, info.finished):
+                assert replay(record) == record
+                replayed += 1
+    assert replayed >= 8

@@ -129,6 +129,8 @@ class Position:
         """A fresh hand: (4,) uint64 masks as dealt, `leader` to lead the first trick."""
         hands = tuple(int(h) for h in np.asarray(deal, dtype=np.uint64))
         first = -1
+        if rules is not None:
+            _check_rules(rules)
         if rules is not None and rules.first_lead == "two_of_clubs":
             first = TWO_OF_CLUBS  # RULES.md §3: the holder of 2C must lead it
             leader = next(s for s in range(NUM_SEATS) if hands[s] >> TWO_OF_CLUBS & 1)
@@ -168,8 +170,18 @@ class Position:
 
     @classmethod
     def _from_fields(cls, rules, hands, leader, trick_by_seat, size, broken, won, played):
+        _check_rules(rules)
         trick = tuple(trick_by_seat[(leader + j) % NUM_SEATS] for j in range(size))
         first = -1
         if rules.first_lead == "two_of_clubs" and played == 0 and size == 0:
             first = TWO_OF_CLUBS
         return cls(hands, leader, trick, broken, tuple(won), first)
+
+
+def _check_rules(rules: Rules) -> None:
+    """The solver plays RULES.md §1-§3: four seats in two partnerships, 52 cards."""
+    if rules.num_players != NUM_SEATS or not rules.partnerships or rules.deck != "standard":
+        raise PositionError(
+            f"preset {rules.name!r}: the double-dummy solver needs 4 seats in partnerships "
+            "and the standard 52-card deck"
+        )
