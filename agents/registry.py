@@ -58,6 +58,26 @@ REGISTRY: dict[str, AgentEntry] = {
         positional="path",
         check="agents.rl_agent:check_params",
     ),
+    "pimc": AgentEntry(
+        _lazy("agents.pimc:PIMCAgent"),
+        {
+            "worlds": int,
+            "rollouts": int,
+            "evaluator": str,
+            "policy": str,
+            "time_ms": float,
+            "weight": str,
+            "objective": str,
+        },
+        "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
+        "random) or evaluator=dd; best mean team hand-score margin",
+    ),
+    "ismcts": AgentEntry(
+        _lazy("agents.ismcts:ISMCTSAgent"),
+        {"iterations": int, "time_ms": float, "c": float, "policy": str},
+        "Information Set MCTS (one determinization per iteration, availability UCB); "
+        "policy random|greedy",
+    ),
     "ppo": AgentEntry(
         _lazy("agents.rl_agent:shipped_agent"),
         {"sample": bool},

@@ -31,6 +31,7 @@ import torch
 
 from agents.base import BaseAgent
 from agents.networks import PolicyValueNet, QNet, build_network
+from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION, SeatView, obs_size
 from spades_env.rules import Rules, RulesError
 
@@ -78,6 +79,12 @@ def _read_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
             f"checkpoint {path!r} was trained on observation encoding version "
             f"{ckpt.get('obs_version')}, this release encodes version {OBS_VERSION}; retrain "
             "it, or play it with the release it was trained with"
+        )
+    actions = ckpt.get("num_actions", NUM_ACTIONS)
+    if actions != NUM_ACTIONS:
+        raise CheckpointError(
+            f"checkpoint {path!r} was trained with {actions} actions, this release has "
+            f"{NUM_ACTIONS}; retrain it, or play it with the release it was trained with"
         )
     try:
         rules = Rules.from_dict(ckpt["rules"])

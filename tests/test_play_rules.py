@@ -19,7 +19,7 @@ from engine_helpers import (
     start,
 )
 
-from spades_env.cards import BID_BASE, CARD_SUIT, HEARTS, SPADES, str_to_card
+from spades_env.cards import BID_BASE, CARD_SUIT, HEARTS, NUM_ACTIONS, SPADES, str_to_card
 from spades_env.engine import IllegalActionError, legal_action_mask, legal_actions, step
 from spades_env.rules import Rules
 from spades_env.state import BID, PLAY, init
@@ -259,5 +259,5 @@ def test_legal_action_mask_matches_the_legal_cards():
     state = to_play(FOLLOW_DEAL)
     act(state, "5H")
     mask = legal_action_mask(state)
-    assert mask.shape == (1, 74)
+    assert mask.shape == (1, NUM_ACTIONS)
     assert set(np.flatnonzero(mask[0]).tolist()) == set(cards("9H KH"))

@@ -14,6 +14,7 @@ from agents.registry import AgentSpecError, make_agent, parse_spec
 from agents.rl_agent import CheckpointError, RLAgent, read_checkpoint
 from experiments.cli import main as spades
 from experiments.tournament import TournamentConfig, run_tournament
+from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION
 from spades_env.rules import Rules
 from spades_env.state import init
@@ -128,7 +129,7 @@ def test_checkpoint_round_trip(tmp_path):
     args = tiny("ppo", tmp_path)
     net = ppo_selfplay.PolicyValueNet(Rules(), [16])
     opt = torch.optim.Adam(net.parameters())
-    net(torch.zeros(2, 775, dtype=torch.int16), torch.ones(2, 74, dtype=torch.bool))[
+    net(torch.zeros(2, 775, dtype=torch.int16), torch.ones(2, NUM_ACTIONS, dtype=torch.bool))[
         1
     ].sum().backward()
     opt.step()

@@ -21,7 +21,8 @@ import torch
 
 from agents.networks import PolicyValueNet, QNet
 from agents.rl_agent import FORMAT, FORMAT_VERSION, CheckpointError, read_checkpoint
-from spades_env.observation import OBS_VERSION
+from spades_env.cards import NUM_ACTIONS
+from spades_env.observation import OBS_VERSION, obs_blocks
 from spades_env.rules import Rules
 
 CHECKPOINT_DIR = "checkpoints"
@@ -50,6 +51,8 @@ def save_checkpoint(
         "args": args,
         "rules": rules.to_dict(),
         "obs_version": OBS_VERSION,
+        "obs_blocks": [list(b) for b in obs_blocks(rules)],  # the layout, for the record
+        "num_actions": NUM_ACTIONS,
         "counters": {k: int(v) for k, v in counters.items()},
     }
     if optimizer is not None:

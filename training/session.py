@@ -112,7 +112,6 @@ class Session:
         if ckpt is None:
             self.writer.add_text("hyperparameters", hparam_table(args))
         self.session_updates = 0
-        self.train_seconds = 0.0
         self.last_eval: dict[str, Any] | None = None
         if ckpt is None and args.eval_every:
             self.evaluate()  # the starting point of the learning curve
@@ -166,7 +165,6 @@ class Session:
         self.update += 1
         self.session_updates += 1
         now = time.perf_counter()
-        self.train_seconds += now - self._clock
         sps = (self.global_step - self._steps_at) / max(now - self._clock, 1e-9)
         self.log({**scalars, "charts/SPS": sps, "charts/pool_size": len(self.pool)})
         last = self.done

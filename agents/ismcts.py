@@ -1,0 +1,254 @@
+"""`ismcts`: Information Set Monte Carlo Tree Search (Cowling, Powley & Whitehouse 2012).
+
+SO-ISMCTS: one tree over the acting seat's information sets, whose edges are actions
+(every seat's decisions are nodes of the one tree). Each iteration
+
+1. draws one determinization: a world of hidden hands consistent with what the seat
+   knows (`agents.sampling`, exactly uniform; worlds are drawn in blocks up front);
+2. selects down the tree among the children *legal in this world* by UCB1 with
+   availability counts: `mean + c * sqrt(ln(avail) / visits)`, where `avail` counts the
+   iterations in which the child was legal (its parent was visited and the action was
+   available), not the parent's visits;
+3. expands one untried legal action; 4. plays the rest of the hand out with the rollout
+   policy; 5. backs up, to each node, the reward of the team of the seat that chose the
+   node's action: `0.5 + margin / 1000` clipped to [0, 1], margin = the team's RULES.md
+   §4 hand score (bag penalty included) minus the other teams' mean.
+
+It covers bidding (every seat's bids are tree decisions; rollouts bid by
+`search_common.quick_bid` unless the policy is random) and card play; the search ends at
+the end of the current hand. The walk and the rollouts step `FastGame`, the plain-Python
+single-game engine (`spades_env.single.SingleGame`, differential-tested against the
+batched engine) without its RL-encoding upkeep, stopped at the end of the hand.
+
+Parameters (`ismcts:iterations=1000,time_ms=0,c=0.7,policy=random`): `iterations`;
+`time_ms` a time budget per decision instead (0 = none); `c` the exploration constant;
+`policy` the rollout policy, `random` (default, fastest) or `greedy` (win a trick as
+cheaply as possible unless the partner is winning it, else play low; lead high).
+The most visited root action is played.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import BaseAgent
+from agents.sampling import WorldSampler, knowledge
+from agents.search_common import check_rules, quick_bid, state_from_world
+from agents.search_kernel import GREEDY, RANDOM, play_out, seed_kernel
+from spades_env.observation import SeatView
+from spades_env.scoring import apply_bags, score_hand
+from spades_env.single import _VECTORS, SingleGame
+from spades_env.state import BID, DONE, PLAY, State
+
+class FastGame(SingleGame):
+    """A SingleGame for search: no RL encoding upkeep; the hand's end is terminal
+    (`points`: the hand points per team, bag penalty included)."""
+
+    points: list[int] | None = None
+
+    @classmethod
+    def from_state(cls, state: State, game: int = 0) -> FastGame:
+        self = cls.__new__(cls)
+        self._setup(state.rules)
+        self._load(state.take([game]))
+        self.points = None
+        return self
+
+    def clone(self) -> FastGame:
+        new = copy.copy(self)
+        for name in _VECTORS:
+            setattr(new, name, list(getattr(self, name)))
+        return new
+
+    def _end_hand(self):
+        rules = self.rules
+        hs = score_hand(rules, [self.bids], [self.blind], [self.tricks_won])
+        _, _, penalty = apply_bags(
+            rules, np.add([self.scores], hs.points), np.add([self.bags], hs.bags)
+        )
+        self.points = (hs.points[0] - penalty[0]).tolist()
+        self.phase, self.legal = DONE, 0
+        return None
+
+    def _info(self, finished, illegal):
+        return self._quiet
+
+    def _rebuild_obs(self) -> None:
+        pass
+
+    def _obs_turn(self, hands: bool = False) -> None:
+        pass
+
+    def _obs_bid(self, seat, bid, blind) -> None:
+        pass
+
+    def _obs_play(self, seat, card, leading, shown) -> None:
+        pass
+
+    def _obs_trick_done(self, winner, trick) -> None:
+        pass
+
+
+class Node:
+    __slots__ = ("action", "mover", "children", "visits", "reward", "avail")
+
+    def __init__(self, action: int = -1, mover: int = -1) -> None:
+        self.action, self.mover = action, mover
+        self.children: dict[int, Node] = {}
+        self.visits, self.reward, self.avail = 0, 0.0, 0
+
+
+def select_child(node: Node, legal: list[int], c: float) -> Node:
+    """UCB1 with availability counts over the children legal now; bumps their `avail`."""
+    best, best_u = None, -math.inf
+    for a in legal:
+        ch = node.children[a]
+        ch.avail += 1
+        u = ch.reward / ch.visits + c * math.sqrt(math.log(ch.avail) / ch.visits)
+        if u > best_u:
+            best, best_u = ch, u
+    return best
+
+
+def rollout(game: FastGame, policy: str, rnd: random.Random, scores: dict | None = None) -> None:
+    """Play `game` to the end of its hand (in place, or for card play by the numba
+    kernel `agents.search_kernel.play_out`, which then sets `game.points` alone)."""
+    while game.points is None and game.phase != PLAY:
+        legal = game.legal
+        if policy != "random" and game.phase == BID:
+            hand = np.array([game.hands[game.to_act] & ~game.played], dtype=np.uint64)
+            a = int(quick_bid(hand, np.array([legal], dtype=np.uint64))[0])
+        else:
+            acts = game.legal_list()
+            a = acts[rnd.randrange(len(acts))]
+        game.step(a)
+    if game.points is not None:
+        return
+    played = game.played
+    won, _ = play_out(
+        [h & ~played for h in game.hands],
+        game.trick,
+        game.leader,
+        game.trick_size,
+        game.lead_suit,
+        game.broken,
+        game.tricks_won,
+        game.tricks_played,
+        game.rules,
+        GREEDY if policy == "greedy" else RANDOM,
+    )
+    key = (tuple(game.bids), tuple(game.blind), tuple(won.tolist()))
+    pts = None if scores is None else scores.get(key)
+    if pts is None:
+        game.tricks_won = won.tolist()
+        game._end_hand()
+        if scores is not None:
+            scores[key] = game.points
+    else:
+        game.points = pts
+
+
+class ISMCTSAgent(BaseAgent):
+    """SO-ISMCTS over the current hand (module doc)."""
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        iterations: int = 1000,
+        time_ms: float = 0.0,
+        c: float = 0.7,
+        policy: str = "random",
+    ) -> None:
+        super().__init__(seed)
+        if policy not in ("random", "greedy"):
+            raise ValueError(f"ismcts: policy {policy!r}; use random or greedy")
+        if iterations < 1 and time_ms <= 0:
+            raise ValueError("ismcts: give iterations >= 1 or a time budget time_ms > 0")
+        self.iterations, self.time_ms = int(iterations), float(time_ms)
+        self.c, self.policy = float(c), policy
+        self.rnd = random.Random(seed)
+        self.last_root: Node | None = None
+        self.last_iterations = 0
+
+    def act(self, view: SeatView, obs, mask) -> npt.NDArray[np.int64]:
+        del obs, mask
+        check_rules(view.rules, "ismcts")
+        return np.array([self.decide(view, g) for g in range(view.batch_size)], dtype=np.int64)
+
+    def decide(self, view: SeatView, g: int = 0) -> int:
+        """The action of game `g` of the view (its seat must be the one to act)."""
+        sampler = WorldSampler(knowledge(view, g))
+        base = FastGame.from_state(state_from_world(view, sampler.sample(1, self.rng), g))
+        legal = base.legal_list()
+        if len(legal) <= 1:
+            self.last_root, self.last_iterations = None, 0
+            return legal[0] if legal else 0
+        played_by = [int(x) for x in view.played_by[g]]
+        root = Node()
+        self._scores: dict = {}
+        seed_kernel(int(self.rng.integers(2**31)))
+        limit = self.iterations if self.time_ms <= 0 else 1 << 62
+        deadline = time.perf_counter() + self.time_ms / 1e3
+        block, done = [], 0
+        while done < limit:
+            if not block:
+                n = 256 if self.time_ms > 0 else min(256, limit - done)
+                block = sampler.sample(n, self.rng).tolist()
+            world = block.pop()
+            game = base.clone()
+            game.hands = [int(h) | pb for h, pb in zip(world, played_by, strict=True)]
+            self.iterate(root, game)
+            done += 1
+            if self.time_ms > 0 and time.perf_counter() >= deadline:
+                break
+        self.last_root, self.last_iterations = root, done
+        best = max(root.children.values(), key=lambda ch: (ch.visits, ch.reward))
+        return best.action
+
+    def iterate(self, root: Node, game: FastGame) -> None:
+        """One ISMCTS iteration on the determinized `game` (changed in place)."""
+        node, path = root, [root]
+        # selection
+        while game.points is None:
+            legal = game.legal_list()
+            untried = [a for a in legal if a not in node.children]
+            if untried:
+                a = untried[self.rnd.randrange(len(untried))]
+                for b in legal:  # availability: every legal child was available
+                    if b in node.children:
+                        node.children[b].avail += 1
+                child = Node(a, game.to_act)
+                child.avail = 1
+                node.children[a] = child
+                game.step(a)
+                path.append(child)
+                break
+            node = select_child(node, legal, self.c)
+            game.step(node.action)
+            path.append(node)
+        rollout(game, self.policy, self.rnd, self._scores)
+        pts = game.points
+        t = self.rules_teams(game)
+        rewards = []
+        for team in range(t):
+            others = (sum(pts) - pts[team]) / max(t - 1, 1)
+            rewards.append(min(1.0, max(0.0, 0.5 + (pts[team] - others) / 1000)))
+        for nd in path:
+            nd.visits += 1
+            if nd.mover >= 0:
+                nd.reward += rewards[nd.mover % t]
+
+    @staticmethod
+    def rules_teams(game: FastGame) -> int:
+        return game.rules.num_teams
+
+
+__all__ = ["FastGame", "ISMCTSAgent", "Node", "select_child"]

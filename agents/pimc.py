@@ -1,0 +1,215 @@
+"""`pimc`: Perfect Information Monte Carlo search (determinized flat Monte Carlo).
+
+For each decision the agent samples K worlds (complete hidden hands consistent with
+what its seat knows, `agents.sampling`), scores every legal action in every world, and
+plays the action with the best mean *team hand score margin* (its team's RULES.md §4
+hand score, bags and their penalty included, minus the opponents'; `objective=team`
+uses its own team's score alone). Bids, blind-nil decisions and exchange passes are
+chosen the same way, by rollouts from the bidding position.
+
+Evaluators:
+
+- `rollout` (default): every world x action x rollout is one game of ONE batched engine
+  `State` (`agents.search_common.state_from_world`), played to the end of the hand by
+  the rollout policy: `heuristic` (the default; seed 000's rules, exact but ~50 µs per
+  decision per game in Python), `greedy` (vectorised numpy rules, fast) or `random`.
+- `dd`: in card play, the double-dummy solver's value of each card under the score
+  objective (`agents.dd`); exact per world but slow before the last ~8 tricks. Bidding
+  still uses rollouts.
+
+PIMC's known weaknesses are those of every determinized search: *strategy fusion* (it
+assumes it will know the cards at later decisions, so it overrates finesses and guesses)
+and *non-locality*. See experiments/strength.py for how it fares.
+
+Parameters (`pimc:worlds=64,rollouts=1,evaluator=rollout,policy=heuristic,time_ms=0`):
+`worlds` K; `rollouts` per world and action; `evaluator`; `policy`; `time_ms` a time
+budget per decision (0 = none: all K worlds; otherwise worlds are evaluated in chunks
+until the budget is spent, at least one chunk); `weight` `bids` weights the sampled
+worlds by the bids (`agents.bid_model`), `none` samples uniformly; `objective`
+`margin` | `team`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import BaseAgent
+from agents.heuristic import HeuristicAgent
+from agents.sampling import sample_worlds
+from agents.search_common import (
+    POLICIES,
+    check_rules,
+    greedy_actions,
+    margins,
+    state_from_world,
+)
+from agents.search_kernel import GREEDY, RANDOM, play_out_state
+from spades_env.engine import PHASE_BASE, random_legal_actions, step
+from spades_env.scoring import apply_bags, score_hand
+from spades_env.observation import SeatView, seat_view
+from spades_env.state import PLAY, State
+
+EVALUATORS = ("rollout", "dd")
+CHUNK = 16  # worlds per batch when a time budget is set
+
+
+def legal_list(view: SeatView, g: int) -> list[int]:
+    bits, base = int(view.legal[g]), int(PHASE_BASE[int(view.phase[g])])
+    return [base + i for i in range(64) if bits >> i & 1]
+
+
+def rollout_values(
+    st: State,
+    team: int,
+    policy: str,
+    rng: np.random.Generator,
+    heuristic: HeuristicAgent | None = None,
+    objective: str = "margin",
+) -> npt.NDArray[np.float64]:
+    """(N,) value to `team` of the current hand of each game, played out by `policy`."""
+    n = st.batch_size
+    value = np.zeros(n)
+    done = np.zeros(n, dtype=bool)
+    while not done.all():
+        if policy != "heuristic" and (st.phase[~done] == PLAY).all():
+            # the card play of the rest of the hand: the numba kernel, one call
+            live = np.flatnonzero(~done)
+            sub = st.take(live)
+            won = play_out_state(sub, GREEDY if policy == "greedy" else RANDOM)
+            pts = hand_points(sub, won)
+            value[live] = margins(pts, team) if objective == "margin" else pts[:, team]
+            break
+        if policy == "greedy":
+            acts = greedy_actions(st, rng)
+        else:
+            acts = random_legal_actions(st.legal, st.phase, rng)
+            if policy == "heuristic":
+                live = np.flatnonzero(~done)
+                view = seat_view(st.take(live))
+                acts[live] = (heuristic or HeuristicAgent()).act(view, None, None)
+        info = step(st, acts)
+        new = info.hand_over & ~done
+        if new.any():
+            pts = info.hand_points[new]
+            value[new] = margins(pts, team) if objective == "margin" else pts[:, team]
+            done |= new
+    return value
+
+
+def hand_points(st: State, won: npt.NDArray) -> npt.NDArray[np.int64]:
+    """(N, T) RULES.md §4 hand points, bag penalty included, with these tricks per seat."""
+    hs = score_hand(st.rules, st.bids, st.blind, won)
+    _, _, penalty = apply_bags(st.rules, st.scores + hs.points, st.bags + hs.bags)
+    return hs.points - penalty
+
+
+class PIMCAgent(BaseAgent):
+    """Determinized flat Monte Carlo over sampled worlds (module doc)."""
+
+    name = "pimc"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        worlds: int = 64,
+        rollouts: int = 1,
+        evaluator: str = "rollout",
+        policy: str = "heuristic",
+        time_ms: float = 0.0,
+        weight: str = "none",
+        objective: str = "margin",
+    ) -> None:
+        super().__init__(seed)
+        if evaluator not in EVALUATORS:
+            raise ValueError(f"pimc: evaluator {evaluator!r}; use one of {EVALUATORS}")
+        if policy not in POLICIES:
+            raise ValueError(f"pimc: policy {policy!r}; use one of {POLICIES}")
+        if weight not in ("none", "bids"):
+            raise ValueError(f"pimc: weight {weight!r}; use none or bids")
+        if objective not in ("margin", "team"):
+            raise ValueError(f"pimc: objective {objective!r}; use margin or team")
+        if worlds < 1 or rollouts < 1:
+            raise ValueError("pimc: worlds and rollouts must be >= 1")
+        self.worlds, self.rollouts = int(worlds), int(rollouts)
+        self.evaluator, self.policy = evaluator, policy
+        self.time_ms, self.weight, self.objective = float(time_ms), weight, objective
+        self._heuristic = HeuristicAgent()
+        self._solver = None
+        self.last_values: dict[int, float] = {}  # mean value per action, last decision
+
+    def act(self, view: SeatView, obs, mask) -> npt.NDArray[np.int64]:
+        del obs, mask
+        check_rules(view.rules, "pimc")
+        return np.array([self.decide(view, g) for g in range(view.batch_size)], dtype=np.int64)
+
+    def decide(self, view: SeatView, g: int = 0) -> int:
+        """The action of game `g` of the view (its seat must be the one to act)."""
+        actions = legal_list(view, g)
+        if not actions:
+            return 0
+        if len(actions) == 1:
+            self.last_values = {actions[0]: 0.0}
+            return actions[0]
+        start = time.perf_counter()
+        weight = None if self.weight == "none" else "bids"
+        worlds = sample_worlds(view, self.worlds, self.rng, game=g, weight=weight)
+        use_dd = self.evaluator == "dd" and int(view.phase[g]) == PLAY
+        chunk = len(worlds) if self.time_ms <= 0 else min(CHUNK, len(worlds))
+        total = np.zeros(len(actions))
+        count = 0
+        for lo in range(0, len(worlds), chunk):
+            part = worlds[lo : lo + chunk]
+            vals = self._dd(view, g, part, actions) if use_dd else self._roll(view, g, part, actions)
+            total += vals.sum(axis=0)
+            count += vals.shape[0]
+            if self.time_ms > 0 and (time.perf_counter() - start) * 1e3 >= self.time_ms:
+                break
+        mean = total / count
+        self.last_values = dict(zip(actions, mean.tolist(), strict=True))
+        return actions[int(np.argmax(mean))]
+
+    def _roll(self, view: SeatView, g: int, worlds, actions: list[int]) -> npt.NDArray:
+        """(K * rollouts, A) values of each action in each world."""
+        k, a, r = len(worlds), len(actions), self.rollouts
+        base = state_from_world(view, worlds, g)
+        # game index = (world * A + action) * R + rollout
+        st = base.take(np.repeat(np.arange(k), a * r))
+        acts = np.tile(np.repeat(np.asarray(actions, dtype=np.int64), r), k)
+        team = view.rules.team_of(int(view.seat[g]))
+        value = np.zeros(st.batch_size)
+        info = step(st, acts)
+        over = info.hand_over
+        if over.any():  # the action ended the hand (the last card)
+            pts = info.hand_points[over]
+            value[over] = margins(pts, team) if self.objective == "margin" else pts[:, team]
+        live = np.flatnonzero(~over)
+        if live.size:
+            sub = st.take(live)
+            value[live] = rollout_values(
+                sub, team, self.policy, self.rng, self._heuristic, self.objective
+            )
+        return value.reshape(k, a, r).transpose(0, 2, 1).reshape(k * r, a)
+
+    def _dd(self, view: SeatView, g: int, worlds, actions: list[int]) -> npt.NDArray:
+        """(K, A) double-dummy values of each card in each world."""
+        from agents.dd import DDSolver, Position, score_objective
+
+        if self._solver is None:
+            self._solver = DDSolver()
+        team = view.rules.team_of(int(view.seat[g]))
+        obj = score_objective(
+            view.rules,
+            view.bids[g],
+            view.blind[g],
+            team,
+            relative=self.objective == "margin",
+        )
+        out = np.zeros((len(worlds), len(actions)))
+        for i, w in enumerate(worlds):
+            vals = self._solver.move_values(Position.from_view(view, w, g), obj)
+            out[i] = [vals[c] for c in actions]
+        return out
+

@@ -1,0 +1,165 @@
+"""Shared pieces of the Monte Carlo search agents (`pimc`, `ismcts`).
+
+- `check_rules`: the presets the searches can play (the sampler's: the whole deck dealt,
+  so not RULES.md §6 two_player).
+- `state_from_world`: a batched engine `State` continuing one game of a seat's view in
+  each of N sampled worlds (`agents.sampling`), so that rollouts run on the engine.
+- `margins`: the reward of a finished hand to a team: its hand score (RULES.md §4, bag
+  penalty included) minus the mean of the other teams' (the score the duplicate
+  tournament compares; a team's own score alone would not see setting a contract).
+- `greedy_actions`: a cheap vectorised rollout policy (numpy over the batch): lead the
+  highest card, win a trick as cheaply as possible unless the partner is winning it,
+  otherwise play the lowest card; bids by `quick_bid`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, bits_to_bool
+from spades_env.engine import STRENGTH, _update_legal, random_legal_actions
+from spades_env.observation import SeatView
+from spades_env.rules import Rules
+from spades_env.state import BID, PLAY, State, init
+
+_TEMPLATES: dict[Rules, State] = {}
+_CARD_BITS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
+
+
+class UnsupportedRulesError(NotImplementedError):
+    """A preset the search agents cannot play."""
+
+
+def check_rules(rules: Rules, agent: str) -> None:
+    if rules.draw:
+        raise UnsupportedRulesError(
+            f"{agent}: preset {rules.name!r} (two_player draw) has cards in no hand; "
+            "determinization needs the whole deck dealt"
+        )
+
+
+def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> State:
+    """(N,) games: game `game` of the view, with the hidden hands of each world.
+
+    `worlds` is (N, P) uint64 hands *now* (as `agents.sampling.sample_worlds` draws
+    them); `State.hands` holds the cards played too, so each seat gets its world hand
+    plus what it has played. Everything else is copied from the view. Not known to the
+    seat and so not restored: the pre-exchange deal (`deal` = `hands`), the other seats'
+    exchange choices, the action history and the deal key of later hands.
+    """
+    rules = view.rules
+    w = np.atleast_2d(np.asarray(worlds, dtype=np.uint64))
+    n, p, g = w.shape[0], rules.num_players, game
+    template = _TEMPLATES.get(rules)
+    if template is None:
+        template = _TEMPLATES[rules] = init(rules, 1, seeds=[0])
+    st = template.take(np.zeros(n, dtype=np.int64))
+    played_by = view.played_by[g].astype(np.uint64)
+    st.hands[:] = w | played_by[None, :]
+    st.deal[:] = st.hands
+    st.seed[:] = 0
+    st.hand_no[:] = view.hand_no[g]
+    st.dealer[:] = view.dealer[g]
+    st.phase[:] = view.phase[g]
+    st.to_act[:] = view.to_act[g]
+    st.played[:] = view.played[g]
+    st.bids[:] = view.bids[g]
+    st.blind[:] = view.blind[g]
+    st.num_bids[:] = int((view.bids[g] >= 0).sum())
+    seat = int(view.seat[g])
+    st.passing[:] = 0
+    st.passing[:, seat] = view.passed[g]
+    if view.phase[g] >= PLAY:
+        st.passing[:, (seat + p // 2) % p] = view.received[g]
+    st.trick[:] = view.trick[g]
+    st.leader[:] = view.leader[g]
+    st.trick_size[:] = view.trick_size[g]
+    st.lead_suit[:] = view.lead_suit[g]
+    st.tricks_played[:] = view.tricks_played[g]
+    st.tricks_won[:] = view.tricks_won[g]
+    st.broken[:] = view.broken[g]
+    st.voids[:] = view.voids[g]
+    card_seat = np.full(NUM_CARDS, -1, dtype=np.int8)
+    for s in range(p):
+        card_seat[(played_by[s] & _CARD_BITS) != 0] = s
+    st.card_seat[:] = card_seat
+    st.card_trick[:] = view.card_trick[g]
+    st.scores[:] = view.scores[g]
+    st.bags[:] = view.bags[g]
+    st.winner[:] = -1
+    st.history[:] = -1
+    st.history_len[:] = 0
+    _update_legal(st)
+    return st
+
+
+def margins(points: npt.ArrayLike, team: int) -> npt.NDArray[np.float64]:
+    """(..., T) hand points -> (...,) the team's points minus the other teams' mean."""
+    pts = np.asarray(points, dtype=np.float64)
+    t = pts.shape[-1]
+    others = (pts.sum(axis=-1) - pts[..., team]) / max(t - 1, 1)
+    return pts[..., team] - others
+
+
+# ----------------------------------------------------------------------------- policies
+_RANK = np.asarray(CARD_RANK[:NUM_CARDS], dtype=np.int64)
+_IS_SPADE = np.asarray(CARD_SUIT[:NUM_CARDS] == SPADES)
+_COST = _RANK + 16 * _IS_SPADE  # lowest to throw: low ranks, spades last
+_STR = STRENGTH.astype(np.int64)  # (C, 4)
+
+
+def quick_bid(hands: npt.NDArray[np.uint64], legal: npt.NDArray[np.uint64]) -> npt.NDArray:
+    """(B,) bid actions: aces, guarded kings and the top and long spades, the legal bid
+    nearest to that count."""
+    held = bits_to_bool(hands)
+    rank, spade = _RANK[None, :], _IS_SPADE[None, :]
+    sp = (held & spade).sum(axis=1)
+    est = (held & ~spade & (rank == 12)).sum(axis=1).astype(np.float64)
+    est += 0.5 * (held & ~spade & (rank == 11)).sum(axis=1)
+    est += (held & spade & (rank >= 10)).sum(axis=1) + np.maximum(sp - 3, 0)
+    est = np.rint(est).astype(np.int64)
+    ok = bits_to_bool(legal)[:, :NUM_CARDS]  # bit i = bid i (bids < NUM_CARDS)
+    dist = np.abs(np.arange(NUM_CARDS)[None, :] - est[:, None]) + np.where(ok, 0, 1000)
+    return BID_BASE + dist.argmin(axis=1)
+
+
+def greedy_actions(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """The vectorised greedy policy (module doc); random outside play and bidding."""
+    acts = random_legal_actions(state.legal, state.phase, rng)
+    q = np.flatnonzero(state.phase == PLAY)
+    if q.size:
+        acts[q] = _greedy_play(state, q)
+    b = np.flatnonzero(state.phase == BID)
+    if b.size:
+        seat = state.to_act[b].astype(np.int64)
+        acts[b] = quick_bid(state.hands[b, seat] & ~state.played[b], state.legal[b])
+    return acts
+
+
+def _greedy_play(state: State, q: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    legal = bits_to_bool(state.legal[q])  # (Q, C)
+    lead = state.lead_suit[q].astype(np.int64)
+    leading = lead < 0
+    p = state.rules.num_players
+    big = 1000
+    # Leading: the highest-ranked legal card.
+    lead_pick = np.where(legal, _RANK[None, :] - 16 * _IS_SPADE[None, :], -big).argmax(axis=1)
+    ls = np.maximum(lead, 0)
+    strength = _STR[:, ls].T  # (Q, C) strength of each card in this trick
+    trick = state.trick[q].astype(np.int64)  # (Q, P)
+    on = trick >= 0
+    tstr = np.where(on, _STR[np.maximum(trick, 0), ls[:, None]], -1)
+    best = tstr.max(axis=1)
+    winner = tstr.argmax(axis=1)
+    seat = state.to_act[q].astype(np.int64)
+    partner_wins = state.rules.partnerships & (winner == (seat + p // 2) % p)
+    beats = legal & (strength > best[:, None])
+    can_win = beats.any(axis=1) & ~partner_wins
+    win_pick = np.where(beats, strength, big).argmin(axis=1)
+    low_pick = np.where(legal, _COST[None, :], big).argmin(axis=1)
+    follow = np.where(can_win, win_pick, low_pick)
+    return np.where(leading, lead_pick, follow)
+
+
+POLICIES = ("heuristic", "greedy", "random")

@@ -1,0 +1,181 @@
+"""numba play-out of the rest of a hand, for the search agents' rollouts.
+
+`play_out` plays the card play of one game to the end of the hand from a position
+(hands now, the trick on the table, leader, spades broken, tricks so far) with a
+random or greedy policy, and returns the tricks per seat and the cards in play order.
+It follows RULES.md §3 exactly as `engine._legal_cards` and the engine's trick winner
+(the highest spade, else the highest card of the led suit; `engine.STRENGTH`); it is
+differential-tested against the batched engine on the same positions and cards
+(tests/test_ismcts.py). Card masks are int64 (every card index is below 63).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK, TWO_OF_CLUBS
+from spades_env.engine import STRENGTH
+
+_STR = STRENGTH.astype(np.int64)  # (C, 4)
+_SUIT = np.asarray(CARD_SUIT, dtype=np.int64)
+_RANK = np.asarray(CARD_RANK, dtype=np.int64)
+_SUIT_MASK = np.asarray(SUIT_MASK, dtype=np.uint64).astype(np.int64)
+_SPADE_MASK = int(_SUIT_MASK[SPADES])
+_CLUB2 = 1 << TWO_OF_CLUBS
+RANDOM, GREEDY = 0, 1
+
+
+@numba.njit(cache=True)
+def seed_kernel(seed: int) -> None:
+    np.random.seed(seed)
+
+
+@numba.njit(cache=True)
+def _popcount(x: int) -> int:
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def _kth_bit(x: int, k: int) -> int:
+    for _ in range(k):
+        x &= x - 1
+    low = x & -x
+    i = 0
+    while low > 1:
+        low >>= 1
+        i += 1
+    return i
+
+
+@numba.njit(cache=True)
+def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, suit):
+    big = 1 << 30
+    best_c, best_v = -1, -big
+    if trick_size == 0:  # lead the highest card, spades last
+        for c in range(NUM_CARDS):
+            if legal >> c & 1:
+                v = rank[c] - 16 * (suit[c] == SPADES)
+                if v > best_v:
+                    best_c, best_v = c, v
+        return best_c
+    top, winner = -1, -1
+    for s in range(p):
+        if trick[s] >= 0 and strt[trick[s], lead] > top:
+            top, winner = strt[trick[s], lead], s
+    if not (partnerships and winner == (seat + p // 2) % p):
+        cheapest, cheap_v = -1, big
+        for c in range(NUM_CARDS):
+            if legal >> c & 1 and top < strt[c, lead] < cheap_v:
+                cheapest, cheap_v = c, strt[c, lead]
+        if cheapest >= 0:
+            return cheapest
+    low_c, low_v = -1, big
+    for c in range(NUM_CARDS):
+        if legal >> c & 1:
+            v = rank[c] + 16 * (suit[c] == SPADES)
+            if v < low_v:
+                low_c, low_v = c, v
+    return low_c
+
+
+@numba.njit(cache=True)
+def _play_out(
+    hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
+    two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
+):  # fmt: skip
+    p = hands.shape[0]
+    n = 0
+    while tricks_played < hand_size:
+        seat = (leader + trick_size) % p
+        h = hands[seat]
+        if trick_size == 0:
+            if two_clubs and tricks_played == 0:
+                legal = h & club2
+            else:
+                non_spade = h & ~spade_mask
+                legal = h if (broken or non_spade == 0) else non_spade
+        else:
+            follow = h & suit_mask[lead]
+            legal = follow if follow != 0 else h
+        if policy == GREEDY:
+            c = _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, suit)
+        else:
+            c = _kth_bit(legal, np.random.randint(_popcount(legal)))
+        seq[n] = c
+        n += 1
+        hands[seat] = h & ~(1 << c)
+        trick[seat] = c
+        if trick_size == 0:
+            lead = suit[c]
+        if suit[c] == SPADES:
+            broken = True
+        trick_size += 1
+        if trick_size == p:
+            top, winner = -1, -1
+            for s in range(p):
+                if strt[trick[s], lead] > top:
+                    top, winner = strt[trick[s], lead], s
+            won[winner] += 1
+            leader = winner
+            for s in range(p):
+                trick[s] = -1
+            trick_size = 0
+            lead = -1
+            tricks_played += 1
+    return n
+
+
+def play_out(
+    hands, trick, leader, trick_size, lead, broken, won, tricks_played, rules, policy=RANDOM
+):
+    """Play the hand out; returns (tricks per seat (P,), cards in play order).
+
+    `hands`: (P,) cards each seat holds now; `trick`: (P,) card per seat on the table
+    (-1 = none); `won`: (P,) tricks so far. Inputs are not changed.
+    """
+    h = np.asarray(hands, dtype=np.uint64).astype(np.int64)
+    t = np.asarray(trick, dtype=np.int64).copy()
+    w = np.asarray(won, dtype=np.int64).copy()
+    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    n = _play_out(
+        h, t, int(leader), int(trick_size), int(lead), bool(broken), w, int(tricks_played),
+        rules.hand_size, rules.first_lead == "two_of_clubs", policy, rules.partnerships,
+        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2, seq,
+    )  # fmt: skip
+    return w, seq[:n]
+
+
+
+@numba.njit(cache=True)
+def _play_out_batch(
+    hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
+    two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2,
+):  # fmt: skip
+    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    for i in range(hands.shape[0]):
+        _play_out(
+            hands[i], trick[i], leader[i], trick_size[i], lead[i], broken[i], won[i],
+            tricks_played[i], hand_size, two_clubs, policy, partnerships, strt, rank, suit,
+            suit_mask, spade_mask, club2, seq,
+        )  # fmt: skip
+
+
+def play_out_state(state, policy: int = RANDOM) -> np.ndarray:
+    """(B, P) tricks per seat at the end of the hand of every game of an engine `State`
+    in PLAY (the state is not changed)."""
+    rules = state.rules
+    hands = (state.hands & ~state.played[:, None]).astype(np.int64)
+    won = state.tricks_won.astype(np.int64)
+    _play_out_batch(
+        hands, state.trick.astype(np.int64), state.leader.astype(np.int64),
+        state.trick_size.astype(np.int64), state.lead_suit.astype(np.int64),
+        state.broken.copy(), won, state.tricks_played.astype(np.int64), rules.hand_size,
+        rules.first_lead == "two_of_clubs", policy, rules.partnerships,
+        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
+    )  # fmt: skip
+    return won

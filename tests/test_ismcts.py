@@ -1,0 +1,160 @@
+"""ISMCTS: the numba play-out against the engine, availability-count UCB, one
+determinization per iteration, legal and seeded decisions, the registry."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents import ismcts as ismcts_mod
+from agents.ismcts import FastGame, ISMCTSAgent, Node, select_child
+from agents.registry import make_agent
+from agents.search_common import state_from_world
+from agents.search_kernel import GREEDY, RANDOM, play_out, seed_kernel
+from experiments.tournament import TournamentConfig, run_tournament
+from spades_env.engine import legal_action_mask, random_legal_actions, step
+from spades_env.observation import seat_view
+from spades_env.rules import Rules
+from spades_env.state import PLAY, init
+
+
+@pytest.mark.parametrize(
+    "rules", [Rules(), Rules(first_lead="two_of_clubs"), Rules.preset("jokers")], ids=str
+)
+@pytest.mark.parametrize("policy", [RANDOM, GREEDY])
+def test_play_out_matches_the_engine(rules, policy):
+    """Replaying the kernel's cards through the batched engine: each card is legal and
+    the tricks per seat agree."""
+    rng = np.random.default_rng(1)
+    seed_kernel(5)
+    state = init(rules, 30, rng)
+    for stop in range(0, 60, 3):
+        while not ((state.phase == PLAY).all() and (state.history_len >= stop).all()):
+            step(state, random_legal_actions(state.legal, state.phase, rng))
+        for g in range(0, state.batch_size, 3):
+            s = state.take([g])
+            won, seq = play_out(
+                s.hands[0] & ~s.played[0], s.trick[0], s.leader[0], s.trick_size[0],
+                s.lead_suit[0], s.broken[0], s.tricks_won[0], s.tricks_played[0], rules, policy,
+            )  # fmt: skip
+            for c in seq:
+                assert legal_action_mask(s)[0, c]
+                info = step(s, [c])
+            assert info.hand_over[0]
+            assert np.array_equal(won, state.tricks_won[g] * 0 + info.finished.tricks[0])
+        state = init(rules, 30, rng)
+
+
+def test_select_child_uses_availability_counts():
+    root = Node()
+    stats = {10: (4, 3.0, 9), 11: (2, 1.0, 3), 12: (5, 4.5, 20)}
+    for a, (visits, reward, avail) in stats.items():
+        ch = Node(a, 0)
+        ch.visits, ch.reward, ch.avail = visits, reward, avail
+        root.children[a] = ch
+    c = 0.7
+    chosen = select_child(root, [10, 11], c)  # 12 is not legal in this world
+    ucb = {
+        a: r / v + c * math.sqrt(math.log(av + 1) / v)
+        for a, (v, r, av) in stats.items()
+        if a != 12
+    }
+    assert chosen.action == max(ucb, key=ucb.get)
+    assert [root.children[a].avail for a in (10, 11, 12)] == [10, 4, 20]
+
+
+def _opening(seed=0, batch=1, rules=None):
+    rng = np.random.default_rng(seed)
+    state = init(rules or Rules(), batch, rng)
+    while not (state.phase == PLAY).all():
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    return state
+
+
+def test_one_determinization_per_iteration(monkeypatch):
+    drawn = []
+    real_sample = ismcts_mod.WorldSampler.sample
+
+    def counting(self, n, rng):
+        drawn.append(n)
+        return real_sample(self, n, rng)
+
+    monkeypatch.setattr(ismcts_mod.WorldSampler, "sample", counting)
+    worlds = []
+    real_iterate = ISMCTSAgent.iterate
+
+    def spy(self, root, game):
+        worlds.append(tuple(game.hands))
+        return real_iterate(self, root, game)
+
+    monkeypatch.setattr(ISMCTSAgent, "iterate", spy)
+    state = _opening()
+    agent = ISMCTSAgent(seed=0, iterations=300)
+    agent.act_state(state)
+    assert sum(drawn) == 1 + 300  # one world to build the root game, then one each
+    assert len(worlds) == 300 and len(set(worlds)) > 250  # a fresh world each iteration
+    root = agent.last_root
+    assert sum(ch.visits for ch in root.children.values()) == 300
+    for ch in root.children.values():  # every root action is legal in every world
+        assert ch.avail == 300
+    # below the root, an opponent's card is only available in the worlds that hold it
+    grand = [g for ch in root.children.values() for g in ch.children.values()]
+    assert any(g.avail < ch.visits for ch in root.children.values() for g in ch.children.values())
+    assert all(g.visits <= g.avail for g in grand)
+
+
+def test_fast_game_matches_the_engine_to_the_end_of_the_hand():
+    rng = np.random.default_rng(8)
+    state = init(Rules(), 4, rng)
+    for _ in range(6):
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    view = seat_view(state)
+    for g in range(4):
+        world = (state.hands[g] & ~state.played[g])[None]
+        game = FastGame.from_state(state_from_world(view, world, g))
+        real = state.take([g])
+        while game.points is None:
+            a = random_legal_actions(real.legal, real.phase, rng)
+            assert game.legal_list() == list(np.flatnonzero(legal_action_mask(real)[0]))
+            info = step(real, a)
+            game.step(int(a[0]))
+        assert info.hand_over[0]
+        assert game.points == info.hand_points[0].tolist()
+
+
+@pytest.mark.parametrize("policy", ["random", "greedy"])
+def test_ismcts_plays_legal_actions(policy):
+    agent = make_agent(f"ismcts:iterations=60,policy={policy}", seed=2)
+    rng = np.random.default_rng(9)
+    state = init(Rules(blind_nil="always"), 2, rng)
+    for t in range(64):
+        mask = legal_action_mask(state)
+        if t % 3 == 0:
+            acts = agent.act(seat_view(state), None, mask)
+            assert mask[np.arange(2), acts].all()
+        else:
+            acts = random_legal_actions(state.legal, state.phase, rng)
+        step(state, acts)
+
+
+def test_ismcts_is_seeded():
+    state = _opening(3)
+    a, b = ISMCTSAgent(seed=4, iterations=200), ISMCTSAgent(seed=4, iterations=200)
+    assert a.act_state(state)[0] == b.act_state(state)[0]
+    va = {k: (n.visits, n.reward) for k, n in a.last_root.children.items()}
+    vb = {k: (n.visits, n.reward) for k, n in b.last_root.children.items()}
+    assert va == vb
+
+
+def test_ismcts_time_budget():
+    agent = ISMCTSAgent(seed=0, iterations=0, time_ms=30)
+    agent.act_state(_opening(1))
+    assert agent.last_iterations >= 1
+
+
+def test_ismcts_in_a_tournament(tmp_path):
+    config = TournamentConfig(agents=("ismcts:iterations=100", "heuristic"), deals=1, chunk=1)
+    summary = run_tournament(tmp_path / "t", config, workers=1)
+    assert summary["pairs"][0]["deals"] == 1

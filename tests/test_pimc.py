@@ -1,0 +1,141 @@
+"""PIMC: mid-hand states rebuilt from a world, legal decisions, the dd evaluator, the
+registry and a tiny tournament."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents.pimc as pimc_mod
+from agents.dd import DDSolver, Position, score_objective
+from agents.pimc import PIMCAgent
+from agents.registry import make_agent
+from agents.search_common import UnsupportedRulesError, greedy_actions, state_from_world
+from experiments.tournament import TournamentConfig, run_tournament
+from spades_env.engine import legal_action_mask, random_legal_actions, step
+from spades_env.observation import seat_view
+from spades_env.rules import Rules
+from spades_env.state import PLAY, init
+
+FIELDS = (
+    "hands", "played", "legal", "phase", "to_act", "bids", "blind", "num_bids", "trick",
+    "leader", "trick_size", "lead_suit", "tricks_played", "tricks_won", "broken", "voids",
+    "card_seat", "card_trick", "scores", "bags", "dealer", "hand_no",
+)  # fmt: skip
+RULES = [
+    Rules(),
+    Rules(first_lead="two_of_clubs"),
+    Rules(blind_nil="always"),
+    Rules.preset("jokers"),
+]
+
+
+def true_world(state, g):
+    return (state.hands[g] & ~state.played[g])[None, :]
+
+
+def assert_fields(a, b, ga=0, gb=0):
+    for f in FIELDS:
+        assert np.array_equal(getattr(a, f)[ga], getattr(b, f)[gb]), f
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: r.name + r.first_lead + r.blind_nil)
+def test_state_from_world_is_the_real_state(rules):
+    rng = np.random.default_rng(3)
+    state = init(rules, 6, rng, scores=[120, -40], bags=[3, 7])
+    for t in range(70):
+        if t % 3 == 0:
+            view = seat_view(state)
+            for g in range(state.batch_size):
+                rebuilt = state_from_world(view, true_world(state, g), g)
+                assert_fields(rebuilt, state, 0, g)
+                # stepping both with the same actions keeps them equal to the end of hand
+                real = state.take([g])
+                for _ in range(8):
+                    a = random_legal_actions(real.legal, real.phase, rng)
+                    i1, i2 = step(real, a), step(rebuilt, a)
+                    assert np.array_equal(i1.hand_points, i2.hand_points)
+                    if i1.hand_over[0]:
+                        break
+                    assert_fields(rebuilt, real)
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+
+
+def test_greedy_policy_is_legal():
+    rng = np.random.default_rng(0)
+    state = init(Rules(), 64, rng)
+    for _ in range(80):
+        acts = greedy_actions(state, rng)
+        assert legal_action_mask(state)[np.arange(64), acts].all()
+        step(state, acts)
+
+
+@pytest.mark.parametrize("spec", ["evaluator=rollout,policy=greedy", "policy=random,rollouts=2"])
+def test_pimc_plays_legal_actions(spec):
+    agent = make_agent(f"pimc:worlds=4,{spec}", seed=1)
+    rng = np.random.default_rng(5)
+    state = init(Rules(blind_nil="always"), 3, rng)
+    for t in range(60):
+        mask = legal_action_mask(state)
+        if t % 4 == 0:
+            acts = agent.act(seat_view(state), None, mask)
+            assert mask[np.arange(3), acts].all()
+        else:
+            acts = random_legal_actions(state.legal, state.phase, rng)
+        step(state, acts)
+
+
+def test_pimc_heuristic_rollouts_bid_and_play():
+    agent = PIMCAgent(seed=0, worlds=2)
+    rng = np.random.default_rng(2)
+    state = init(Rules(), 1, rng)
+    for _ in range(6):
+        acts = agent.act_state(state)
+        assert legal_action_mask(state)[0, acts[0]]
+        assert set(agent.last_values) == set(np.flatnonzero(legal_action_mask(state)[0]))
+        step(state, acts)
+
+
+def test_pimc_dd_with_the_true_world_plays_a_best_card(monkeypatch):
+    """With the true deal as its only world, PIMC+dd is the double-dummy optimum."""
+    rng = np.random.default_rng(11)
+    state = init(Rules(blind_nil="never"), 8, rng)
+    while not ((state.phase == PLAY) & (state.tricks_played >= 9)).all():
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    for _ in range(2):  # mid-trick
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    view = seat_view(state)
+    agent = PIMCAgent(seed=0, worlds=1, evaluator="dd")
+    solver = DDSolver()
+    for g in range(8):
+        world = true_world(state, g)
+        monkeypatch.setattr(pimc_mod, "sample_worlds", lambda *a, w=world, **k: w)
+        card = agent.decide(view, g)
+        team = int(view.seat[g]) % 2
+        obj = score_objective(Rules(), view.bids[g], view.blind[g], team, relative=True)
+        values = solver.move_values(Position.from_view(view, world[0], g), obj)
+        assert values[card] == max(values.values())
+
+
+def test_pimc_refuses_two_player():
+    rules = Rules.preset("two_player")
+    state = init(rules, 1, np.random.default_rng(0))
+    with pytest.raises(UnsupportedRulesError):
+        PIMCAgent(worlds=2).act_state(state)
+
+
+def test_pimc_is_seeded():
+    rng = np.random.default_rng(4)
+    state = init(Rules(), 2, rng)
+    for _ in range(20):
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    view = seat_view(state)
+    a = PIMCAgent(seed=7, worlds=6, policy="random").act(view, None, None)
+    b = PIMCAgent(seed=7, worlds=6, policy="random").act(view, None, None)
+    assert np.array_equal(a, b)
+
+
+def test_pimc_in_a_tournament(tmp_path):
+    config = TournamentConfig(agents=("pimc:worlds=8", "heuristic"), deals=1, chunk=1)
+    summary = run_tournament(tmp_path / "t", config, workers=1)
+    assert summary["pairs"][0]["deals"] == 1
