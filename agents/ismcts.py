@@ -46,6 +46,7 @@ from spades_env.scoring import apply_bags, score_hand
 from spades_env.single import _VECTORS, SingleGame
 from spades_env.state import BID, DONE, PLAY, State
 
+
 class FastGame(SingleGame):
     """A SingleGame for search: no RL encoding upkeep; the hand's end is terminal
     (`points`: the hand points per team, bag penalty included)."""
@@ -96,7 +97,7 @@ class FastGame(SingleGame):
 
 
 class Node:
-    __slots__ = ("action", "mover", "children", "visits", "reward", "avail")
+    __slots__ = ("action", "avail", "children", "mover", "reward", "visits")
 
     def __init__(self, action: int = -1, mover: int = -1) -> None:
         self.action, self.mover = action, mover
@@ -252,3 +253,8 @@ class ISMCTSAgent(BaseAgent):
 
 
 __all__ = ["FastGame", "ISMCTSAgent", "Node", "select_child"]
+
+
+def check_params(params: dict) -> None:
+    """Registry check: the parameters build an agent (ValueError names a bad one)."""
+    ISMCTSAgent(**params)

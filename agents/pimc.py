@@ -46,10 +46,10 @@ from agents.search_common import (
     margins,
     state_from_world,
 )
-from agents.search_kernel import GREEDY, RANDOM, play_out_state
+from agents.search_kernel import GREEDY, RANDOM, play_out_state, seed_kernel
 from spades_env.engine import PHASE_BASE, random_legal_actions, step
-from spades_env.scoring import apply_bags, score_hand
 from spades_env.observation import SeatView, seat_view
+from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import PLAY, State
 
 EVALUATORS = ("rollout", "dd")
@@ -78,6 +78,7 @@ def rollout_values(
             # the card play of the rest of the hand: the numba kernel, one call
             live = np.flatnonzero(~done)
             sub = st.take(live)
+            seed_kernel(int(rng.integers(2**31)))  # the kernel's random policy, seeded
             won = play_out_state(sub, GREEDY if policy == "greedy" else RANDOM)
             pts = hand_points(sub, won)
             value[live] = margins(pts, team) if objective == "margin" else pts[:, team]
@@ -162,7 +163,9 @@ class PIMCAgent(BaseAgent):
         count = 0
         for lo in range(0, len(worlds), chunk):
             part = worlds[lo : lo + chunk]
-            vals = self._dd(view, g, part, actions) if use_dd else self._roll(view, g, part, actions)
+            vals = (
+                self._dd(view, g, part, actions) if use_dd else self._roll(view, g, part, actions)
+            )
             total += vals.sum(axis=0)
             count += vals.shape[0]
             if self.time_ms > 0 and (time.perf_counter() - start) * 1e3 >= self.time_ms:
@@ -213,3 +216,7 @@ class PIMCAgent(BaseAgent):
             out[i] = [vals[c] for c in actions]
         return out
 
+
+def check_params(params: dict) -> None:
+    """Registry check: the parameters build an agent (ValueError names a bad one)."""
+    PIMCAgent(**params)

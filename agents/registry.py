@@ -71,12 +71,14 @@ REGISTRY: dict[str, AgentEntry] = {
         },
         "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
         "random) or evaluator=dd; best mean team hand-score margin",
+        check="agents.pimc:check_params",
     ),
     "ismcts": AgentEntry(
         _lazy("agents.ismcts:ISMCTSAgent"),
         {"iterations": int, "time_ms": float, "c": float, "policy": str},
         "Information Set MCTS (one determinization per iteration, availability UCB); "
         "policy random|greedy",
+        check="agents.ismcts:check_params",
     ),
     "ppo": AgentEntry(
         _lazy("agents.rl_agent:shipped_agent"),

@@ -18,7 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, bits_to_bool
-from spades_env.engine import STRENGTH, _update_legal, random_legal_actions
+from spades_env.engine import STRENGTH
+from spades_env.legality import random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import BID, PLAY, State, init
@@ -90,7 +91,7 @@ def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> St
     st.winner[:] = -1
     st.history[:] = -1
     st.history_len[:] = 0
-    _update_legal(st)
+    update_legal(st)
     return st
 
 

@@ -3,7 +3,7 @@
 `play_out` plays the card play of one game to the end of the hand from a position
 (hands now, the trick on the table, leader, spades broken, tricks so far) with a
 random or greedy policy, and returns the tricks per seat and the cards in play order.
-It follows RULES.md §3 exactly as `engine._legal_cards` and the engine's trick winner
+It follows RULES.md §3 exactly as `legality.legal_cards` and the engine's trick winner
 (the highest spade, else the highest card of the led suit; `engine.STRENGTH`); it is
 differential-tested against the batched engine on the same positions and cards
 (tests/test_ismcts.py). Card masks are int64 (every card index is below 63).
@@ -148,7 +148,6 @@ def play_out(
         _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2, seq,
     )  # fmt: skip
     return w, seq[:n]
-
 
 
 @numba.njit(cache=True)

@@ -114,7 +114,9 @@ def dd_rows(seconds: float) -> list[Row]:
 
 
 def search_section(seconds: float) -> list[Row]:
-    return dd_rows(seconds)
+    from experiments.bench_mc import mc_rows  # PIMC and ISMCTS (experiments/bench_mc.py)
+
+    return dd_rows(seconds) + mc_rows(seconds)
 
 
 SECTIONS: dict[str, Callable[[float], list[Row]]] = {"search": search_section}

@@ -218,7 +218,8 @@ def init(
     `scores` and `bags` ((T,) or (B, T)) the position of the game; later hands are dealt
     from the seeds.
     """
-    from spades_env.engine import _update_legal, start_hand  # the engine owns the hand flow
+    from spades_env.engine import start_hand  # the engine owns the hand flow
+    from spades_env.legality import update_legal
 
     b, p, t = batch_size, rules.num_players, rules.num_teams
     if seeds is None:
@@ -268,5 +269,16 @@ def init(
         seen=np.zeros((b, p), dtype=np.uint64),
     )
     start_hand(state, np.arange(b), given)
-    _update_legal(state)
+    update_legal(state)
     return state
+
+
+_ARANGE = np.arange(0, dtype=np.int64)
+
+
+def arange_cached(n: int) -> npt.NDArray[np.int64]:
+    """A cached arange(n): the hot path indexes it with a slice or rows every step."""
+    global _ARANGE
+    if _ARANGE.size < n:
+        _ARANGE = np.arange(max(n, 2 * _ARANGE.size), dtype=np.int64)
+    return _ARANGE[:n]

@@ -19,3 +19,12 @@ def test_dd_row_reports_rate_median_and_p95() -> None:
     assert 0 < row["median_ms"] <= row["p95_ms"]
     assert (row["reference_rate"] is None) == (row["ratio"] is None)
     assert "dd solve" in format_rows([row])
+
+
+def test_mc_rows_report_pimc_latency_and_ismcts_rate() -> None:
+    from experiments.bench_mc import ismcts_rows, pimc_rows
+
+    rows = pimc_rows(0.0, policies=("greedy",)) + ismcts_rows(0.0, iterations=50)
+    assert {r["unit"] for r in rows} == {"decisions/s", "iterations/s"}
+    assert all(r["rate"] > 0 and 0 < r["median_ms"] <= r["p95_ms"] for r in rows)
+    assert "pimc 64 worlds, opening lead, greedy rollouts" in format_rows(rows)

