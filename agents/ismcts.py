@@ -15,10 +15,12 @@ SO-ISMCTS: one tree over the acting seat's information sets, whose edges are act
    §4 hand score (bag penalty included) minus the other teams' mean.
 
 It covers bidding (every seat's bids are tree decisions; rollouts bid by
-`search_common.quick_bid` unless the policy is random) and card play; the search ends at
-the end of the current hand. The walk and the rollouts step `FastGame`, the plain-Python
-single-game engine (`spades_env.single.SingleGame`, differential-tested against the
-batched engine) without its RL-encoding upkeep, stopped at the end of the hand.
+`search_common.quick_bid`, a count of aces, kings and spades, whatever the policy) and
+card play; the search ends at the end of the current hand. The tree walk steps
+`FastGame`, the plain-Python single-game engine (`spades_env.single.SingleGame`,
+differential-tested against the batched engine) without its RL-encoding upkeep; the
+card play of a rollout is the numba kernel `agents.search_kernel.play_out`
+(differential-tested against the engine in tests/test_ismcts.py).
 
 Parameters (`ismcts:iterations=1000,time_ms=0,c=0.7,policy=random`): `iterations`;
 `time_ms` a time budget per decision instead (0 = none); `c` the exploration constant;
@@ -43,8 +45,10 @@ from agents.search_common import check_rules, quick_bid, state_from_world
 from agents.search_kernel import GREEDY, RANDOM, play_out, seed_kernel
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
-from spades_env.single import _VECTORS, SingleGame
+from spades_env.single import SingleGame
 from spades_env.state import BID, DONE, PLAY, State
+
+_COPIED = ("hands", "bids", "blind", "passing", "trick", "tricks_won")
 
 
 class FastGame(SingleGame):
@@ -62,8 +66,11 @@ class FastGame(SingleGame):
         return self
 
     def clone(self) -> FastGame:
+        """A copy for one iteration. Only the lists that search reads after changing
+        them are copied; the write-only records (history, card_seat, card_trick, voids,
+        deal) are shared, and scores and bags do not change before the hand ends."""
         new = copy.copy(self)
-        for name in _VECTORS:
+        for name in _COPIED:
             setattr(new, name, list(getattr(self, name)))
         return new
 
@@ -122,7 +129,7 @@ def rollout(game: FastGame, policy: str, rnd: random.Random, scores: dict | None
     kernel `agents.search_kernel.play_out`, which then sets `game.points` alone)."""
     while game.points is None and game.phase != PLAY:
         legal = game.legal
-        if policy != "random" and game.phase == BID:
+        if game.phase == BID:  # both policies: a count of the top cards, not random
             hand = np.array([game.hands[game.to_act] & ~game.played], dtype=np.uint64)
             a = int(quick_bid(hand, np.array([legal], dtype=np.uint64))[0])
         else:

@@ -11,8 +11,11 @@ Evaluators:
 
 - `rollout` (default): every world x action x rollout is one game of ONE batched engine
   `State` (`agents.search_common.state_from_world`), played to the end of the hand by
-  the rollout policy: `heuristic` (the default; seed 000's rules, exact but ~50 µs per
-  decision per game in Python), `greedy` (vectorised numpy rules, fast) or `random`.
+  the rollout policy: `heuristic` (the default; seed 000's rules, but ~50 µs per
+  decision per game in Python, so seconds per decision at 64 worlds), `greedy` (win a
+  trick cheaply unless the partner has it, else play low; bids by a count of top
+  cards) or `random`. With greedy or random, the card play of the rollouts is one call
+  of the numba kernel `agents.search_kernel` (differential-tested against the engine).
 - `dd`: in card play, the double-dummy solver's value of each card under the score
   objective (`agents.dd`); exact per world but slow before the last ~8 tricks. Bidding
   still uses rollouts.

@@ -78,9 +78,9 @@ class Args:
     """gradient clipping norm (DouZero's value)"""
     reward_scale: float = 0.01
     """return = (own team hand points - other team's) * reward_scale"""
-    selfplay_frac: float = 0.5
+    selfplay_frac: float = 0.25
     """share of each rollout's games where the latest network holds all four seats"""
-    heuristic_frac: float = 0.25
+    heuristic_frac: float = 0.5
     """share of games against the heuristic agent (the rest: past checkpoints)"""
     pool_size: int = 5
     """past checkpoints kept as opponents (0 = none: those games become self-play)"""
@@ -128,7 +128,7 @@ def dmc_update(
         order = torch.randperm(size, generator=session.torch_rng).to(dev)
         for start in range(0, size - mb_size + 1, mb_size):
             mb = order[start : start + mb_size]
-            q = net(b["obs"][mb]).gather(1, b["action"][mb][:, None])[:, 0]
+            q = net.q_of(b["obs"][mb], b["action"][mb])
             loss = ((q - b["mc"][mb]) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()

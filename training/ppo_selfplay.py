@@ -60,7 +60,7 @@ class Args:
     """hands played in parallel per rollout (about 56 decisions each)"""
     hidden: str = "256,256"
     """hidden layer sizes of the MLP trunk"""
-    learning_rate: float = 3e-4
+    learning_rate: float = 5e-4
     """Adam learning rate"""
     anneal_lr: bool = True
     """anneal the learning rate linearly to 0 over the run"""
@@ -68,7 +68,7 @@ class Args:
     """discount over a seat's decisions (a hand is short: no discount)"""
     gae_lambda: float = 0.95
     """lambda of generalized advantage estimation"""
-    num_minibatches: int = 8
+    num_minibatches: int = 16
     """minibatches per epoch"""
     update_epochs: int = 2
     """epochs over each rollout"""
@@ -88,9 +88,9 @@ class Args:
     """stop an update's epochs early above this approximate KL (0 = never)"""
     reward_scale: float = 0.01
     """return = (own team hand points - other team's) * reward_scale"""
-    selfplay_frac: float = 0.5
+    selfplay_frac: float = 0.25
     """share of each rollout's games where the latest policy holds all four seats"""
-    heuristic_frac: float = 0.25
+    heuristic_frac: float = 0.5
     """share of games against the heuristic agent (the rest: past checkpoints)"""
     pool_size: int = 5
     """past checkpoints kept as opponents (0 = none: those games become self-play)"""
