@@ -17,7 +17,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from experiments import play_screen as ui
-from experiments.cli_tournament import build_rules
+from experiments.cli_tournament import add_rules_arguments, build_rules
 from experiments.play import (
     HELP,
     InputError,
@@ -57,13 +57,7 @@ def add_parser(sub) -> None:
     p.add_argument("--partner", metavar="SPEC", help="your partner's agent (default heuristic)")
     p.add_argument("--opponents", metavar="SPEC", help="the opponents' agent (default heuristic)")
     p.add_argument("--hint-agent", metavar="SPEC", help="agent behind 'hint' (default heuristic)")
-    p.add_argument("--rules", metavar="PRESET", help="rules preset (default standard)")
-    p.add_argument(
-        "--option",
-        action="append",
-        metavar="NAME=VALUE",
-        help="rules option on top of the preset, e.g. target=300 (repeatable)",
-    )
+    add_rules_arguments(p)
     p.add_argument("--seed", type=int, help="seed of the deals and bots (default: random)")
     p.add_argument("--save", metavar="FILE", help="save the game here as it goes")
     p.add_argument("--load", metavar="FILE", help="resume a saved game")

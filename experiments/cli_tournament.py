@@ -79,13 +79,7 @@ def add_parser(sub) -> None:
     p.add_argument("--agents", help=f"comma-separated agent specs (default {d['agents']})")
     p.add_argument("--deals", type=_positive, help=f"duplicate deals (default {d['deals']})")
     p.add_argument("--mode", choices=MODES, help="hand: one hand per deal; game: whole games")
-    p.add_argument("--rules", metavar="PRESET", help="rules preset (default standard)")
-    p.add_argument(
-        "--option",
-        action="append",
-        metavar="NAME=VALUE",
-        help="rules option on top of the preset, e.g. target=300 (repeatable)",
-    )
+    add_rules_arguments(p)
     p.add_argument("--seed", type=_integer, help="seed of the deals and agents (default 0)")
     p.add_argument("--deal-file", metavar="PATH", help="play a saved deal set (deals.json)")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/tournament-<time>)")
@@ -125,6 +119,17 @@ def add_parser(sub) -> None:
 def _given(args: argparse.Namespace) -> dict[str, Any]:
     """The tournament-defining flags the user gave explicitly."""
     return {k: getattr(args, k) for k in DEFAULTS if getattr(args, k) is not None}
+
+
+def add_rules_arguments(p: argparse.ArgumentParser) -> None:
+    """`--rules PRESET` and repeatable `--option NAME=VALUE` (read with `build_rules`)."""
+    p.add_argument("--rules", metavar="PRESET", help="rules preset (default standard)")
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="rules option on top of the preset, e.g. target=300 (repeatable)",
+    )
 
 
 def build_rules(preset: str, options: list[str]) -> Rules:
