@@ -185,30 +185,21 @@ def _start_play(state: State, rows: npt.NDArray[np.int64]) -> None:
     state.phase[rows] = PLAY
 
 
-def _end_hand(state: State, rows: npt.NDArray[np.int64]) -> HandResult:
-    """Score finished hands, carry bags, decide the game, deal the next hand."""
-    rules = state.rules
-    hs = score_hand(rules, state.bids[rows], state.blind[rows], state.tricks_won[rows])
-    before, bags_before = state.scores[rows].copy(), state.bags[rows].copy()
-    scores, bags, penalty = apply_bags(rules, before + hs.points, bags_before + hs.bags)
-    state.scores[rows] = scores
-    state.bags[rows] = bags
-    hand_no = state.hand_no[rows].copy()
-    state.hand_no[rows] = hand_no + 1
-    over, winner = game_result(rules, scores, hand_no + 1)
-    result = HandResult(
-        games=rows,
-        seed=state.seed[rows].copy(),
-        hand_no=hand_no,
-        dealer=state.dealer[rows].copy(),
-        deal=state.deal[rows].copy(),
-        bids=state.bids[rows].copy(),
-        blind=state.blind[rows].copy(),
-        history=state.history[rows].copy(),
-        history_len=state.history_len[rows].copy(),
-        tricks=state.tricks_won[rows].copy(),
-        scores_before=before,
-        bags_before=bags_before,
+def settle_hands(rules: Rules, finished: dict[str, npt.NDArray]) -> HandResult:
+    """Score finished hands, carry bags and decide the games (RULES.md §4-§5).
+
+    `finished` holds the HandResult fields that describe the hands as played (games,
+    seed, hand_no, dealer, deal, bids, blind, history, history_len, tricks,
+    scores_before, bags_before); the rest is computed here. The batched engine and
+    `SingleGame` both settle their hands through this one function.
+    """
+    hs = score_hand(rules, finished["bids"], finished["blind"], finished["tricks"])
+    scores, bags, penalty = apply_bags(
+        rules, finished["scores_before"] + hs.points, finished["bags_before"] + hs.bags
+    )
+    over, winner = game_result(rules, scores, finished["hand_no"] + 1)
+    return HandResult(
+        **finished,
         points=hs.points,
         bags_gained=hs.bags,
         penalty=penalty,
@@ -217,6 +208,32 @@ def _end_hand(state: State, rows: npt.NDArray[np.int64]) -> HandResult:
         game_over=over,
         winner=winner,
     )
+
+
+def _end_hand(state: State, rows: npt.NDArray[np.int64]) -> HandResult:
+    """Score finished hands, carry bags, decide the game, deal the next hand."""
+    rules = state.rules
+    result = settle_hands(
+        rules,
+        {
+            "games": rows,
+            "seed": state.seed[rows].copy(),
+            "hand_no": state.hand_no[rows].copy(),
+            "dealer": state.dealer[rows].copy(),
+            "deal": state.deal[rows].copy(),
+            "bids": state.bids[rows].copy(),
+            "blind": state.blind[rows].copy(),
+            "history": state.history[rows].copy(),
+            "history_len": state.history_len[rows].copy(),
+            "tricks": state.tricks_won[rows].copy(),
+            "scores_before": state.scores[rows].copy(),
+            "bags_before": state.bags[rows].copy(),
+        },
+    )
+    state.scores[rows] = result.scores
+    state.bags[rows] = result.bags
+    state.hand_no[rows] = result.hand_no + 1
+    over, winner = result.game_over, result.winner
     ended = rows[over]
     state.phase[ended] = DONE
     state.winner[ended] = winner[over]

@@ -46,9 +46,9 @@ from spades_env.engine import (
     explain_illegal,
     legal_actions,
 )
+from spades_env.hand_flow import settle_hands
 from spades_env.legality import update_legal
 from spades_env.rules import Rules
-from spades_env.scoring import apply_bags, game_result, score_hand
 from spades_env.single_obs import IncrementalObservation
 from spades_env.state import (
     BID,
@@ -371,37 +371,28 @@ class SingleGame(IncrementalObservation):
     def _end_hand(self) -> HandResult:
         """Score the hand, carry bags, decide the game, deal the next hand (RULES.md §4-§5).
 
-        The arithmetic is the engine's own (`score_hand`, `apply_bags`, `game_result`,
-        `deal_hands`); only the bookkeeping of the fields is done here.
+        The arithmetic is the engine's own (`hand_flow.settle_hands`, `deal_hands`); only
+        the bookkeeping of the fields is done here.
         """
         rules, p = self.rules, self._p
-        hs = score_hand(rules, [self.bids], [self.blind], [self.tricks_won])
-        before, bags_before = [list(self.scores)], [list(self.bags)]
-        scores, bags, penalty = apply_bags(
-            rules, np.add(before, hs.points), np.add(bags_before, hs.bags)
+        result = settle_hands(
+            rules,
+            {
+                "games": np.zeros(1, dtype=np.int64),
+                "seed": np.array([self.seed], dtype=np.uint64),
+                "hand_no": np.array([self.hand_no], dtype=np.int32),
+                "dealer": np.array([self.dealer], dtype=np.int8),
+                "deal": np.array([self.deal], dtype=np.uint64),
+                "bids": np.array([self.bids], dtype=np.int8),
+                "blind": np.array([self.blind], dtype=bool),
+                "history": np.array([self.history], dtype=np.int16),
+                "history_len": np.array([self.history_len], dtype=np.int16),
+                "tricks": np.array([self.tricks_won], dtype=np.int8),
+                "scores_before": np.array([self.scores], dtype=np.int32),
+                "bags_before": np.array([self.bags], dtype=np.int32),
+            },
         )
-        over, winner = game_result(rules, scores, [self.hand_no + 1])
-        result = HandResult(
-            games=np.zeros(1, dtype=np.int64),
-            seed=np.array([self.seed], dtype=np.uint64),
-            hand_no=np.array([self.hand_no], dtype=np.int32),
-            dealer=np.array([self.dealer], dtype=np.int8),
-            deal=np.array([self.deal], dtype=np.uint64),
-            bids=np.array([self.bids], dtype=np.int8),
-            blind=np.array([self.blind], dtype=bool),
-            history=np.array([self.history], dtype=np.int16),
-            history_len=np.array([self.history_len], dtype=np.int16),
-            tricks=np.array([self.tricks_won], dtype=np.int8),
-            scores_before=np.array(before, dtype=np.int32),
-            bags_before=np.array(bags_before, dtype=np.int32),
-            points=hs.points,
-            bags_gained=hs.bags,
-            penalty=penalty,
-            scores=scores,
-            bags=bags,
-            game_over=over,
-            winner=winner,
-        )
+        scores, bags, over, winner = result.scores, result.bags, result.game_over, result.winner
         self.scores, self.bags = scores[0].tolist(), bags[0].tolist()
         self.hand_no += 1
         if over[0]:
