@@ -10,14 +10,17 @@ Everything here is built from the seat's own view only: its hand, the cards play
 who played them, the voids players have shown, the bids. No hidden card is ever read.
 Seed 000 "Räkna spadern: 13 kort" (count the spades and the cards gone) is the habit this
 module gives the agent.
+
+The trump is `Table.trump`: spades, or in RULES.md §6 auction the named suit (-1 while it
+is not named yet, during the bidding); every question about trumps reads it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spades_env.cards import CARD_SUIT, NUM_CARDS, NUM_SUITS, SPADES, SUIT_MASK
-from spades_env.engine import STRENGTH
+from spades_env.auction import TRUMP_STRENGTH
+from spades_env.cards import CARD_SUIT, NUM_CARDS, NUM_SUITS, SPADES, SUIT_MASK, SUIT_NAMES
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import deck_mask
@@ -25,7 +28,8 @@ from spades_env.state import deck_mask
 #: Python-int versions of the card tables: cheaper than numpy scalars in a per-card loop.
 SUIT_BITS: list[int] = [int(m) for m in SUIT_MASK]
 SUIT_OF: list[int] = [int(s) for s in CARD_SUIT]
-STRENGTH_OF: list[list[int]] = STRENGTH.astype(int).tolist()  # [card][lead suit]
+#: [trump][card][lead suit] trick strength (RULES.md §3; §6 auction: any trump suit)
+STRENGTH_OF: list[list[list[int]]] = TRUMP_STRENGTH.astype(int).tolist()
 
 
 def cards(mask: int) -> list[int]:
@@ -58,9 +62,10 @@ def below(card: int) -> int:
     return SUIT_BITS[SUIT_OF[card]] & ((1 << card) - 1)
 
 
-def beats(card: int, best: int, lead: int) -> bool:
+def beats(card: int, best: int, lead: int, trump: int = SPADES) -> bool:
     """RULES.md §3: does `card` beat `best` in a trick led in suit `lead`?"""
-    return STRENGTH_OF[card][lead] > STRENGTH_OF[best][lead]
+    strength = STRENGTH_OF[trump]
+    return strength[card][lead] > strength[best][lead]
 
 
 @dataclass
@@ -88,11 +93,17 @@ class Table:
     dealer: int
     unseen: int  # cards in the other three hands (deck - played - mine)
     looking: int = -1  # RULES.md §6 two_player: the stock's top card I decide on, else -1
+    trump: int = SPADES  # RULES.md §6 auction: the named suit, -1 before it is named
 
     @classmethod
     def from_view(cls, view: SeatView, i: int) -> Table:
         """Row `i` of a batched view (slow-ish; `rows_from_view` converts a whole batch)."""
         return rows_from_view(view)[i]
+
+    @property
+    def trump_word(self) -> str:
+        """The trump suit in reasons: "spade", "heart", ... ("trump" before it is named)."""
+        return SUIT_NAMES[self.trump][:-1] if self.trump >= 0 else "trump"
 
     # ------------------------------------------------------------------ seats
     @property
@@ -154,8 +165,8 @@ class Table:
         return mask
 
     def spades_out(self) -> int:
-        """Seed 000 "Räkna spadern": spades still in the other three hands."""
-        return (self.unseen & SUIT_BITS[SPADES]).bit_count()
+        """Seed 000 "Räkna spadern": trumps (spades unless named) still in the other hands."""
+        return (self.unseen & SUIT_BITS[self.trump]).bit_count()
 
     def is_master(self, card: int) -> bool:
         """No unseen card of its suit ranks higher: it wins its suit (if not trumped)."""
@@ -163,7 +174,8 @@ class Table:
 
     def may_ruff(self, seat: int, suit: int) -> bool:
         """Might `seat` trump a lead of `suit`? Shown void, or the suit is nearly gone."""
-        if suit == SPADES or self.can_hold(seat) & SUIT_BITS[SPADES] == 0:
+        trump = self.trump
+        if suit == trump or self.can_hold(seat) & SUIT_BITS[trump] == 0:
             return False
         if self.voids[seat] >> suit & 1:
             return True
@@ -178,29 +190,29 @@ class Table:
         for k in range(self.trick_size):
             s = (self.leader + k) % self.players
             c = self.trick[s]
-            if best < 0 or beats(c, best, self.lead_suit):
+            if best < 0 or beats(c, best, self.lead_suit, self.trump):
                 best_seat, best = s, c
         return best_seat, best
 
     def can_beat_later(self, seat: int, card: int, lead: int) -> bool:
         """Could `seat`, still to play, beat `card` in a trick led in `lead`?"""
-        hold = self.can_hold(seat)
-        if SUIT_OF[card] == lead and lead != SPADES:
+        hold, trump = self.can_hold(seat), self.trump
+        if SUIT_OF[card] == lead and lead != trump:
             if hold & above(card):
                 return True
             return self.may_ruff(seat, lead)
-        if SUIT_OF[card] == SPADES:
+        if SUIT_OF[card] == trump:
             higher = hold & above(card)
             if not higher:
                 return False
-            return lead == SPADES or self.may_ruff(seat, lead)
+            return lead == trump or self.may_ruff(seat, lead)
         return False  # a discard never wins
 
     def sure_win(self, card: int, seats: list[int] | None = None) -> bool:
         """`card` beats the trick now and no opponent still to play can beat it."""
         lead = SUIT_OF[card] if self.trick_size == 0 else self.lead_suit
         _, best = self.winner()
-        if best >= 0 and not beats(card, best, lead):
+        if best >= 0 and not beats(card, best, lead, self.trump):
             return False
         later = self.later_seats() if seats is None else seats
         return not any(self.can_beat_later(s, card, lead) for s in later if s in self.opponents())
@@ -210,7 +222,7 @@ class Table:
         _, best = self.winner()
         if best < 0:
             return list(legal)
-        return [c for c in legal if beats(c, best, self.lead_suit)]
+        return [c for c in legal if beats(c, best, self.lead_suit, self.trump)]
 
 
 def rows_from_view(view: SeatView) -> list[Table]:
@@ -239,6 +251,7 @@ def rows_from_view(view: SeatView) -> list[Table]:
         "scores": view.scores.tolist(),
         "bags": view.bags.tolist(),
         "dealer": view.dealer.tolist(),
+        "trump": view.trump.tolist(),
     }
     out = []
     for i in range(view.batch_size):

@@ -5,7 +5,9 @@ and plays), with its nil sections, is the whole playbook:
 
 - bidding and nil (`agents.heuristic_bidding`): count sure tricks, discount lone
   honours, bid a little low but up when bags are near the penalty, use the bids already
-  made; nil on low hands; blind nil only as a rescue when far behind;
+  made; nil on low hands; blind nil only as a rescue when far behind; in RULES.md §6
+  auction, count the hand with the trump suit it would name when it may win the
+  auction, more cautiously otherwise, and name the suit of best length and honours;
 - card play (`agents.heuristic_play`): second hand low, third hand high enough, win
   cheaply, duck when the contract is safe, keep trumps for the right trick, count the
   spades, protect a partner's nil, set the opponents' nil, feed bags when set;
@@ -31,12 +33,12 @@ import numpy.typing as npt
 
 from agents.base import BaseAgent
 from agents.card_tracking import Table, rows_from_view
-from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass
+from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass, choose_trump
 from agents.heuristic_draw import choose_draw
 from agents.heuristic_play import choose_card
 from spades_env.cards import BID_BASE
 from spades_env.observation import SeatView
-from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY
+from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY, TRUMP
 
 
 class HeuristicAgent(BaseAgent):
@@ -81,6 +83,8 @@ class HeuristicAgent(BaseAgent):
             return choose_pass(t)
         if t.phase == DRAW:
             return choose_draw(t)  # RULES.md §6 two_player
+        if t.phase == TRUMP:
+            return choose_trump(t)  # RULES.md §6 auction
         return 0, "game over"  # DONE: the engine ignores the action
 
     def explain(self, view: SeatView) -> list[str]:

@@ -11,6 +11,10 @@ Follows seed 000 "Så bjuder och spelar den som vill vinna":
 - "Blint noll": a desperate rescue, only when it is allowed and the team is far behind.
 - RULES.md §2 blind_nil_exchange: the nil bidder passes its dangerous cards, the partner
   its low ones.
+- RULES.md §6 auction (the highest bidder names trump): count the hand with its best
+  trump suit (length and honours, `best_trump`) when the bid would be the highest so
+  far, since I would name that suit; otherwise count it with one of the other suits as
+  trump, and judge a nil against every suit as trump. Name the best trump suit.
 
 Each function returns `(value, reason)`; the reason names the rule that decided.
 """
@@ -20,7 +24,16 @@ from __future__ import annotations
 import math
 
 from agents.card_tracking import SUIT_BITS, SUIT_OF, Table, cards, highest
-from spades_env.cards import BLIND_NIL, CARD_RANK, NUM_RANKS, NUM_SUITS, SEE_HAND, SPADES
+from spades_env.cards import (
+    BLIND_NIL,
+    CARD_RANK,
+    NAME_TRUMP,
+    NUM_RANKS,
+    NUM_SUITS,
+    SEE_HAND,
+    SPADES,
+    SUIT_NAMES,
+)
 
 ACE, KING, QUEEN, JACK, TEN = 12, 11, 10, 9, 8
 RANK_OF: list[int] = [int(r) for r in CARD_RANK]
@@ -76,29 +89,48 @@ def spade_tricks(ranks: list[int], shortness: float) -> float:
 _GUARDED = {1: 0.85, 2: 0.6, 3: 0.4}
 
 
-def estimate_tricks(hand: int) -> float:
-    """Seed 000 "Räkna stick i budet": the tricks this hand should take."""
+def estimate_tricks(hand: int, trump: int = SPADES) -> float:
+    """Seed 000 "Räkna stick i budet": the tricks this hand should take with `trump` as
+    trump (spades; RULES.md §6 auction: any suit, counted as seed 000 counts spades)."""
     hand = int(hand)
     shortness = 0.0
     total = 0.0
-    for s in range(1, NUM_SUITS):
+    for s in range(NUM_SUITS):
+        if s == trump:
+            continue
         ranks = _ranks(hand, s)
         total += side_suit_tricks(ranks)
         shortness += {0: 0.6, 1: 0.3, 2: 0.1}.get(len(ranks), 0.0)
-    return total + spade_tricks(_ranks(hand, SPADES), shortness)
+    return total + spade_tricks(_ranks(hand, trump), shortness)
 
 
-def nil_danger(hand: int) -> float:
-    """How likely a hand is to be forced to win a trick (0: safe; >= 1: hopeless)."""
+#: RULES.md §6 auction: what an honour adds to a suit's length as a trump suit.
+_HONOUR_VALUE = {ACE: 1.0, KING: 0.75, QUEEN: 0.5, JACK: 0.25}
+
+
+def trump_value(hand: int, suit: int) -> float:
+    """RULES.md §6 auction: a suit's worth as trump: its length plus its honours."""
+    ranks = _ranks(int(hand), suit)
+    return len(ranks) + sum(_HONOUR_VALUE.get(r, 0.0) for r in ranks)
+
+
+def best_trump(hand: int) -> int:
+    """The suit with the best trump value (spades first among equals, then hearts...)."""
+    return max(range(NUM_SUITS), key=lambda s: (trump_value(hand, s), -s))
+
+
+def nil_danger(hand: int, trump: int = SPADES) -> float:
+    """How likely a hand is to be forced to win a trick (0: safe; >= 1: hopeless), with
+    `trump` as trump (RULES.md §6 auction: any suit)."""
     danger = 0.0
-    spades = _ranks(hand, SPADES)
+    spades = _ranks(hand, trump)
     # seed 000 "Noll-budet": no high spades; a long spade holding cannot all be ducked.
     if spades and spades[0] >= JACK:
         return 9.0
     danger += max(0, len(spades) - 2) * 0.35 + sum(0.05 * r for r in spades)
-    for s in range(1, NUM_SUITS):
+    for s in range(NUM_SUITS):
         ranks = _ranks(hand, s)
-        if not ranks:
+        if s == trump or not ranks:
             continue
         if ranks[0] == ACE:
             return 9.0  # an ace is a trick
@@ -133,24 +165,57 @@ def choose_blind(t: Table, blind_deficit: int) -> tuple[int, str]:
     return SEE_HAND, 'seed 000 "Blint noll" is a desperate rescue, not needed here: see the hand'
 
 
+#: RULES.md §6 auction: a trump suit that would make my nil hopeless counts this much in
+#: the mean danger over the four suits (it is named one time in four, not always).
+_HOPELESS = 3.0
+
+
+def auction_estimate(t: Table, shade: float) -> tuple[float, float, str]:
+    """RULES.md §6 auction, before trump is named: (tricks, nil danger, reason).
+
+    If the hand's bid with its best trump suit would top every bid made so far, I would
+    name that suit (a later bidder must bid more to take it away: four in five times I
+    keep it unless I bid last); otherwise someone else names, likely a suit I am short
+    in, so the hand is counted with the mean of its other suits as trump. A nil is
+    judged against every suit as trump (its mean danger, a hopeless suit capped at
+    `_HOPELESS`): the nil bidder never names.
+    """
+    hand, best = t.hand, best_trump(t.hand)
+    named = estimate_tricks(hand, best)
+    other = sum(estimate_tricks(hand, s) for s in range(NUM_SUITS) if s != best) / 3
+    danger = sum(min(nil_danger(hand, s), _HOPELESS) for s in range(NUM_SUITS)) / NUM_SUITS
+    made = [b for s, b in enumerate(t.bids) if s != t.seat and b >= 0]
+    if math.floor(named + 0.5 - shade) > max(made, default=-1):
+        keep = 1.0 if len(made) == t.players - 1 else 0.8
+        est = keep * named + (1 - keep) * other
+        why = f"{named:.1f} tricks with {SUIT_NAMES[best]} as trump, which I would name"
+    else:
+        est = other
+        why = f"outbid: {other:.1f} tricks with another suit as trump"
+    return est, danger, f"RULES.md §6 auction: {why}"
+
+
 def choose_bid(t: Table, aggression: float, nil_risk: float) -> tuple[int, str]:
     """BID phase: the bid (0 = nil) and why."""
     hand = t.hand
     top = highest(t.legal)  # legal bits are bids 0..top
     if top < 1:
         return 0, "RULES.md §2 max_total_bid: no bid above nil is left"
-    est = estimate_tricks(hand)
-    partner_bid = t.bids[t.partner]
-    # seed 000 "Noll-budet": low cards, no high spades, no lone king; and never beside a
-    # partner's nil ("Kan båda i laget bjuda noll? ... Klokt är det sällan").
-    limit = 1.2 + nil_risk + (0.3 if partner_bid >= 4 else 0.0)
-    if partner_bid != 0 and est < 1.8 and nil_danger(hand) < limit and t.rules.nil_value > 0:
-        return 0, 'seed 000 "Noll-budet": low cards, no high spades, no lone king: nil'
-    reason = f'seed 000 "Räkna stick i budet": {est:.1f} tricks'
     # seed 000 "Bjud lite lågt": the count already runs about half a trick under what the
     # hand takes (measured in self-play); a quarter trick more shading bids a little low,
     # never far too low.
     shade = 0.25 - aggression
+    if t.rules.trump == "named" and t.trump < 0:
+        est, danger, reason = auction_estimate(t, shade)
+    else:
+        est, danger = estimate_tricks(hand, max(t.trump, 0)), nil_danger(hand, max(t.trump, 0))
+        reason = f'seed 000 "Räkna stick i budet": {est:.1f} tricks'
+    partner_bid = t.bids[t.partner]
+    # seed 000 "Noll-budet": low cards, no high spades, no lone king; and never beside a
+    # partner's nil ("Kan båda i laget bjuda noll? ... Klokt är det sällan").
+    limit = 1.2 + nil_risk + (0.3 if partner_bid >= 4 else 0.0)
+    if partner_bid != 0 and est < 1.8 and danger < limit and t.rules.nil_value > 0:
+        return 0, 'seed 000 "Noll-budet": low cards, no high spades, no lone king: nil'
     team_bags = t.bags[t.team]
     if team_bags >= t.rules.bag_limit - 3:
         # seed 000 "Har ni redan sju säckar ... bjuda offensivt".
@@ -173,13 +238,23 @@ def choose_bid(t: Table, aggression: float, nil_risk: float) -> tuple[int, str]:
     return bid, reason
 
 
+def choose_trump(t: Table) -> tuple[int, str]:
+    """TRUMP phase (RULES.md §6 auction): name the suit with the best trump value."""
+    suit = best_trump(t.hand)
+    n = (t.hand & SUIT_BITS[suit]).bit_count()
+    return NAME_TRUMP + suit, (
+        f"RULES.md §6 auction: name {SUIT_NAMES[suit]} trump, my best trump suit "
+        f"({n} cards, length and honours {trump_value(t.hand, suit):.2f})"
+    )
+
+
 def choose_pass(t: Table) -> tuple[int, str]:
     """EXCHANGE phase: the card to pass to the partner (RULES.md §2 blind_nil_exchange)."""
     legal = cards(t.legal)
     if t.bids[t.seat] == 0:
         # seed 000 "Blint noll": "skicka bort ett farligt ess": high cards, spades first.
-        card = max(legal, key=lambda c: (RANK_OF[c] + (3 if SUIT_OF[c] == SPADES else 0), c))
+        card = max(legal, key=lambda c: (RANK_OF[c] + (3 if SUIT_OF[c] == t.trump else 0), c))
         return card, 'seed 000 "Blint noll": pass away a dangerous high card'
     # Partner bid blind nil: give low cards to duck with, keep the high ones to cover.
-    card = min(legal, key=lambda c: (RANK_OF[c], SUIT_OF[c] == SPADES, c))
+    card = min(legal, key=lambda c: (RANK_OF[c], SUIT_OF[c] == t.trump, c))
     return card, "partner bid blind nil: pass a low card to duck with"

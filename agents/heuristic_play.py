@@ -15,31 +15,34 @@ the whist-family maxims issue 4 names ("second hand low", "third hand high enoug
    trumps for the right trick, draw trumps with long spades); duck once the contract is
    safe, to avoid bags; when the contract is lost, feed bags to the opponents.
 
+"Spades" above means the trump: spades, or in RULES.md §6 auction the named suit
+(`Table.trump`), which takes every role spades have here.
+
 `choose_card(t)` returns `(card, reason)`; the reason quotes the rule.
 """
 
 from __future__ import annotations
 
 from agents.card_tracking import SUIT_BITS, SUIT_OF, Table, above, beats, cards
-from spades_env.cards import CARD_RANK, SPADES
+from spades_env.cards import CARD_RANK
 
 RANK: list[int] = [int(r) for r in CARD_RANK]
 Choice = tuple[int, str]
 
 
 # ----------------------------------------------------------------------------- helpers
-def low(cs: list[int]) -> int:
-    """The lowest card, a non-spade before a spade of the same rank."""
-    return min(cs, key=lambda c: (RANK[c], SUIT_OF[c] == SPADES, c))
+def low(t: Table, cs: list[int]) -> int:
+    """The lowest card, a non-trump before a trump of the same rank."""
+    return min(cs, key=lambda c: (RANK[c], SUIT_OF[c] == t.trump, c))
 
 
-def high(cs: list[int]) -> int:
-    return max(cs, key=lambda c: (RANK[c], SUIT_OF[c] == SPADES, c))
+def high(t: Table, cs: list[int]) -> int:
+    return max(cs, key=lambda c: (RANK[c], SUIT_OF[c] == t.trump, c))
 
 
-def side(cs: list[int]) -> list[int]:
-    """The non-spades among `cs`, or all of them if there are none."""
-    out = [c for c in cs if SUIT_OF[c] != SPADES]
+def side(t: Table, cs: list[int]) -> list[int]:
+    """The non-trumps (non-spades unless another suit is named) among `cs`, or all."""
+    out = [c for c in cs if SUIT_OF[c] != t.trump]
     return out or cs
 
 
@@ -62,12 +65,12 @@ def losers(t: Table, legal: list[int]) -> list[int]:
     _, best = t.winner()
     if best < 0:
         return []
-    return [c for c in legal if not beats(c, best, t.lead_suit)]
+    return [c for c in legal if not beats(c, best, t.lead_suit, t.trump)]
 
 
 def discard_low(t: Table, legal: list[int]) -> Choice:
     """Throw the least useful card: no spade, no master, from the shortest side suit."""
-    pool = side(legal)
+    pool = side(t, legal)
     card = min(pool, key=lambda c: (t.is_master(c), RANK[c], suit_len(t, SUIT_OF[c])))
     return card, 'seed 000 "Spara spadern till rätt stick": discard a worthless low card'
 
@@ -76,15 +79,15 @@ def duck(t: Table, legal: list[int], why: str) -> Choice:
     """Lose the trick with the most dangerous card that still loses (sheds future winners)."""
     if t.trick_size == 0:
         # Lead the card most certain to be beaten: many unseen cards above it, no spade.
-        card = max(side(legal), key=lambda c: (higher_out(t, c), -RANK[c]))
+        card = max(side(t, legal), key=lambda c: (higher_out(t, c), -RANK[c]))
         return card, f"{why}: lead my lowest card"
     lose = losers(t, legal)
     if lose:
-        non_spade = [c for c in lose if SUIT_OF[c] != SPADES] or lose
+        non_spade = [c for c in lose if SUIT_OF[c] != t.trump] or lose
         return max(non_spade, key=lambda c: danger_key(t, c)), f"{why}: play the highest loser"
     if t.later_seats():
-        return low(legal), f"{why}: play low, someone may still overtake"
-    return high(legal), f"{why}: the trick is mine anyway, shed my highest card"
+        return low(t, legal), f"{why}: play low, someone may still overtake"
+    return high(t, legal), f"{why}: the trick is mine anyway, shed my highest card"
 
 
 # ----------------------------------------------------------------------------- nil
@@ -98,17 +101,17 @@ def play_nil(t: Table, legal: list[int]) -> Choice:
             top = t.hand & SUIT_BITS[SUIT_OF[c]]
             return (min(higher_out(t, c), 3), higher_out(t, top.bit_length() - 1), -RANK[c])
 
-        return max(side(legal), key=key), f"{why}: lead a low card from my safest suit"
+        return max(side(t, legal), key=key), f"{why}: lead a low card from my safest suit"
     lose = losers(t, legal)
     if lose:
         if SUIT_OF[lose[0]] != t.lead_suit:
             # Void: throw the card most likely to win a trick later (a high side card).
-            pool = side(lose)
+            pool = side(t, lose)
             return max(pool, key=lambda c: danger_key(t, c)), f"{why}: void, shed a danger card"
         return max(lose, key=lambda c: RANK[c]), f"{why}: highest card under the winner"
     if t.later_seats():
-        return low(legal), f"{why}: play low and hope to be overtaken"
-    return high(legal), f"{why}: forced to win; shed my highest card"
+        return low(t, legal), f"{why}: play low and hope to be overtaken"
+    return high(t, legal), f"{why}: forced to win; shed my highest card"
 
 
 def protect_nil(t: Table, legal: list[int]) -> Choice:
@@ -117,29 +120,29 @@ def protect_nil(t: Table, legal: list[int]) -> Choice:
     p = t.partner
     if t.trick_size == 0:
         # "Spela också ut färger där partnern är kort": partner discards instead.
-        void = [c for c in legal if t.voids[p] >> SUIT_OF[c] & 1 and SUIT_OF[c] != SPADES]
+        void = [c for c in legal if t.voids[p] >> SUIT_OF[c] & 1 and SUIT_OF[c] != t.trump]
         if void:
-            return high(void), f"{why}: lead a suit the partner is void in"
+            return high(t, void), f"{why}: lead a suit the partner is void in"
         # "Spela dina höga kort tidigt": cash masters while the partner can still unload.
         masters = [c for c in legal if t.is_master(c)]
         if masters:
-            return high(side(masters)), f"{why}: cash a high card early"
+            return high(t, side(t, masters)), f"{why}: cash a high card early"
         # Lead high so the partner can play under it.
-        return high(side(legal)), f"{why}: lead high so the partner can duck"
+        return high(t, side(t, legal)), f"{why}: lead high so the partner can duck"
     seat, _ = t.winner()
     win = t.winning(legal)
     if seat == p:
         if win:
             # "Lägg alltid över partnerns kort när du kan".
-            return low(win), f"{why}: overtake the partner's card"
-        return low(legal), f"{why}: cannot overtake the partner"
+            return low(t, win), f"{why}: overtake the partner's card"
+        return low(t, legal), f"{why}: cannot overtake the partner"
     if p in t.later_seats():
         if win:
             sure = [c for c in win if t.sure_win(c)]
             if sure:
-                return low(sure), f"{why}: win it surely so the partner can duck"
-            return high(win), f"{why}: play high so the partner can duck under"
-        return low(legal), f"{why}: cannot win it, play low"
+                return low(t, sure), f"{why}: win it surely so the partner can duck"
+            return high(t, win), f"{why}: play high so the partner can duck under"
+        return low(t, legal), f"{why}: cannot win it, play low"
     return play_contract(t, legal)
 
 
@@ -149,7 +152,7 @@ def set_nil(t: Table, legal: list[int], nils: list[int]) -> Choice | None:
     if t.trick_size == 0:
         # Lead low toward the nil bidder, in a suit it still holds.
         pool = [c for c in legal if not any(t.voids[n] >> SUIT_OF[c] & 1 for n in nils)]
-        pool = side(pool) if pool else []
+        pool = side(t, pool) if pool else []
         if not pool:
             return None
         card = min(pool, key=lambda c: (RANK[c], c))
@@ -162,12 +165,12 @@ def set_nil(t: Table, legal: list[int], nils: list[int]) -> Choice | None:
         lose = losers(t, legal)
         if lose:
             return max(lose, key=lambda c: RANK[c]), f"{why}: do not overtake the nil bidder"
-        return low(legal), f"{why}: forced over the nil bidder, as low as I can"
+        return low(t, legal), f"{why}: forced over the nil bidder, as low as I can"
     if any(n in t.later_seats() for n in nils) and seat != t.partner:
         # The nil bidder plays after me: keep the trick low so it may be forced to win.
         follow = [c for c in legal if SUIT_OF[c] == t.lead_suit]
         if follow:
-            return low(follow), f"{why}: play low, leave the nil bidder room to win"
+            return low(t, follow), f"{why}: play low, leave the nil bidder room to win"
     return None
 
 
@@ -199,39 +202,39 @@ def take(t: Table, legal: list[int], why: str) -> Choice:
     later = t.later_seats()
     if seat == t.partner and not any(t.can_beat_later(s, best, t.lead_suit) for s in later):
         if follow:
-            return low(legal), "partner's card holds: play low"
+            return low(t, legal), "partner's card holds: play low"
         return discard_low(t, legal)[0], "partner's card holds: discard low"
     win = t.winning(legal)
     sure = [c for c in win if t.sure_win(c)]
     if follow:
         if sure:
-            return low(sure), f'{why}: "win cheaply" with the lowest sure winner'
+            return low(t, sure), f'{why}: "win cheaply" with the lowest sure winner'
         if t.trick_size == 1:
-            return low(legal), f'{why}: "second hand low"'
+            return low(t, legal), f'{why}: "second hand low"'
         if win and seat != t.partner:
-            return high(win), f'{why}: "third hand high enough" to beat the trick'
-        return low(legal), f"{why}: cannot win the trick, play my lowest card"
+            return high(t, win), f'{why}: "third hand high enough" to beat the trick'
+        return low(t, legal), f"{why}: cannot win the trick, play my lowest card"
     # Void in the led suit: trump, with the lowest spade that wins.
-    trumps = [c for c in sure if SUIT_OF[c] == SPADES]
+    trumps = [c for c in sure if SUIT_OF[c] == t.trump]
     if trumps:
-        return low(trumps), f"{why}: void, trump with the lowest spade that wins"
-    trumps = [c for c in win if SUIT_OF[c] == SPADES]
+        return low(t, trumps), f"{why}: void, trump with the lowest {t.trump_word} that wins"
+    trumps = [c for c in win if SUIT_OF[c] == t.trump]
     shown = any(t.voids[s] >> t.lead_suit & 1 for s in later if s != t.partner)
     if trumps and not shown:
         # Nobody after me has shown out of the suit: an over-ruff is only a risk.
-        return low(trumps), f"{why}: void, trump low (no one after me has shown out)"
+        return low(t, trumps), f"{why}: void, trump low (no one after me has shown out)"
     return discard_low(t, legal)
 
 
 def lead_to_take(t: Table, legal: list[int], why: str) -> Choice:
     """Lead to win tricks: draw trumps, cash winners, set up ruffs, else lead low."""
-    spades = [c for c in legal if SUIT_OF[c] == SPADES]
-    sides = [c for c in legal if SUIT_OF[c] != SPADES]
-    mine = (t.hand & SUIT_BITS[SPADES]).bit_count()
+    spades = [c for c in legal if SUIT_OF[c] == t.trump]
+    sides = [c for c in legal if SUIT_OF[c] != t.trump]
+    mine = (t.hand & SUIT_BITS[t.trump]).bit_count()
     out = t.spades_out()
     if spades and out and t.is_master(max(spades)) and mine >= out:
         # seed 000 "Har du däremot lång trumf och toppkorten": draw the spades early.
-        return max(spades), f"{why}: long spades and the top: draw trumps"
+        return max(spades), f"{why}: long {t.trump_word}s and the top: draw trumps"
     opps = t.opponents()
 
     def ruffed(suit: int) -> bool:
@@ -241,21 +244,21 @@ def lead_to_take(t: Table, legal: list[int], why: str) -> Choice:
     if masters:
         # Cash a sure winner; with no spade left outside, every master is as good as an
         # ace (seed 000 "Räkna spadern").
-        return high(masters), f"{why}: cash a sure winner"
+        return high(t, masters), f"{why}: cash a sure winner"
     p = t.partner
     partner_ruffs = [
         c
         for c in sides
-        if t.has_partner and t.voids[p] >> SUIT_OF[c] & 1 and t.can_hold(p) & SUIT_BITS[SPADES]
+        if t.has_partner and t.voids[p] >> SUIT_OF[c] & 1 and t.can_hold(p) & SUIT_BITS[t.trump]
     ]
     if partner_ruffs:
-        return low(partner_ruffs), f"{why}: lead a suit the partner can ruff"
+        return low(t, partner_ruffs), f"{why}: lead a suit the partner can ruff"
     # No lead into an opponent's void: it would hand them a cheap ruff.
     safe = [c for c in sides if not any(t.voids[o] >> SUIT_OF[c] & 1 for o in opps)] or sides
     if safe and mine >= 1:
         single = [c for c in safe if suit_len(t, SUIT_OF[c]) == 1 and not t.is_master(c)]
         if single and RANK[single[0]] < 10:
-            return low(single), f"{why}: lead a singleton to ruff that suit later"
+            return low(t, single), f"{why}: lead a singleton to ruff that suit later"
     if safe:
         # Lead low from a long suit not headed by a king or queen that waits to be guarded.
         def key(c: int) -> tuple[bool, int, int]:
@@ -266,9 +269,9 @@ def lead_to_take(t: Table, legal: list[int], why: str) -> Choice:
         return min(safe, key=key), f"{why}: lead low from my longest suit"
     masters = [c for c in spades if t.is_master(c)]
     if masters:
-        return low(masters), f"{why}: only spades left, cash the top one"
+        return low(t, masters), f"{why}: only {t.trump_word}s left, cash the top one"
     # seed 000 "Vänta med att bryta trumfen så länge motståndarna har fler spader än du".
-    return low(spades), f"{why}: only spades left, lead the lowest"
+    return low(t, spades), f"{why}: only {t.trump_word}s left, lead the lowest"
 
 
 def choose_card(t: Table) -> Choice:

@@ -16,11 +16,14 @@ SO-ISMCTS: one tree over the acting seat's information sets, whose edges are act
 
 It covers bidding (every seat's bids are tree decisions; rollouts bid by
 `search_common.quick_bid`, a count of aces, kings and spades, whatever the policy) and
-card play; the search ends at the end of the current hand. The tree walk steps
-`FastGame`, the plain-Python single-game engine (`spades_env.single.SingleGame`,
-differential-tested against the batched engine) without its RL-encoding upkeep; the
-card play of a rollout is the numba kernel `agents.search_kernel.play_out`
-(differential-tested against the engine in tests/test_ismcts.py).
+card play; the search ends at the end of the current hand. A decision in card play runs
+whole in the numba kernel `agents.ismcts_kernel.search` (flat node arrays; the same
+worlds, random draws, UCB choices and rewards as the loop below, which
+tests/test_ismcts.py checks tree for tree). Other decisions walk the tree on `FastGame`,
+the plain-Python single-game engine (`spades_env.single.SingleGame`, differential-tested
+against the batched engine) without its RL-encoding upkeep; the card play of their
+rollouts is the numba kernel `agents.search_kernel.play_out` (differential-tested
+against the engine in tests/test_ismcts.py).
 
 Parameters (`ismcts:iterations=1000,time_ms=0,c=0.7,policy=random`): `iterations`;
 `time_ms` a time budget per decision instead (0 = none); `c` the exploration constant;
@@ -40,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
+from agents.ismcts_kernel import Tree, py_random_state, reward_table, search, set_py_random_state
 from agents.sampling import WorldSampler, knowledge
 from agents.search_common import check_rules, quick_bid, state_from_world
 from agents.search_kernel import GREEDY, RANDOM, play_out, seed_kernel
@@ -48,6 +52,7 @@ from spades_env.scoring import apply_bags, score_hand
 from spades_env.single import SingleGame
 from spades_env.state import BID, DONE, PLAY, State
 
+_TIMED_CHUNK = 16  # iterations between clock reads under a time budget
 _COPIED = ("hands", "bids", "blind", "passing", "trick", "tricks_won")
 
 
@@ -166,6 +171,8 @@ class ISMCTSAgent(BaseAgent):
     """SO-ISMCTS over the current hand (module doc)."""
 
     name = "ismcts"
+    #: card play by the numba kernel (False: the reference loop over `iterate`, for tests)
+    use_kernel = True
 
     def __init__(
         self,
@@ -183,7 +190,8 @@ class ISMCTSAgent(BaseAgent):
         self.iterations, self.time_ms = int(iterations), float(time_ms)
         self.c, self.policy = float(c), policy
         self.rnd = random.Random(seed)
-        self.last_root: Node | None = None
+        self._root: Node | None = None
+        self._tree: Tree | None = None
         self.last_iterations = 0
 
     def act(self, view: SeatView, obs, mask) -> npt.NDArray[np.int64]:
@@ -199,10 +207,12 @@ class ISMCTSAgent(BaseAgent):
         if len(legal) <= 1:
             self.last_root, self.last_iterations = None, 0
             return legal[0] if legal else 0
+        seed_kernel(int(self.rng.integers(2**31)))
+        if base.phase == PLAY and self.use_kernel:  # the compiled search (agents.ismcts_kernel)
+            return self._decide_play(base, sampler)
         played_by = [int(x) for x in view.played_by[g]]
         root = Node()
         self._scores: dict = {}
-        seed_kernel(int(self.rng.integers(2**31)))
         limit = self.iterations if self.time_ms <= 0 else 1 << 62
         deadline = time.perf_counter() + self.time_ms / 1e3
         block, done = [], 0
@@ -220,6 +230,48 @@ class ISMCTSAgent(BaseAgent):
         self.last_root, self.last_iterations = root, done
         best = max(root.children.values(), key=lambda ch: (ch.visits, ch.reward))
         return best.action
+
+    def _decide_play(self, base: FastGame, sampler: WorldSampler) -> int:
+        """`decide` in card play: the same iterations, worlds and random draws as the
+        loop over `iterate`, run by the numba kernel `agents.ismcts_kernel.search`."""
+        rewards, radix = reward_table(base.rules, base.tricks_won, _points_of(base))
+        policy = GREEDY if self.policy == "greedy" else RANDOM
+        mt, pos = py_random_state(self.rnd)
+        timed = self.time_ms > 0
+        tree = Tree(1 + (256 if timed else min(self.iterations, 4096)))  # grown as needed
+        deadline = time.perf_counter() + self.time_ms / 1e3
+        done = 0
+        while timed or done < self.iterations:
+            # worlds in blocks of 256 as the loop draws them, used last first
+            n = 256 if timed else min(256, self.iterations - done)
+            worlds = sampler.sample(n, self.rng)[::-1].astype(np.int64)
+            step = _TIMED_CHUNK if timed else n
+            for lo in range(0, n, step):
+                hi = min(n, lo + step)
+                search(
+                    tree, worlds, lo, hi, base, base.rules, self.c, policy, rewards, radix, mt, pos
+                )
+                done += hi - lo
+                if timed and time.perf_counter() >= deadline:
+                    break
+            if timed and time.perf_counter() >= deadline:
+                break
+        set_py_random_state(self.rnd, mt, pos)
+        self._tree, self._root, self.last_iterations = tree, None, done
+        kids = tree.children(0)
+        best = max(kids, key=lambda i: (tree.visits[i], tree.reward[i]))
+        return int(tree.action[best])
+
+    @property
+    def last_root(self) -> Node | None:
+        """The root of the last decision's tree (built from the flat arrays on demand)."""
+        if self._root is None and self._tree is not None:
+            self._root = _to_nodes(self._tree)
+        return self._root
+
+    @last_root.setter
+    def last_root(self, root: Node | None) -> None:
+        self._root, self._tree = root, None
 
     def iterate(self, root: Node, game: FastGame) -> None:
         """One ISMCTS iteration on the determinized `game` (changed in place)."""
@@ -257,6 +309,38 @@ class ISMCTSAgent(BaseAgent):
     @staticmethod
     def rules_teams(game: FastGame) -> int:
         return game.rules.num_teams
+
+
+def _points_of(game: FastGame):
+    """(n, P) final tricks per seat -> (n, T) hand points, bag penalty included: the
+    arithmetic of `FastGame._end_hand`, over many trick counts at once."""
+    rules = game.rules
+
+    def points(won: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        n = won.shape[0]
+        bids, blind = np.tile(game.bids, (n, 1)), np.tile(game.blind, (n, 1))
+        hs = score_hand(rules, bids, blind, won)
+        scores, bags = np.tile(game.scores, (n, 1)), np.tile(game.bags, (n, 1))
+        _, _, penalty = apply_bags(rules, scores + hs.points, bags + hs.bags)
+        return hs.points - penalty
+
+    return points
+
+
+def _to_nodes(tree: Tree) -> Node:
+    """The flat tree as `Node` objects, children in creation order (dict order)."""
+    n = int(tree.size[0])
+    nodes = [Node(int(a), int(m)) for a, m in zip(tree.action[:n], tree.mover[:n], strict=True)]
+    for i in range(n):
+        nd = nodes[i]
+        nd.visits, nd.reward, nd.avail = (
+            int(tree.visits[i]),
+            float(tree.reward[i]),
+            int(tree.avail[i]),
+        )
+        for ch in tree.children(i):
+            nd.children[nodes[ch].action] = nodes[ch]
+    return nodes[0]
 
 
 __all__ = ["FastGame", "ISMCTSAgent", "Node", "select_child"]

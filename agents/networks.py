@@ -2,16 +2,18 @@
 
 Both take the engine's int16 information-state encoding (`spades_env.observation`,
 seats relative to the observer, so one set of weights serves every seat) and the
-legal-action mask over the one `Discrete(76)` action space (cards, bids, blind nil).
+legal-action mask over the one `Discrete(80)` action space (cards, bids, blind nil, the
+two_player draw, the auction's trump suits).
 The int16 encoding travels as it is from the engine to here; the float conversion and
 the per-block scaling happen inside the net (`ObsScaler`), where the learner needs it.
 
 - `PolicyValueNet` (PPO): an MLP trunk, masked policy logits and a state value.
 - `QNet` (Deep Monte Carlo, DouZero-style): the same trunk gives a state embedding h(s);
   Q(s, a) = v · relu(W h(s) + U f(a) + b) + c, where f(a) are the action's features
-  (which card: suit, rank, spade; which bid: value, nil; blind nil; see hand; and its
-  one-hot). That is a one-hidden-layer MLP on concat(h(s), f(a)); because f(a) is fixed
-  per action, U f(a) is computed once for all 76 actions, so scoring every legal action
+  (which card: suit, rank, spade; which bid: value, nil; blind nil; see hand; which
+  suit a trump naming names; and its one-hot). That is a one-hidden-layer MLP on
+  concat(h(s), f(a)); because f(a) is fixed per action, U f(a) is computed once for all
+  80 actions, so scoring every legal action
   costs one trunk pass per state.
 
 `build_network(config)` rebuilds either from the plain dict that checkpoints store.
@@ -31,6 +33,7 @@ from spades_env.cards import (
     CARD_RANK,
     CARD_SUIT,
     MAX_BID,
+    NAME_TRUMP,
     NUM_ACTIONS,
     NUM_CARDS,
     NUM_SUITS,
@@ -88,7 +91,7 @@ def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class PolicyValueNet(nn.Module):
-    """PPO's actor-critic: shared trunk, masked policy logits (76) and a value."""
+    """PPO's actor-critic: shared trunk, masked policy logits (80) and a value."""
 
     kind = "ppo"
 
@@ -100,7 +103,7 @@ class PolicyValueNet(nn.Module):
         self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(masked logits (B, 76), value (B,))."""
+        """(masked logits (B, 80), value (B,))."""
         h = self.trunk(self.scaler(obs))
         return masked(self.policy(h), mask), self.value(h).squeeze(-1)
 
@@ -110,7 +113,7 @@ class PolicyValueNet(nn.Module):
 
 
 def action_features() -> torch.Tensor:
-    """(76, F) float32 static features of every action (see the module doc)."""
+    """(80, F) float32 static features of every action (see the module doc)."""
     f = np.zeros((NUM_ACTIONS, NUM_ACTIONS + NUM_SUITS + 6), dtype=np.float32)
     f[:, :NUM_ACTIONS] = np.eye(NUM_ACTIONS)
     o = NUM_ACTIONS
@@ -123,11 +126,13 @@ def action_features() -> torch.Tensor:
     f[BID_BASE, o + NUM_SUITS + 3] = 1.0  # nil
     f[BLIND_NIL, o + NUM_SUITS + 4] = 1.0
     f[SEE_HAND, o + NUM_SUITS + 5] = 1.0
+    suits = np.arange(NUM_SUITS)
+    f[NAME_TRUMP + suits, o + suits] = 1.0  # RULES.md §6 auction: the suit it names
     return torch.from_numpy(f)
 
 
 class QNet(nn.Module):
-    """DMC's action-value net: Q(s, a) for all 76 actions at once (see the module doc)."""
+    """DMC's action-value net: Q(s, a) for all 80 actions at once (see the module doc)."""
 
     kind = "dmc"
 
@@ -141,13 +146,13 @@ class QNet(nn.Module):
         self.out = layer_init(nn.Linear(head, 1), std=1.0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        """Q-values (B, 76) of every action, legal or not."""
+        """Q-values (B, 80) of every action, legal or not."""
         s = self.state_in(self.trunk(self.scaler(obs)))  # (B, head)
-        a = self.action_in(self.features)  # (76, head)
+        a = self.action_in(self.features)  # (80, head)
         return self.out(torch.relu(s[:, None, :] + a[None, :, :])).squeeze(-1)
 
     def q_of(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """Q(s, a) (B,) of one action per state: what training regresses, at 1/76 the cost."""
+        """Q(s, a) (B,) of one action per state: what training regresses, at 1/80 the cost."""
         s = self.state_in(self.trunk(self.scaler(obs)))  # (B, head)
         a = self.action_in(self.features[actions])  # (B, head)
         return self.out(torch.relu(s + a)).squeeze(-1)

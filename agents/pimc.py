@@ -9,13 +9,17 @@ chosen the same way, by rollouts from the bidding position.
 
 Evaluators:
 
-- `rollout` (default): every world x action x rollout is one game of ONE batched engine
-  `State` (`agents.search_common.state_from_world`), played to the end of the hand by
-  the rollout policy: `heuristic` (the default; seed 000's rules, but ~50 µs per
-  decision per game in Python, so seconds per decision at 64 worlds), `greedy` (win a
-  trick cheaply unless the partner has it, else play low; bids by a count of top
-  cards) or `random`. With greedy or random, the card play of the rollouts is one call
-  of the numba kernel `agents.search_kernel` (differential-tested against the engine).
+- `rollout` (default): every world x action x rollout is one game, played to the end of
+  the hand by the rollout policy: `heuristic` (the default; seed 000's rules), `greedy`
+  (win a trick cheaply unless the partner has it, else play low; bids by a count of top
+  cards) or `random`. A card-play decision is one call of a numba loop
+  (`agents.pimc_kernel`: the kernels `agents.search_kernel` for greedy and random,
+  `agents.heuristic_kernel` for the heuristic's card play, each differential-tested
+  against the engine and the Python agent). A bidding decision plays its games as ONE
+  batched engine `State` (`agents.search_common.state_from_world`) until every game is
+  in card play (the heuristic's bids in Python), then hands the card play to the
+  kernels. Both paths draw the same random numbers in the same order as the engine
+  path (`use_kernel = False`, kept for the tests).
 - `dd`: in card play, the double-dummy solver's value of each card under the score
   objective (`agents.dd`); exact per world but slow before the last ~8 tricks. Bidding
   still uses rollouts.
@@ -41,6 +45,8 @@ import numpy.typing as npt
 
 from agents.base import BaseAgent
 from agents.heuristic import HeuristicAgent
+from agents.heuristic_kernel import play_out_state as heuristic_play_out
+from agents.pimc_kernel import HEURISTIC, play_rollouts
 from agents.sampling import sample_worlds
 from agents.search_common import (
     POLICIES,
@@ -71,12 +77,26 @@ def rollout_values(
     rng: np.random.Generator,
     heuristic: HeuristicAgent | None = None,
     objective: str = "margin",
+    kernel: bool = True,
 ) -> npt.NDArray[np.float64]:
-    """(N,) value to `team` of the current hand of each game, played out by `policy`."""
+    """(N,) value to `team` of the current hand of each game, played out by `policy`
+    (`kernel`: the card play by the compiled heuristic; False: the Python agent)."""
     n = st.batch_size
     value = np.zeros(n)
     done = np.zeros(n, dtype=bool)
     while not done.all():
+        if policy == "heuristic" and kernel and (st.phase[~done] == PLAY).all():
+            # the heuristic's card play, compiled (agents.heuristic_kernel); the generator
+            # draws what the loop's random_legal_actions would: a batch per step
+            live = np.flatnonzero(~done)
+            sub = st.take(live)
+            p = st.rules.num_players
+            left = p * st.rules.hand_size - (p * sub.tricks_played + sub.trick_size)
+            for _ in range(int(left.max())):
+                rng.random(n)
+            pts = hand_points(sub, heuristic_play_out(sub))
+            value[live] = margins(pts, team) if objective == "margin" else pts[:, team]
+            break
         if policy != "heuristic" and (st.phase[~done] == PLAY).all():
             # the card play of the rest of the hand: the numba kernel, one call
             live = np.flatnonzero(~done)
@@ -114,6 +134,8 @@ class PIMCAgent(BaseAgent):
     """Determinized flat Monte Carlo over sampled worlds (module doc)."""
 
     name = "pimc"
+    #: card play by the numba loops (False: the engine reference path, for tests)
+    use_kernel = True
 
     def __init__(
         self,
@@ -180,6 +202,10 @@ class PIMCAgent(BaseAgent):
     def _roll(self, view: SeatView, g: int, worlds, actions: list[int]) -> npt.NDArray:
         """(K * rollouts, A) values of each action in each world."""
         k, a, r = len(worlds), len(actions), self.rollouts
+        if int(view.phase[g]) == PLAY and self.use_kernel:
+            # card play: the numba loop, the same games in the same order (pimc_kernel)
+            policy = {"greedy": GREEDY, "random": RANDOM, "heuristic": HEURISTIC}[self.policy]
+            return play_rollouts(view, g, worlds, actions, r, policy, self.rng, self.objective)
         base = state_from_world(view, worlds, g)
         # game index = (world * A + action) * R + rollout
         st = base.take(np.repeat(np.arange(k), a * r))
@@ -195,7 +221,7 @@ class PIMCAgent(BaseAgent):
         if live.size:
             sub = st.take(live)
             value[live] = rollout_values(
-                sub, team, self.policy, self.rng, self._heuristic, self.objective
+                sub, team, self.policy, self.rng, self._heuristic, self.objective, self.use_kernel
             )
         return value.reshape(k, a, r).transpose(0, 2, 1).reshape(k * r, a)
 

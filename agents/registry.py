@@ -2,7 +2,9 @@
 
 A spec is `name` or `name:key=value,key=value`. Each registered name maps to a factory
 `(seed, **params) -> Agent` and the parameters it accepts with their types. An unknown
-name or parameter is an `AgentSpecError` that lists the known ones.
+name or parameter is an `AgentSpecError` that lists the known ones. `check_agent_rules`
+(and `make_agent(..., rules=...)`) refuses, before any game starts, rules an agent cannot
+play (the search agents and RULES.md §6 two_player or auction).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from agents.base import BaseAgent
 from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
+from spades_env.rules import Rules
 
 
 class AgentSpecError(ValueError):
@@ -31,6 +34,9 @@ class AgentEntry:
     #: checks the parsed parameters before any game starts (e.g. that a checkpoint loads);
     #: loaded lazily as "module:function" so that listing agents imports nothing heavy
     check: str | None = None
+    #: "module:function" called as f(rules, name): raises ValueError or
+    #: NotImplementedError for rules the agent cannot play (RULES.md §6 presets)
+    rules_check: str | None = None
 
 
 def _lazy(target: str) -> Callable[..., Any]:
@@ -72,6 +78,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
         "random) or evaluator=dd; best mean team hand-score margin",
         check="agents.pimc:check_params",
+        rules_check="agents.search_common:check_rules",
     ),
     "ismcts": AgentEntry(
         _lazy("agents.ismcts:ISMCTSAgent"),
@@ -79,6 +86,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "Information Set MCTS (one determinization per iteration, availability UCB); "
         "policy random|greedy",
         check="agents.ismcts:check_params",
+        rules_check="agents.search_common:check_rules",
     ),
     "ppo": AgentEntry(
         _lazy("agents.rl_agent:shipped_agent"),
@@ -134,8 +142,22 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
-def make_agent(spec: str, seed: int | None = None) -> BaseAgent:
-    """Build the agent a spec names, seeded."""
+def check_agent_rules(spec: str, rules: Rules) -> None:
+    """Refuse rules the agent of `spec` cannot play (AgentSpecError, one line)."""
+    name, _ = parse_spec(spec)
+    entry = REGISTRY[name]
+    if entry.rules_check is None:
+        return
+    try:
+        _lazy(entry.rules_check)(rules, name)
+    except (ValueError, NotImplementedError) as exc:  # UnsupportedRulesError, RulesError
+        raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
+
+
+def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> BaseAgent:
+    """Build the agent a spec names, seeded; with `rules`, refuse rules it cannot play."""
+    if rules is not None:
+        check_agent_rules(spec, rules)
     name, params = parse_spec(spec)
     agent = REGISTRY[name].factory(seed=seed, **params)
     agent.name = spec.strip()

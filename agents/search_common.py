@@ -1,7 +1,8 @@
 """Shared pieces of the Monte Carlo search agents (`pimc`, `ismcts`).
 
 - `check_rules`: the presets the searches can play (the sampler's: the whole deck dealt,
-  so not RULES.md §6 two_player).
+  so not RULES.md §6 two_player; spades trump, so not §6 auction: the samplers' bid
+  model, the double-dummy solver and the rollout kernel assume spades are trump).
 - `state_from_world`: a batched engine `State` continuing one game of a seat's view in
   each of N sampled worlds (`agents.sampling`), so that rollouts run on the engine.
 - `margins`: the reward of a finished hand to a team: its hand score (RULES.md §4, bag
@@ -33,6 +34,12 @@ class UnsupportedRulesError(NotImplementedError):
 
 
 def check_rules(rules: Rules, agent: str) -> None:
+    """Refuse the presets the searches cannot play, with a one-line reason."""
+    if rules.trump != "spades":
+        raise UnsupportedRulesError(
+            f"{agent}: the auction preset (named trump) is not supported: the sampler and "
+            "solver assume spades are trump"
+        )
     if rules.draw:
         raise UnsupportedRulesError(
             f"{agent}: preset {rules.name!r} (two_player draw) has cards in no hand; "
@@ -80,6 +87,7 @@ def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> St
     st.tricks_played[:] = view.tricks_played[g]
     st.tricks_won[:] = view.tricks_won[g]
     st.broken[:] = view.broken[g]
+    st.trump[:] = view.trump[g]
     st.voids[:] = view.voids[g]
     card_seat = np.full(NUM_CARDS, -1, dtype=np.int8)
     for s in range(p):

@@ -26,12 +26,16 @@ _CLUB2 = 1 << TWO_OF_CLUBS
 RANDOM, GREEDY = 0, 1
 
 
-@numba.njit(cache=True)
+#: compiled, cached; numpy's error model: no zero-division checks (no divisor here is 0)
+_jit = numba.njit(cache=True, error_model="numpy")
+
+
+@_jit
 def seed_kernel(seed: int) -> None:
     np.random.seed(seed)
 
 
-@numba.njit(cache=True)
+@_jit
 def _popcount(x: int) -> int:
     n = 0
     while x:
@@ -40,28 +44,40 @@ def _popcount(x: int) -> int:
     return n
 
 
-@numba.njit(cache=True)
+# de Bruijn: the index of a single set bit by one multiplication and a table look-up
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _DEBRUIJN_INDEX[int(((1 << _i) * 0x03F79D71B4CB0A89) % (1 << 64)) >> 58] = _i
+
+
+@_jit
+def _bit_index(low: int) -> int:
+    """The index of the one set bit of `low` (a power of two below 2**63)."""
+    return _DEBRUIJN_INDEX[(np.uint64(low) * _DEBRUIJN) >> np.uint64(58)]
+
+
+@_jit
 def _kth_bit(x: int, k: int) -> int:
     for _ in range(k):
         x &= x - 1
-    low = x & -x
-    i = 0
-    while low > 1:
-        low >>= 1
-        i += 1
-    return i
+    return _bit_index(x & -x)
 
 
-@numba.njit(cache=True)
+@_jit
 def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, suit):
+    """The greedy policy's card (module doc of `agents.search_common`); the legal cards in
+    ascending order, ties to the first."""
     big = 1 << 30
     best_c, best_v = -1, -big
     if trick_size == 0:  # lead the highest card, spades last
-        for c in range(NUM_CARDS):
-            if legal >> c & 1:
-                v = rank[c] - 16 * (suit[c] == SPADES)
-                if v > best_v:
-                    best_c, best_v = c, v
+        bits = legal
+        while bits:
+            c = _bit_index(bits & -bits)
+            bits &= bits - 1
+            v = rank[c] - 16 * (suit[c] == SPADES)
+            if v > best_v:
+                best_c, best_v = c, v
         return best_c
     top, winner = -1, -1
     for s in range(p):
@@ -69,21 +85,68 @@ def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, s
             top, winner = strt[trick[s], lead], s
     if not (partnerships and winner == (seat + p // 2) % p):
         cheapest, cheap_v = -1, big
-        for c in range(NUM_CARDS):
-            if legal >> c & 1 and top < strt[c, lead] < cheap_v:
+        bits = legal
+        while bits:
+            c = _bit_index(bits & -bits)
+            bits &= bits - 1
+            if top < strt[c, lead] < cheap_v:
                 cheapest, cheap_v = c, strt[c, lead]
         if cheapest >= 0:
             return cheapest
     low_c, low_v = -1, big
-    for c in range(NUM_CARDS):
-        if legal >> c & 1:
-            v = rank[c] + 16 * (suit[c] == SPADES)
-            if v < low_v:
-                low_c, low_v = c, v
+    bits = legal
+    while bits:
+        c = _bit_index(bits & -bits)
+        bits &= bits - 1
+        v = rank[c] + 16 * (suit[c] == SPADES)
+        if v < low_v:
+            low_c, low_v = c, v
     return low_c
 
 
-@numba.njit(cache=True)
+@_jit
+def _legal_cards(h, trick_size, tricks_played, two_clubs, broken, lead, suit_mask, spade_mask,
+                 club2):  # fmt: skip
+    """RULES.md §3: the cards of hand `h` the seat to act may play."""
+    if trick_size == 0:
+        if two_clubs and tricks_played == 0:
+            return h & club2
+        non_spade = h & ~spade_mask
+        return h if (broken or non_spade == 0) else non_spade
+    follow = h & suit_mask[lead]
+    return follow if follow != 0 else h
+
+
+@_jit
+def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tricks_played,
+               strt, suit):  # fmt: skip
+    """Seat `seat` plays card `c` (hands, trick and won in place); returns the new
+    (leader, trick_size, lead, broken, tricks_played). RULES.md §3: the highest spade
+    wins the trick, else the highest card of the led suit."""
+    p = hands.shape[0]
+    hands[seat] &= ~(1 << c)
+    trick[seat] = c
+    if trick_size == 0:
+        lead = suit[c]
+    if suit[c] == SPADES:
+        broken = True
+    trick_size += 1
+    if trick_size == p:
+        top, winner = -1, -1
+        for s in range(p):
+            if strt[trick[s], lead] > top:
+                top, winner = strt[trick[s], lead], s
+        won[winner] += 1
+        leader = winner
+        for s in range(p):
+            trick[s] = -1
+        trick_size = 0
+        lead = -1
+        tricks_played += 1
+    return leader, trick_size, lead, broken, tricks_played
+
+
+@_jit
 def _play_out(
     hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
     two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
@@ -92,41 +155,20 @@ def _play_out(
     n = 0
     while tricks_played < hand_size:
         seat = (leader + trick_size) % p
-        h = hands[seat]
-        if trick_size == 0:
-            if two_clubs and tricks_played == 0:
-                legal = h & club2
-            else:
-                non_spade = h & ~spade_mask
-                legal = h if (broken or non_spade == 0) else non_spade
-        else:
-            follow = h & suit_mask[lead]
-            legal = follow if follow != 0 else h
+        legal = _legal_cards(
+            hands[seat], trick_size, tricks_played, two_clubs, broken, lead, suit_mask,
+            spade_mask, club2,
+        )  # fmt: skip
         if policy == GREEDY:
             c = _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, suit)
         else:
             c = _kth_bit(legal, np.random.randint(_popcount(legal)))
         seq[n] = c
         n += 1
-        hands[seat] = h & ~(1 << c)
-        trick[seat] = c
-        if trick_size == 0:
-            lead = suit[c]
-        if suit[c] == SPADES:
-            broken = True
-        trick_size += 1
-        if trick_size == p:
-            top, winner = -1, -1
-            for s in range(p):
-                if strt[trick[s], lead] > top:
-                    top, winner = strt[trick[s], lead], s
-            won[winner] += 1
-            leader = winner
-            for s in range(p):
-                trick[s] = -1
-            trick_size = 0
-            lead = -1
-            tricks_played += 1
+        leader, trick_size, lead, broken, tricks_played = _play_card(
+            hands, trick, won, seat, c, leader, trick_size, lead, broken, tricks_played,
+            strt, suit,
+        )  # fmt: skip
     return n
 
 
@@ -150,7 +192,7 @@ def play_out(
     return w, seq[:n]
 
 
-@numba.njit(cache=True)
+@_jit
 def _play_out_batch(
     hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
     two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2,

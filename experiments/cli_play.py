@@ -3,7 +3,9 @@
 The flags define the game (or `--load` resumes one); this module holds the terminal:
 the screen at each of the person's turns, the prompt and its commands, the summaries,
 and saving on quit, on Ctrl-C and at the end of piped input. The game itself is
-`experiments.play`, the drawing `experiments.play_screen`.
+`experiments.play`, the drawing `experiments.play_screen` and `experiments.play_sheets`.
+Every table of RULES.md §6 plays: seats 0..4 (`--seat 4` is cutthroat_5's fifth seat),
+and `--partner` only where there are partnerships.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from experiments import play_screen as ui
+from experiments import play_sheets as sheets
 from experiments.cli_tournament import add_rules_arguments, build_rules
 from experiments.play import (
     HELP,
@@ -31,7 +34,8 @@ from experiments.play import (
     parse_move,
     prompt_line,
 )
-from spades_env.engine import SEAT_NAMES, seat_name
+from spades_env.draw import stock_left
+from spades_env.engine import SEAT_NAMES
 from spades_env.rules import Rules
 
 _GAME_FLAGS = ("seat", "partner", "opponents", "rules", "option", "seed")
@@ -43,7 +47,9 @@ def _seat(text: str) -> int:
     for i, name in enumerate(SEAT_NAMES):
         if t in (str(i), name.lower(), name[0].lower()):
             return i
-    raise argparse.ArgumentTypeError(f"{text!r} is no seat; use N, E, S, W or 0-3")
+    if t.isdigit() and int(t) < 5:  # RULES.md §6 cutthroat_5: seat 4 has no compass name
+        return int(t)
+    raise argparse.ArgumentTypeError(f"{text!r} is no seat; use N, E, S, W or 0-4")
 
 
 def add_parser(sub) -> None:
@@ -53,9 +59,17 @@ def add_parser(sub) -> None:
         description="Play a full game of Spades against registered agents. Type 'help' at "
         "any prompt. Without a terminal on stdin, reads one answer per line.",
     )
-    p.add_argument("--seat", type=_seat, help="your seat: N, E, S or W (default S)")
-    p.add_argument("--partner", metavar="SPEC", help="your partner's agent (default heuristic)")
-    p.add_argument("--opponents", metavar="SPEC", help="the opponents' agent (default heuristic)")
+    p.add_argument(
+        "--seat", type=_seat, help="your seat: N, E, S, W or 0-4 (default S; N at a table of 2)"
+    )
+    p.add_argument(
+        "--partner",
+        metavar="SPEC",
+        help="your partner's agent (default heuristic; only with partnerships)",
+    )
+    p.add_argument(
+        "--opponents", metavar="SPEC", help="every other seat's agent (default heuristic)"
+    )
     p.add_argument("--hint-agent", metavar="SPEC", help="agent behind 'hint' (default heuristic)")
     add_rules_arguments(p)
     p.add_argument("--seed", type=int, help="seed of the deals and bots (default: random)")
@@ -110,7 +124,7 @@ def _header(session: Session) -> str:
     s, g = session.setup, session.game
     return (
         f"Spades · {_rules_label(s.rules)} · seed {s.seed} · hand {g.hand_no + 1} · "
-        f"you are {seat_name(s.human)}"
+        f"you are {ui.seat_title(s.human)}"
     )
 
 
@@ -119,7 +133,13 @@ def _draw(session: Session, term: Terminal, events: list[str]) -> None:
     s = session.setup
     term.show(
         ui.screen(
-            session.view(), list(s.players), s.human, _header(session), session.last_trick, events
+            session.view(),
+            list(s.players),
+            s.human,
+            _header(session),
+            session.last_trick,
+            events,
+            int(stock_left(session.game.state)[0]),
         )
     )
     term.show(Text("commands: hint · last · score · show · save · help · quit", style="dim"))
@@ -138,7 +158,7 @@ def _command(session: Session, term: Terminal, text: str, save_to: Path | None) 
     elif cmd == "last":
         term.show(Text.assemble("last ", ui.trick_text(session.last_trick)))
     elif cmd == "score":
-        term.show(ui.score_sheet(session.records))
+        term.show(_sheet(session))
     elif cmd == "show":
         _draw(session, term, [])
     elif cmd == "help":
@@ -189,23 +209,20 @@ def _loop(session: Session, term: Terminal, save_to: Path | None) -> None:
             if pending:
                 term.show("\n".join(pending))
                 pending = []
-            term.show(ui.hand_summary(record, list(s.players), s.human))
+            term.show(sheets.hand_summary(record, list(s.players), s.human, s.rules))
             if not session.game.done:
                 term.pause()
     _game_over(session, term)
 
 
+def _sheet(session: Session) -> RenderableType:
+    return sheets.score_sheet(session.records, session.setup.rules, session.setup.human)
+
+
 def _game_over(session: Session, term: Terminal) -> None:
-    g = session.game
-    term.show(ui.score_sheet(session.records))
-    win = g.winner
-    names = ui.TEAM_NAMES
-    yours = session.setup.rules.team_of(session.setup.human)
-    verdict = "you win!" if win == yours else "you lose."
-    term.show(
-        f"Game over after {len(session.records)} hands: {names[win]} win "
-        f"{g.scores[win]} to {g.scores[1 - win]}; {verdict}"
-    )
+    g, s = session.game, session.setup
+    term.show(_sheet(session))
+    term.show(sheets.result_line(s.rules, list(g.scores), g.winner, len(session.records), s.human))
 
 
 def play(session: Session, term: Terminal, save_to: Path | None) -> int:
@@ -235,8 +252,8 @@ def _new_session(args: argparse.Namespace) -> Session:
     setup = make_setup(
         rules,
         seed,
-        human=2 if args.seat is None else args.seat,
-        partner=args.partner or "heuristic",
+        human=args.seat,
+        partner=args.partner,
         opponents=args.opponents or "heuristic",
         hint_agent=args.hint_agent or "heuristic",
     )

@@ -8,8 +8,14 @@ by (game seed, seat, move number), so a loaded game goes on exactly as it would 
 without the break, whatever the bots.
 
 Input: bids `4`, `nil`, `blind nil` (and `see` to decline blind nil), cards `QH`, `10h`,
-`q♥` or their number in the shown hand; commands `hint`, `last`, `score`, `save [FILE]`,
+`q♥` or their number in the shown hand, in RULES.md §6 auction the trump suit
+(`trump hearts`, `hearts`, `h`, `♥`), in `two_player`'s draw `keep`/`k` or `discard`/`d`;
+commands `hint`, `last`, `score`, `save [FILE]`,
 `show`, `help`, `quit`. A wrong input gets a one-line reason and the game goes on.
+
+Any table of RULES.md §6 (2..5 seats, partnerships or one-player teams): with one-player
+teams nobody is a partner, every other seat gets the `opponents` agent, and asking for a
+partner is refused (one line) rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -25,30 +31,38 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
-from agents.registry import make_agent, parse_spec
+from agents.registry import check_agent_rules, make_agent, parse_spec
 from experiments import play_screen as ui
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
+    DRAW_DISCARD,
+    DRAW_KEEP,
+    NAME_TRUMP,
     NUM_CARDS,
     SEE_HAND,
+    SUIT_NAMES,
+    SUIT_SYMBOLS,
     ActionParseError,
     action_to_str,
     str_to_action,
     str_to_card,
+    str_to_suit,
 )
 from spades_env.engine import IllegalActionError, explain_illegal, seat_name
 from spades_env.observation import SeatView, seat_view
 from spades_env.records import hand_records
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
-from spades_env.state import BID, BLIND, EXCHANGE, PLAY
+from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY, TRUMP
 
 SAVE_FORMAT, SAVE_VERSION = "spades-play", 1
 HUMAN = "human"
 HELP = """\
 bids: a number (4), nil, blind nil; when offered blind nil: blind nil or see
 cards: QH, 10h, q♥, or the card's number in your hand (1 = leftmost)
+trump (auction, when you bid highest): trump hearts, hearts, h or ♥
+draw (two_player): keep (k) the card you see, or discard (d) it and take the next
 hint   what the hint agent would do, and why
 last   the previous trick
 score  the score sheet so far
@@ -84,16 +98,33 @@ class Setup:
 def make_setup(
     rules: Rules,
     seed: int,
-    human: int = 2,
-    partner: str = "heuristic",
+    human: int | None = None,
+    partner: str | None = None,
     opponents: str = "heuristic",
     hint_agent: str = "heuristic",
 ) -> Setup:
+    """The seats' players: the person at `human` (default South, or North at a table of
+    two), the partner's agent at the partner's seat (RULES.md §1), the opponents'
+    elsewhere; `partner` defaults to heuristic and is refused without partnerships."""
+    p = rules.num_players
+    if human is None:
+        human = 2 if p > 2 else 0
+    if not 0 <= human < p:
+        names = ", ".join(f"{seat_name(s)} ({s})" for s in range(p))
+        raise PlayError(f"seat {human} is not at this table of {p}: the seats are {names}")
+    if partner is not None and not rules.partnerships:
+        raise PlayError(
+            f"{rules.name} has one-player teams, so there is no partner: drop --partner "
+            "(--opponents sets every other seat)"
+        )
+    partner = partner or "heuristic"
     for spec in (partner, opponents, hint_agent):
         parse_spec(spec)  # an unknown agent fails here, before the game starts
-    p = rules.num_players
+        check_agent_rules(spec, rules)  # so does one that cannot play these rules
+    team = rules.team_of(human)
     players = tuple(
-        HUMAN if s == human else partner if s == (human + 2) % p else opponents for s in range(p)
+        HUMAN if s == human else partner if rules.team_of(s) == team else opponents
+        for s in range(p)
     )
     return Setup(rules, seed, human, players, hint_agent)
 
@@ -156,9 +187,11 @@ class Session:
         g = self.game
         seat, phase, before = g.to_act, g.phase, list(g.tricks_won)
         number = g.tricks_played + 1
+        mine = seat == self.setup.human
+        drawn = self._draw_cards(action) if phase == DRAW and mine else (-1, -1)
         info = g.step(action)  # raises IllegalActionError; nothing changes then
         self.actions.append((seat, action))
-        events = [describe(seat, phase, action, seat == self.setup.human)]
+        events = [describe(seat, phase, action, mine, *drawn)]
         record = None
         if info.finished is not None:
             record = hand_records(self.setup.rules, info.finished)[0]
@@ -172,8 +205,15 @@ class Session:
             after = record["tricks"] if record else g.tricks_won
             trick.winner = next(s for s in range(len(after)) if after[s] != before[s])
             self.last_trick, self.trick = trick, None
-            events.append(f"{seat_name(trick.winner)} wins trick {number}")
+            events.append(f"{ui.seat_title(trick.winner)} wins trick {number}")
         return events, record
+
+    def _draw_cards(self, action: int) -> tuple[int, int]:
+        """RULES.md §6 two_player: (the card the person looks at, the card they get)."""
+        state = self.game.state
+        top = int(state.stock[0, int(state.stock_pos[0])])
+        nxt = int(state.stock[0, int(state.stock_pos[0]) + 1])
+        return top, top if action == DRAW_KEEP else nxt
 
     # ----------------------------------------------------------------- save / load
     def to_json(self) -> dict[str, Any]:
@@ -258,17 +298,37 @@ def hint_label(action: int) -> str:
         return f"play {ui.card_label(action)}"
     if action == SEE_HAND:
         return "see your cards (no blind nil)"
+    if action >= NAME_TRUMP:  # RULES.md §6 auction
+        return f"name {SUIT_NAMES[action - NAME_TRUMP]} trump"
+    if action == DRAW_KEEP:  # RULES.md §6 two_player
+        return "keep the card you see"
+    if action == DRAW_DISCARD:
+        return "discard the card you see and take the next"
     return action_to_str(action) if action == BLIND_NIL else f"bid {action_to_str(action)}"
 
 
-def describe(seat: int, phase: int, action: int, human: bool) -> str:
-    who = "You" if human else seat_name(seat)
+def describe(
+    seat: int, phase: int, action: int, human: bool, looked: int = -1, taken: int = -1
+) -> str:
+    """One event line. A draw (RULES.md §6 two_player) names cards only to the drawer:
+    `looked` is the card they looked at, `taken` the one that went to their hand."""
+    who = "You" if human else ui.seat_title(seat)
+    if phase == DRAW:
+        if not human:
+            return f"{who} draws"
+        if action == DRAW_KEEP:
+            return f"You keep {ui.card_label(looked)}"
+        drop, take = ui.card_label(looked), ui.card_label(taken)
+        return f"You discard {drop} and take the next card ({take})"
     if phase == BLIND:
         return f"{who}: blind nil!" if action == BLIND_NIL else f"{who}: no blind nil"
     if phase == BID:
         return f"{who} bid{'' if human else 's'} {action_to_str(action)}"
     if phase == EXCHANGE:
         return f"{who} pass{'' if human else 'es'} a card to partner"
+    if phase == TRUMP:  # RULES.md §6 auction
+        suit = action - NAME_TRUMP
+        return f"{who} name{'' if human else 's'} {SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]} trump"
     return f"{who} play{'' if human else 's'} {ui.card_label(action)}"
 
 
@@ -280,12 +340,17 @@ def prompt_line(session: Session) -> str:
         order = {c: i for i, c in enumerate(session.hand())}
         legal.sort(key=lambda c: order.get(c, NUM_CARDS))
     choices = ", ".join(action_label(a) for a in legal)
-    question = {
-        BLIND: "Blind nil? Decide before you look at your cards",
-        BID: "Your bid",
-        EXCHANGE: "Pass a card to your partner",
-        PLAY: "Your card (type it or its number)",
-    }[g.phase]
+    if g.phase == DRAW:  # RULES.md §6 two_player: the top card of the stock
+        top = ui.card_label(int(session.view().looking[0]))
+        question = f"You see {top}: keep it, or discard it and take the next card"
+    else:
+        question = {
+            BLIND: "Blind nil? Decide before you look at your cards",
+            BID: "Your bid",
+            EXCHANGE: "Pass a card to your partner",
+            PLAY: "Your card (type it or its number)",
+            TRUMP: "You bid highest: name the trump suit (hearts, h or ♥)",
+        }[g.phase]
     return f"{question} — legal: {choices}"
 
 
@@ -297,6 +362,8 @@ def _blind_reason(session: Session) -> str:
     team = rules.team_of(seat)
     behind = max(sc for t, sc in enumerate(g.scores) if t != team) - g.scores[team]
     if rules.blind_nil == "when_behind_100" and behind < 100:
+        if not rules.partnerships:
+            return "blind nil is only allowed when you trail a player by 100"
         return "blind nil is only allowed when your team trails by 100"
     return "blind nil must be declared before you look at your cards"
 
@@ -307,6 +374,14 @@ def why_illegal(session: Session, action: int) -> str:
     card = 0 <= action < NUM_CARDS
     if g.phase == BLIND:
         return "first decide: type 'blind nil' to bid it unseen, or 'see' to look at your cards"
+    if g.phase == TRUMP:
+        return "name the trump suit first: type trump hearts, hearts, h or ♥"
+    if g.phase == DRAW:  # RULES.md §6 two_player
+        return "you are drawing from the stock: type keep (k) or discard (d)"
+    if action in (DRAW_KEEP, DRAW_DISCARD):
+        return "keep and discard are for drawing from the stock, which is over"
+    if action >= NAME_TRUMP:
+        return "only the highest bidder names trump, once the bidding is over"
     if g.phase == BID and action == BLIND_NIL:
         return _blind_reason(session)
     if g.phase == BID and (action == SEE_HAND or card):
@@ -317,6 +392,9 @@ def why_illegal(session: Session, action: int) -> str:
         return f"you do not hold {ui.card_label(action)}"
     reason = re.sub(r" \(RULES\.md[^)]*\)$", "", explain_illegal(g.state, 0, action))
     return "you " + reason if reason.startswith("must ") else reason
+
+
+_DRAW_WORDS = {"keep": DRAW_KEEP, "k": DRAW_KEEP, "discard": DRAW_DISCARD, "d": DRAW_DISCARD}
 
 
 def parse_move(session: Session, text: str) -> int:
@@ -337,6 +415,19 @@ def parse_move(session: Session, text: str) -> int:
                 raise InputError(
                     f"{t!r} is not a card: type it like QH, 10h or q♥, or its number"
                 ) from None
+    elif g.phase == DRAW:  # RULES.md §6 two_player: `keep`/`k`, `discard`/`d`
+        action = _DRAW_WORDS.get(t.lower(), -1)
+        if action < 0:
+            raise InputError(
+                f"{t!r} is not a draw: type keep (k) to keep the card you see, "
+                "or discard (d) to take the next"
+            )
+    elif g.phase == TRUMP:  # RULES.md §6 auction: `trump hearts`, `hearts`, `h`, `♥`
+        try:
+            named = t.lower().startswith("trump")
+            action = str_to_action(t) if named else NAME_TRUMP + str_to_suit(t)
+        except ActionParseError:
+            raise InputError(f"{t!r} is not a suit: type hearts, h or ♥, or trump hearts") from None
     else:
         try:
             action = str_to_action(t)

@@ -3,12 +3,14 @@
 Pure functions of the game and of what the human's seat knows (`seat_view`): no bot's
 cards are ever drawn. The hand is sorted as seed 000 recommends, spades first and the
 high cards first within each suit, and its order is the one the card numbers refer to.
+Any table of RULES.md §6: four seats as a compass, two, three or five as a row per seat
+in clockwise (play) order; scores by partnership, or by player where every player is a
+one-player team.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -21,12 +23,14 @@ from spades_env.cards import (
     CARD_SUIT,
     LITTLE_JOKER,
     NUM_RANKS,
+    SUIT_NAMES,
     SUIT_SYMBOLS,
     mask_to_cards,
 )
 from spades_env.engine import seat_name
 from spades_env.observation import SeatView
-from spades_env.state import DONE, EXCHANGE, PLAY
+from spades_env.rules import Rules
+from spades_env.state import DONE, DRAW, EXCHANGE, PLAY
 
 #: four-colour deck, readable on dark and light terminals
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
@@ -103,58 +107,134 @@ def contract_label(bids: list[int], blind: list[bool], seats: tuple[int, ...]) -
     return f"{total} ({' + '.join(parts)})"
 
 
+# ----------------------------------------------------------------------------- seats
+def seat_title(seat: int) -> str:
+    """The seat's name as a line may start with it: North .. West, Seat 4 (cutthroat_5)."""
+    name = seat_name(seat)
+    return name[:1].upper() + name[1:]
+
+
+def team_seats(rules: Rules, team: int) -> tuple[int, ...]:
+    """The seats of a team: (0, 2) and (1, 3) in partnerships (RULES.md §1), else one."""
+    return tuple(s for s in range(rules.num_players) if rules.team_of(s) == team)
+
+
+def team_name(rules: Rules, team: int, human: int) -> str:
+    """North–South / East–West, or the player's seat with one-player teams (RULES.md §6)."""
+    if rules.partnerships:
+        return TEAM_NAMES[team]
+    seat = team_seats(rules, team)[0]
+    return f"{seat_title(seat)} (you)" if seat == human else seat_title(seat)
+
+
 # ----------------------------------------------------------------------------- table
-def _seat_cell(v: SeatView, seat: int, players: list[str], human: int) -> Text:
+def _seat_head(v: SeatView, seat: int, players: list[str], human: int) -> Text:
+    """`▶ South · you (dealer)`: the seat to act, the seat, who sits there, the dealer."""
     g = 0
-    name = "you" if seat == human else players[seat]
     out = Text()
     if int(v.to_act[g]) == seat and int(v.phase[g]) != DONE:
         out.append("▶ ", style="bold yellow")
-    out.append(f"{seat_name(seat)}", style="bold")
-    out.append(f" · {name}")
+    out.append(seat_title(seat), style="bold")
+    out.append(f" · {'you' if seat == human else players[seat]}")
     if int(v.dealer[g]) == seat:
         out.append(" (dealer)", style="italic")
-    bid = bid_label(int(v.bids[g, seat]), bool(v.blind[g, seat]))
-    out.append(f"\nbid {bid} · won {int(v.tricks_won[g, seat])}\n")
-    card = int(v.trick[g, seat])
-    out.append_text(card_text(card) if card >= 0 else Text("·", style="dim"))
     return out
 
 
-def table_grid(v: SeatView, players: list[str], human: int) -> Table:
-    """The four seats as a compass, each with its bid, tricks won and card on the table."""
+def _table_card(v: SeatView, seat: int) -> Text:
+    card = int(v.trick[0, seat])
+    return card_text(card) if card >= 0 else Text("·", style="dim")
+
+
+def _seat_cell(v: SeatView, seat: int, players: list[str], human: int) -> Text:
+    g = 0
+    out = _seat_head(v, seat, players, human)
+    bid = bid_label(int(v.bids[g, seat]), bool(v.blind[g, seat]))
+    out.append(f"\nbid {bid} · won {int(v.tricks_won[g, seat])}\n")
+    out.append_text(_table_card(v, seat))
+    return out
+
+
+def trump_label(v: SeatView) -> str:
+    """Spades broken or not; RULES.md §6 auction: the named trump suit (or not yet)."""
+    g = 0
+    broken = "broken" if bool(v.broken[g]) else "not broken"
+    if v.rules.trump == "spades":
+        return f"spades {broken}"
+    trump = int(v.trump[g])
+    if trump < 0:
+        return "trump not named yet"
+    return f"trump {SUIT_SYMBOLS[trump]} {SUIT_NAMES[trump]}, {broken}"
+
+
+def _status(v: SeatView, stock_left: int) -> Text:
+    """Where the hand is: the trick of `hand_size` (RULES.md §1, §6), or the draw."""
+    g = 0
+    if int(v.phase[g]) == DRAW:  # RULES.md §6 two_player
+        out = Text(f"drawing: {stock_left} cards left in the stock", style="dim")
+    else:
+        out = Text(f"trick {int(v.tricks_played[g]) + 1} of {v.rules.hand_size}", style="dim")
+    if int(v.phase[g]) == PLAY:
+        lead = int(v.leader[g]) if int(v.trick_size[g]) > 0 else int(v.to_act[g])
+        out.append(f"\n{seat_title(lead)} leads", style="dim")
+    if int(v.phase[g]) != DRAW:
+        out.append(f"\n{trump_label(v)}", style="dim")
+    return out
+
+
+def table_grid(v: SeatView, players: list[str], human: int, stock_left: int = 0) -> RenderableType:
+    """The seats, each with its bid, tricks won and card on the table: four as a compass,
+    any other number as a row per seat in clockwise (play) order."""
+    if v.rules.num_players != 4:
+        return _seat_rows(v, players, human, stock_left)
     grid = Table.grid(padding=(0, 2))
     for _ in range(3):
         grid.add_column(justify="center", min_width=24)
     cells = {s: _seat_cell(v, s, players, human) for s in range(4)}
-    g = 0
-    lead = int(v.leader[g]) if int(v.trick_size[g]) > 0 else int(v.to_act[g])
-    mid = Text(f"trick {int(v.tricks_played[g]) + 1} of 13", style="dim")
-    if int(v.phase[g]) == PLAY:
-        mid.append(f"\n{seat_name(lead)} leads", style="dim")
-    mid.append("\nspades broken" if bool(v.broken[g]) else "\nspades not broken", style="dim")
     grid.add_row("", cells[0], "")
-    grid.add_row(cells[3], mid, cells[1])
+    grid.add_row(cells[3], _status(v, stock_left), cells[1])
     grid.add_row("", cells[2], "")
     return grid
 
 
-def team_table(v: SeatView) -> Table:
-    """Per team: score, bags, contract, tricks so far."""
+def _seat_rows(v: SeatView, players: list[str], human: int, stock_left: int) -> Group:
     g = 0
-    bids, blind = v.bids[g].tolist(), v.blind[g].tolist()
     t = Table(box=box.SIMPLE_HEAD)
-    for col in ("Team", "Score", "Bags", "Contract", "Tricks"):
-        t.add_column(col, justify="left" if col in ("Team", "Contract") else "right")
-    for team, name in enumerate(TEAM_NAMES):
-        seats = (team, team + 2)
+    for col in ("Seat", "Bid", "Won", "Table"):
+        t.add_column(col, justify="left" if col == "Seat" else "right")
+    for seat in range(v.rules.num_players):
+        bid = bid_label(int(v.bids[g, seat]), bool(v.blind[g, seat]))
         t.add_row(
-            name,
-            str(int(v.scores[g, team])),
-            str(int(v.bags[g, team])),
-            contract_label(bids, blind, seats),
-            str(sum(int(v.tricks_won[g, s]) for s in seats)),
+            _seat_head(v, seat, players, human),
+            bid,
+            str(int(v.tricks_won[g, seat])),
+            _table_card(v, seat),
         )
+    return Group(t, _status(v, stock_left))
+
+
+def team_table(v: SeatView, human: int = -1) -> Table:
+    """Per team: score, bags, contract, tricks so far; by player with one-player teams
+    (no bags column under family scoring, which has none: RULES.md §6)."""
+    g, rules = 0, v.rules
+    bids, blind = v.bids[g].tolist(), v.blind[g].tolist()
+    bags = rules.scoring != "family"
+    t = Table(box=box.SIMPLE_HEAD)
+    first, contract = ("Team", "Contract") if rules.partnerships else ("Player", "Bid")
+    for col in (first, "Score", "Bags", contract, "Tricks"):
+        if col != "Bags" or bags:
+            t.add_column(col, justify="left" if col in (first, contract) else "right")
+    for team in range(rules.num_teams):
+        seats = team_seats(rules, team)
+        row = [team_name(rules, team, human), str(int(v.scores[g, team]))]
+        if bags:
+            row.append(str(int(v.bags[g, team])))
+        if rules.partnerships:
+            row.append(contract_label(bids, blind, seats))
+        else:
+            row.append(bid_label(bids[seats[0]], blind[seats[0]]))
+        row.append(str(sum(int(v.tricks_won[g, s]) for s in seats)))
+        t.add_row(*row)
     return t
 
 
@@ -164,11 +244,24 @@ def trick_text(trick: Trick | None) -> Text:
     out = Text(f"trick {trick.number}: ")
     for i, (seat, card) in enumerate(trick.plays):
         out.append(", " if i else "")
-        out.append(f"{seat_name(seat)} ")
+        out.append(f"{seat_title(seat)} ")
         out.append_text(card_text(card))
     if trick.winner is not None:
-        out.append(f" → won by {seat_name(trick.winner)}", style="bold")
+        out.append(f" → won by {seat_title(trick.winner)}", style="bold")
     return out
+
+
+def _hand_line(v: SeatView) -> Text:
+    g = 0
+    hand = Text("Your hand: ", style="bold")
+    if bool(v.hand_hidden[g]):
+        hand.append("face down: decide on blind nil before you look", style="italic")
+    elif int(v.hand[g]) == 0 and int(v.phase[g]) == DRAW:
+        hand.append("no cards yet", style="italic")
+    else:
+        legal = set(mask_to_cards(int(v.legal[g]))) if int(v.phase[g]) == PLAY else None
+        hand.append_text(hand_text(visible_hand(v), legal))
+    return hand
 
 
 def screen(
@@ -178,21 +271,20 @@ def screen(
     header: str,
     last: Trick | None,
     events: list[str],
+    stock_left: int = 0,
 ) -> RenderableType:
-    """The whole screen at the human's turn."""
+    """The whole screen at the human's turn (`stock_left`: RULES.md §6 two_player's
+    stock, public, shown while drawing)."""
     g = 0
     parts: list[RenderableType] = [Text(header, style="bold cyan")]
     if events:
         parts.append(Text("\n".join(events), style="dim"))
-    parts += [team_table(v), table_grid(v, players, human)]
+    parts += [team_table(v, human), table_grid(v, players, human, stock_left)]
     parts.append(Text.assemble("last ", trick_text(last)))
-    hand = Text("Your hand: ", style="bold")
-    if bool(v.hand_hidden[g]):
-        hand.append("face down: decide on blind nil before you look", style="italic")
-    else:
-        legal = set(mask_to_cards(int(v.legal[g]))) if int(v.phase[g]) == PLAY else None
-        hand.append_text(hand_text(visible_hand(v), legal))
-    parts.append(hand)
+    if int(v.looking[g]) >= 0:  # RULES.md §6 two_player: the card only the drawer sees
+        top = Text("On top of the stock, for you: ", style="bold")
+        parts.append(top.append_text(card_text(int(v.looking[g]))))
+    parts.append(_hand_line(v))
     for label, mask in (("Passed to partner: ", v.passed[g]), ("From partner: ", v.received[g])):
         if int(mask) and int(v.tricks_played[g]) == 0:
             cards = Text(label, style="bold")
@@ -200,60 +292,3 @@ def screen(
                 cards.append_text(card_text(card)).append(" ")
             parts.append(cards)
     return Group(*parts)
-
-
-# ----------------------------------------------------------------------------- sheets
-def _team_bid(rec: dict[str, Any], team: int) -> str:
-    seats = (team, team + 2)
-    return contract_label(rec["bids"], rec["blind"], seats)
-
-
-def score_sheet(records: list[dict[str, Any]]) -> Table:
-    """Seed 000's score sheet ("Ett räkneexempel med tre givar"), one row per hand and team.
-
-    Bid is the team's contract with its two bids; Points is the hand's score with any
-    bag penalty included; Bags and Total are running counts after the hand.
-    """
-    t = Table(title="Score sheet", box=box.SIMPLE_HEAVY)
-    for col in ("Hand", "Team", "Bid", "Tricks", "Points", "Bags", "Total"):
-        t.add_column(col, justify="left" if col in ("Team", "Bid") else "right")
-    for rec in records:
-        for team, name in enumerate(TEAM_NAMES):
-            pts = rec["points"][team] - rec["penalty"][team]
-            bags = str(rec["bags"][team])
-            if rec["penalty"][team]:
-                bags += f" (-{rec['penalty'][team]})"
-            t.add_row(
-                str(rec["hand_no"] + 1),
-                name,
-                _team_bid(rec, team),
-                str(rec["tricks"][team] + rec["tricks"][team + 2]),
-                str(pts),
-                bags,
-                str(rec["scores"][team]),
-                end_section=team == 1,
-            )
-    if not records:
-        t.caption = "no hand finished yet"
-    return t
-
-
-def hand_summary(rec: dict[str, Any], players: list[str], human: int) -> Table:
-    """After a hand: each seat's bid and tricks, each team's points."""
-    t = Table(title=f"Hand {rec['hand_no'] + 1} is over", box=box.SIMPLE_HEAVY)
-    for col in ("Seat", "Bid", "Tricks", "Team points", "Total"):
-        t.add_column(col, justify="left" if col == "Seat" else "right")
-    for team in range(2):
-        for k, seat in enumerate((team, team + 2)):
-            who = "you" if seat == human else players[seat]
-            pts = rec["points"][team] - rec["penalty"][team]
-            note = f" (bags -{rec['penalty'][team]})" if rec["penalty"][team] else ""
-            t.add_row(
-                f"{seat_name(seat)} · {who}",
-                bid_label(rec["bids"][seat], rec["blind"][seat]),
-                str(rec["tricks"][seat]),
-                f"{pts}{note}" if k == 0 else "",
-                str(rec["scores"][team]) if k == 0 else "",
-                end_section=k == 1,
-            )
-    return t

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import make_agent, parse_spec
+from agents.registry import check_agent_rules, make_agent, parse_spec
 from experiments import deals as deals_mod
 from experiments.deals import DealSet
 from experiments.match import play_batch
@@ -91,8 +91,10 @@ class TournamentConfig:
     def __post_init__(self) -> None:
         if len(self.agents) < 2:
             raise TournamentError(f"--agents needs at least two agents, got {len(self.agents)}")
+        rules = Rules.from_dict(self.rules)
         for spec in self.agents:
             parse_spec(spec)  # AgentSpecError names the unknown agent or parameter
+            check_agent_rules(spec, rules)  # e.g. pimc refuses RULES.md §6 auction
         if self.mode not in MODES:
             raise TournamentError(f"--mode {self.mode!r}: choose one of {', '.join(MODES)}")
         if self.deals < 1:

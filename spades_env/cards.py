@@ -18,12 +18,15 @@ action     meaning                      phase
 73         see hand (decline blind)     BLIND
 74         keep the looked-at card      DRAW (RULES.md §6 two_player)
 75         discard the looked-at card   DRAW (then the next card is kept)
+76..79     name trump suit `a - 76`     TRUMP (RULES.md §6 auction; suits as cards:
+           (♠, ♥, ♦, ♣)                 76 spades, 77 hearts, 78 diamonds, 79 clubs)
 =========  ===========================  ==========================================
 
-Version history: 74 actions (0..73) until the two_player draw phase added 74 and 75.
+Version history: 74 actions (0..73) until the two_player draw phase added 74 and 75;
+76 actions (0..75) until the auction preset's trump naming added 76..79.
 
 Strings: cards `AS`, `TD`, `10d`, `2C`, `q♥`, `LJ`/`BJ`; bids `nil`, `4`; `blind nil`;
-`see hand`; `keep`, `discard`.
+`see hand`; `keep`, `discard`; `trump hearts` (also `trump h`, `trump ♥`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ BLIND_NIL = BID_BASE + MAX_BID + 1
 SEE_HAND = BLIND_NIL + 1
 DRAW_KEEP = SEE_HAND + 1  # RULES.md §6 two_player: keep the top card of the stock
 DRAW_DISCARD = DRAW_KEEP + 1  # ... or discard it (face down) and keep the next one
-NUM_ACTIONS = DRAW_DISCARD + 1
+NAME_TRUMP = DRAW_DISCARD + 1  # RULES.md §6 auction: NAME_TRUMP + suit names the trump
+NUM_ACTIONS = NAME_TRUMP + NUM_SUITS
 
 RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "SHDC"
@@ -126,6 +130,9 @@ def action_to_str(action: int, unicode: bool = False) -> str:
         return "keep"
     if a == DRAW_DISCARD:
         return "discard"
+    if NAME_TRUMP <= a < NAME_TRUMP + NUM_SUITS:
+        suit = a - NAME_TRUMP
+        return f"trump {SUIT_SYMBOLS[suit] if unicode else SUIT_NAMES[suit]}"
     raise ActionParseError(f"action {a} is outside 0..{NUM_ACTIONS - 1}")
 
 
@@ -141,12 +148,25 @@ def str_to_action(text: str) -> int:
         return DRAW_KEEP
     if t in ("discard", "d"):
         return DRAW_DISCARD
+    if t.startswith("trump"):
+        return NAME_TRUMP + str_to_suit(t[len("trump") :])
     if t.isdigit():
         bid = int(t)
         if bid > MAX_BID:
             raise ActionParseError(f"bid {bid} is above the largest bid {MAX_BID}")
         return BID_BASE + bid
     return str_to_card(text)
+
+
+def str_to_suit(text: str) -> int:
+    """`hearts`, `heart`, `h`, `♥` (any case) -> the suit index."""
+    t = text.strip().lower()
+    for suit, name in enumerate(SUIT_NAMES):
+        if t in (name, name[:-1], name[0], SUIT_SYMBOLS[suit]):
+            return suit
+    raise ActionParseError(
+        f"{text.strip()!r} is not a suit; write spades, hearts, diamonds, clubs (or s, h, d, c)"
+    )
 
 
 def bid_action(bid: int) -> int:

@@ -6,8 +6,12 @@ Games may sit in different phases; when every game is in the same phase (the com
 lockstep case) the handlers run on whole arrays, otherwise on each phase's games.
 
 Flow of a hand (RULES.md §1-§4): deal -> for each seat from left of the dealer, an
-optional blind-nil decision (BLIND) then a bid (BID) -> optional exchange (EXCHANGE) ->
-13 tricks (PLAY) -> scoring, bags, end-of-game check -> next deal with the next dealer.
+optional blind-nil decision (BLIND) then a bid (BID) -> in RULES.md §6 auction, the
+highest bidder names trump (TRUMP, spades_env/auction.py) -> optional exchange
+(EXCHANGE) -> 13 tricks (PLAY) -> scoring, bags, end-of-game check -> next deal with the
+next dealer. Trick strength, lead legality, "broken" and the voids read the game's trump
+(`State.trump`) through tables indexed by it; rules with `trump="spades"` use the spades
+rows directly.
 
 An illegal action raises `IllegalActionError` naming the game, the seat, the rule and the
 legal actions. With `on_illegal="report"` (for RL wrappers that penalise instead), illegal
@@ -24,12 +28,13 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from spades_env.auction import TRUMP_STRENGTH, VOID_OTHERS
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
     CARD_BIT,
-    CARD_RANK,
     CARD_SUIT,
+    NAME_TRUMP,
     NUM_CARDS,
     NUM_SUITS,
     SPADES,
@@ -43,6 +48,7 @@ from spades_env.hand_flow import (
     _end_hand,
     _next_passer,
     _open_bidding,
+    after_naming,
     blind_allowed,
     start_hand,
 )
@@ -61,6 +67,7 @@ from spades_env.state import (
     DRAW,
     EXCHANGE,
     PLAY,
+    TRUMP,
     State,
 )
 from spades_env.state import arange_cached as _arange
@@ -90,14 +97,8 @@ HISTORY_SEAT_SHIFT = 7  # history entries are (seat << 7) | action
 
 #: (NUM_CARDS, NUM_SUITS) int8 strength of a card in a trick led in a suit (RULES.md §3):
 #: any spade beats every other suit, then the led suit by rank; other cards never win.
-STRENGTH = np.full((NUM_CARDS, NUM_SUITS), -1, dtype=np.int8)
-for _c in range(NUM_CARDS):
-    for _lead in range(NUM_SUITS):
-        if CARD_SUIT[_c] == SPADES:
-            STRENGTH[_c, _lead] = 32 + CARD_RANK[_c]
-        elif CARD_SUIT[_c] == _lead:
-            STRENGTH[_c, _lead] = CARD_RANK[_c]
-_VOID_OTHERS = np.uint8(0b1110)  # shown void in hearts, diamonds, clubs
+#: The spades-trump row of `auction.TRUMP_STRENGTH` (RULES.md §6 auction: other trumps).
+STRENGTH = np.ascontiguousarray(TRUMP_STRENGTH[SPADES])
 _SUIT_BIT = np.array([1 << s for s in range(NUM_SUITS)], dtype=np.uint8)
 
 
@@ -163,15 +164,18 @@ def _play(state: State, rows, actions: npt.NDArray[np.int64]) -> None:
     state.trick.reshape(-1)[fi] = actions
     suit = CARD_SUIT[actions]
     size = state.trick_size[rows]
-    is_spade = suit == SPADES
+    # RULES.md §3: spades are trump; §6 auction: the named suit (auction.py)
+    trump = state.trump[rows] if state.rules.trump == "named" else SPADES
+    is_trump = suit == trump
+    void_others = VOID_OTHERS[trump]
     # Public information for samplers and agents: a player who does not follow has no
-    # card of the led suit; one who leads a spade before spades are broken holds only
-    # spades (RULES.md §3).
+    # card of the led suit; one who leads a trump before trumps are broken holds only
+    # trumps (RULES.md §3).
     first = int(size[0])
     if (size == first).all():  # lockstep: every game at the same place in the trick
         if first == 0:
             state.lead_suit[rows] = suit
-            shown = (is_spade & ~state.broken[rows]) * _VOID_OTHERS
+            shown = (is_trump & ~state.broken[rows]) * void_others
         else:
             shown = (suit != state.lead_suit[rows]) * _SUIT_BIT[state.lead_suit[rows]]
     else:
@@ -179,10 +183,10 @@ def _play(state: State, rows, actions: npt.NDArray[np.int64]) -> None:
         lead_suit = np.where(leading, suit, state.lead_suit[rows])
         state.lead_suit[rows] = lead_suit
         shown = (suit != lead_suit) * _SUIT_BIT[lead_suit] | (
-            leading & is_spade & ~state.broken[rows]
-        ) * _VOID_OTHERS
+            leading & is_trump & ~state.broken[rows]
+        ) * void_others
     state.voids.reshape(-1)[fi] |= shown.astype(np.uint8)
-    state.broken[rows] |= is_spade  # RULES.md §3: any spade played breaks spades
+    state.broken[rows] |= is_trump  # RULES.md §3: any trump played breaks trumps
     fc = ar * NUM_CARDS + actions
     state.card_seat.reshape(-1)[fc] = seat
     state.card_trick.reshape(-1)[fc] = state.tricks_played[rows]
@@ -193,8 +197,12 @@ def _play(state: State, rows, actions: npt.NDArray[np.int64]) -> None:
 def _resolve_tricks(state: State, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Close full tricks; return the games whose hand is now complete."""
     trick = state.trick[rows]
-    strength = STRENGTH[trick, state.lead_suit[rows][:, None]]
-    winner = strength.argmax(axis=1)  # RULES.md §3: highest spade, else highest led
+    lead = state.lead_suit[rows][:, None]
+    if state.rules.trump == "named":  # RULES.md §6 auction: the named suit trumps
+        strength = TRUMP_STRENGTH[state.trump[rows][:, None], trick, lead]
+    else:
+        strength = STRENGTH[trick, lead]
+    winner = strength.argmax(axis=1)  # RULES.md §3: highest trump, else highest led
     state.tricks_won[rows, winner] += 1
     state.leader[rows] = winner
     state.to_act[rows] = winner
@@ -297,6 +305,9 @@ def _apply(state: State, phase: int, rows, a: npt.NDArray[np.int64], out: list) 
         _next_passer(state, ar)
     elif phase == DRAW:
         _open_bidding(state, apply_draw(state, ar, seat, a))
+    elif phase == TRUMP:
+        state.trump[ar] = a - NAME_TRUMP  # RULES.md §6 auction: the named suit
+        after_naming(state, ar)
 
 
 def _concat(results: list[HandResult]) -> HandResult | None:

@@ -8,7 +8,7 @@ until a learner seat must act again or the episode ends.
 
 - Observation: ``Box(int16, (775,))``, the engine's encoding for the learner seat to act
   (``spades_env.observation``; seats relative to that seat). ``info["seat"]`` names it.
-- Action: ``Discrete(76)`` (``spades_env.cards``). ``action_masks()`` and
+- Action: ``Discrete(80)`` (``spades_env.cards``). ``action_masks()`` and
   ``info["action_mask"]`` give the legal actions (for sb3-contrib's ``MaskablePPO``).
 - Reward: the learner team's points of each hand finished during the step (bag penalty
   included); ``zero_sum=True`` subtracts the other team's.
@@ -179,7 +179,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
 
     # ------------------------------------------------------------------ observing
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(76,) bool legal actions of the learner (all False once the episode is over)."""
+        """(80,) bool legal actions of the learner (all False once the episode is over)."""
         game = self._require_game()
         if self._over:
             return np.zeros(NUM_ACTIONS, dtype=bool)

@@ -1,5 +1,6 @@
-"""The flow of a hand: dealing, bidding (with blind nil), the exchange, the first lead,
-and the end of a hand (scoring, bags, the end of the game, the next deal).
+"""The flow of a hand: dealing, bidding (with blind nil), naming trump (RULES.md §6
+auction), the exchange, the first lead, and the end of a hand (scoring, bags, the end of
+the game, the next deal).
 
 RULES.md §1-§5. `engine.step` calls these for the games that reach each transition;
 they work on rows of a batched `State` in place.
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from spades_env.auction import initial_trump, open_naming
 from spades_env.cards import CARD_BIT, TWO_OF_CLUBS
 from spades_env.draw import start_draw
 from spades_env.rules import Rules
@@ -34,6 +36,7 @@ class HandResult:
     history: npt.NDArray[np.int16]  # (K, H) (seat << 7) | action, -1 padded
     history_len: npt.NDArray[np.int16]  # (K,)
     tricks: npt.NDArray[np.int8]  # (K, P) tricks per seat
+    trump: npt.NDArray[np.int8]  # (K,) the hand's trump suit (RULES.md §6 auction)
     scores_before: npt.NDArray[np.int32]  # (K, T)
     bags_before: npt.NDArray[np.int32]  # (K, T)
     points: npt.NDArray[np.int32]  # (K, T) hand score before the bag penalty
@@ -92,6 +95,7 @@ def start_hand(state: State, rows: npt.NDArray[np.int64], given=None) -> None:
     state.tricks_played[rows] = 0
     state.tricks_won[rows] = 0
     state.broken[rows] = False
+    state.trump[rows] = initial_trump(rules)
     state.voids[rows] = 0
     state.card_seat[rows] = -1
     state.card_trick[rows] = -1
@@ -136,6 +140,16 @@ def _exchange_needed(state: State, rows: npt.NDArray[np.int64]) -> npt.NDArray[n
 
 
 def _after_bidding(state: State, rows: npt.NDArray[np.int64]) -> None:
+    if rows.size == 0:
+        return
+    if state.rules.trump == "named":
+        open_naming(state, rows)  # RULES.md §6 auction: the highest bidder names trump
+        return
+    after_naming(state, rows)
+
+
+def after_naming(state: State, rows: npt.NDArray[np.int64]) -> None:
+    """The bidding (and in auction the naming of trump) is over: exchange, or play."""
     if rows.size == 0:
         return
     if state.rules.blind_nil_exchange:
@@ -189,7 +203,7 @@ def settle_hands(rules: Rules, finished: dict[str, npt.NDArray]) -> HandResult:
     """Score finished hands, carry bags and decide the games (RULES.md §4-§5).
 
     `finished` holds the HandResult fields that describe the hands as played (games,
-    seed, hand_no, dealer, deal, bids, blind, history, history_len, tricks,
+    seed, hand_no, dealer, deal, bids, blind, history, history_len, tricks, trump,
     scores_before, bags_before); the rest is computed here. The batched engine and
     `SingleGame` both settle their hands through this one function.
     """
@@ -226,6 +240,7 @@ def _end_hand(state: State, rows: npt.NDArray[np.int64]) -> HandResult:
             "history": state.history[rows].copy(),
             "history_len": state.history_len[rows].copy(),
             "tricks": state.tricks_won[rows].copy(),
+            "trump": state.trump[rows].copy(),
             "scores_before": state.scores[rows].copy(),
             "bags_before": state.bags[rows].copy(),
         },

@@ -1,5 +1,5 @@
 """What each seat may do: legal actions as bits, the action mask, and why an action is
-illegal (RULES.md §2, §3, §6).
+illegal (RULES.md §2, §3, §6; the trump of §3 is `State.trump`, spades_env/auction.py).
 
 `State.legal` caches the legal actions of the seat to act as bits above the first action
 of the phase (`PHASE_BASE`); `step` refreshes it with `update_legal` after every step.
@@ -10,11 +10,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from spades_env.auction import NOT_TRUMP, TRUMP_BITS
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
     CARD_BIT,
     DRAW_KEEP,
+    NAME_TRUMP,
     NUM_ACTIONS,
     NUM_CARDS,
     SPADE_MASK,
@@ -24,7 +26,7 @@ from spades_env.cards import (
     bits_to_bool,
     select_bit,
 )
-from spades_env.state import BID, BLIND, DONE, DRAW, EXCHANGE, PHASE_NAMES, PLAY, State
+from spades_env.state import BID, BLIND, DONE, DRAW, EXCHANGE, PHASE_NAMES, PLAY, TRUMP, State
 from spades_env.state import arange_cached as _arange
 from spades_env.variants import bid_bits, describe
 
@@ -39,9 +41,11 @@ def legal_cards(state: State, rows: npt.NDArray[np.int64] | slice) -> npt.NDArra
     follow = h & SUIT_MASK[np.maximum(lead_suit, 0)]
     # RULES.md §3: follow suit when you can, otherwise play any card.
     legal_follow = np.where(follow != 0, follow, h)
-    # RULES.md §3: no spade lead before spades are broken, unless only spades are held.
-    non_spade = h & ~SPADE_MASK
-    legal_lead = np.where(state.broken[rows] | (non_spade == 0), h, non_spade)
+    # RULES.md §3: no trump lead before trumps are broken, unless only trumps are held;
+    # the trump is spades, or in RULES.md §6 auction the named suit.
+    not_trump = NOT_TRUMP[state.trump[rows]] if rules.trump == "named" else ~SPADE_MASK
+    non_trump = h & not_trump
+    legal_lead = np.where(state.broken[rows] | (non_trump == 0), h, non_trump)
     leading = state.trick_size[rows] == 0
     legal = np.where(leading, legal_lead, legal_follow)
     if rules.first_lead == "two_of_clubs":
@@ -74,11 +78,13 @@ def update_legal(state: State) -> None:
         legal[q] = bid_bits(state.rules, bid_limit(state, q), state.hands[q, seat], partner)
     legal[phase == BLIND] = 0b11  # blind nil, see hand
     legal[phase == DRAW] = 0b11  # RULES.md §6 two_player: keep, discard (spades_env/draw.py)
+    if state.rules.trump == "named":
+        legal[phase == TRUMP] = TRUMP_BITS  # RULES.md §6 auction: any of the four suits
     state.legal[:] = legal
 
 
 #: (NUM_PHASES,) first action of each phase: bit i of `legal` is action base + i.
-PHASE_BASE = np.array([BLIND_NIL, BID_BASE, 0, 0, 0, DRAW_KEEP], dtype=np.int64)
+PHASE_BASE = np.array([BLIND_NIL, BID_BASE, 0, 0, 0, DRAW_KEEP, NAME_TRUMP], dtype=np.int64)
 
 
 def bid_limit(state: State, rows) -> npt.NDArray[np.int64]:
@@ -120,6 +126,8 @@ def explain_illegal(state: State, game: int, action: int) -> str:
         return "first decide blind nil or see hand (RULES.md §2)"
     if phase == DRAW:
         return "keep or discard the top card of the stock (RULES.md §6 two_player)"
+    if phase == TRUMP:
+        return "name the trump suit: trump spades, hearts, diamonds or clubs (RULES.md §6 auction)"
     if phase == BID:
         if not BID_BASE <= a < BLIND_NIL:
             return "a bid is expected: nil or 1..13 (RULES.md §2)"
@@ -144,6 +152,9 @@ def explain_illegal(state: State, game: int, action: int) -> str:
         return f"must follow {SUIT_NAMES[lead]} (RULES.md §3)"
     if state.rules.first_lead == "two_of_clubs" and state.tricks_played[game] == 0:
         return "the first lead must be the 2C (RULES.md §3 first_lead=two_of_clubs)"
+    if state.rules.trump == "named":
+        trump = SUIT_NAMES[int(state.trump[game])]
+        return f"{trump} are trump and not broken yet (RULES.md §3, §6 auction)"
     return "spades are not broken yet (RULES.md §3)"
 
 

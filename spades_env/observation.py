@@ -3,8 +3,8 @@
 Both hold exactly what a perfect-recall player in that seat knows and nothing more:
 its own hand (hidden while it may still bid blind nil, RULES.md §2), every bid, every
 card played with who played it and in which trick, the trick on the table, tricks won,
-scores, bags, the dealer, spades broken, the phase, the exchange cards it passed and
-received, and the voids every player has shown.
+scores, bags, the dealer, trumps broken, the trump suit (RULES.md §6 auction), the phase,
+the exchange cards it passed and received, and the voids every player has shown.
 
 Encoding (`encode`, version `OBS_VERSION`), int16, seats *relative* to the observer
 (relative seat r = absolute seat (observer + r) mod P; r = 0 is the observer), teams
@@ -29,9 +29,10 @@ dealer                 P           one-hot relative dealer
 leader                 P           one-hot relative leader of the current trick
 to_act                 P           one-hot relative seat to act
 lead_suit              4           one-hot suit led in the current trick
-broken                 1           spades broken
-phase                  5 (6)       one-hot blind / bid / exchange / play / done (/ draw:
-                                   6 slots with RULES.md §6 two_player only)
+broken                 1           trumps broken (spades, or auction's named suit)
+phase                  5 (6, 7)    one-hot blind / bid / exchange / play / done (/ draw:
+                                   6 slots with RULES.md §6 two_player; / trump: 7 slots
+                                   with trump="named", the draw slot 0 unless drawing)
 voids                  P * 4       [r, s]: seat r has shown it holds no suit s
 hand_no                1           hands completed in this game
 open_hands             (P-1) * C   RULES.md §6 open_hands only (else size 0): [r-1, c] 1 if
@@ -40,6 +41,9 @@ looking                C (or 0)    two_player only: the top card of the stock wh
                                    decide to keep or discard it (DRAW phase, my turn)
 seen                   C (or 0)    two_player only: cards I looked at and discarded
 stock                  1 (or 0)    two_player only: cards left in the stock
+trump                  4 (or 0)    trump="named" (RULES.md §6 auction) only: one-hot of
+                                   the named trump suit (spades, hearts, diamonds,
+                                   clubs), all 0 while it is not named yet
 =====================  ==========  ====================================================
 
 In two_player the hand block shows my hand as it grows during the draw; the cards
@@ -51,7 +55,10 @@ slots 52/53, and the `open_hands` block is appended (size 0 unless the option is
 the standard layout is unchanged); 3 RULES.md §6 two_player: the action space grows
 to 76 (cards.py: keep / discard), the phase block has a sixth slot and the `looking`,
 `seen` and `stock` blocks are appended for two_player only (the layout of every other
-preset is the same as in version 2).
+preset is the same as in version 2); 4 RULES.md §6 auction: the action space grows to 80
+(cards.py: name trump), rules with trump="named" get a seventh phase slot (trump) and
+the `trump` block appended, and `broken` means the named trump broken (the layout of
+every preset with trump="spades" is the same as in version 3).
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ from spades_env.engine import blind_allowed
 from spades_env.rules import Rules
 from spades_env.state import BID, NUM_PHASES, PLAY, State
 
-OBS_VERSION = 3
+OBS_VERSION = 4
 
 
 def obs_blocks(rules: Rules) -> list[tuple[str, int]]:
@@ -90,14 +97,22 @@ def obs_blocks(rules: Rules) -> list[tuple[str, int]]:
         ("to_act", p),
         ("lead_suit", NUM_SUITS),
         ("broken", 1),
-        ("phase", NUM_PHASES if rules.draw else NUM_PHASES - 1),
+        ("phase", phase_slots(rules)),
         ("voids", p * NUM_SUITS),
         ("hand_no", 1),
         ("open_hands", (p - 1) * c if rules.open_hands else 0),
         ("looking", c if rules.draw else 0),
         ("seen", c if rules.draw else 0),
         ("stock", 1 if rules.draw else 0),
+        ("trump", NUM_SUITS if rules.trump == "named" else 0),
     ]
+
+
+def phase_slots(rules: Rules) -> int:
+    """Slots of the phase block: the phases these rules can reach (numbers in state.py)."""
+    if rules.trump == "named":
+        return NUM_PHASES  # RULES.md §6 auction: up to TRUMP
+    return NUM_PHASES - 1 if rules.draw else NUM_PHASES - 2
 
 
 def obs_size(rules: Rules) -> int:
@@ -147,6 +162,7 @@ class SeatView:
     hand_no: npt.NDArray[np.int32]  # (B,)
     looking: npt.NDArray[np.int64]  # (B,) two_player: top card I decide on now, else -1
     seen: npt.NDArray[np.uint64]  # (B,) two_player: cards I looked at and discarded
+    trump: npt.NDArray[np.int8]  # (B,) the trump suit (spades; auction: named, -1 before)
 
     @property
     def batch_size(self) -> int:
@@ -212,6 +228,7 @@ def seat_view(state: State, seats: npt.ArrayLike | None = None) -> SeatView:
         hand_no=state.hand_no.copy(),
         looking=looking(state, seat),
         seen=state.seen[rows, seat].copy(),
+        trump=state.trump.copy(),
     )
 
 
@@ -281,4 +298,7 @@ def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.i
         flat[base[on] + sl["looking"].start + top[on]] = 1
         out[:, sl["seen"]] = bits_to_bool(state.seen[rows, seat])
         out[:, sl["stock"].start] = stock_left(state)
+    if rules.trump == "named":  # RULES.md §6 auction: the named suit, once named
+        named = state.trump >= 0
+        flat[base[named] + sl["trump"].start + state.trump[named]] = 1
     return out

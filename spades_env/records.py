@@ -2,7 +2,9 @@
 
 A record holds the rules, the game's seed and hand number, the dealer, the deal, the
 position before the hand (scores and bags), every action in order with its seat, and
-the outcome: bids, tricks per seat, hand points, bags, bag penalty, scores after.
+the outcome: bids, tricks per seat, hand points, bags, bag penalty, scores after; with
+rules `trump="named"` (RULES.md §6 auction) also `trump`, the suit named (`"hearts"`),
+whose naming is among the actions (`[seat, "trump hearts"]`).
 `replay(record)` plays the actions again through the engine from the recorded deal and
 position, and returns the record it produces, which equals the original. In RULES.md §6
 two_player the deal is the hands as drawn; the replay draws them again from the stock of
@@ -15,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from spades_env.cards import action_to_str, card_to_str, mask_to_cards, str_to_action
+from spades_env.cards import SUIT_NAMES, action_to_str, card_to_str, mask_to_cards, str_to_action
 from spades_env.engine import HISTORY_SEAT_SHIFT, HandResult, step
 from spades_env.rules import Rules
 from spades_env.state import init
@@ -27,34 +29,36 @@ def hand_records(rules: Rules, result: HandResult) -> list[dict[str, Any]]:
     """One record per hand in `result` (the `finished` field of a `StepInfo`)."""
     out = []
     rd = rules.to_dict()
+    named = rules.trump == "named"
     for i in range(result.games.shape[0]):
         n = int(result.history_len[i])
         hist = result.history[i, :n].astype(np.int64)
         seats = (hist >> HISTORY_SEAT_SHIFT).tolist()
         acts = (hist & ((1 << HISTORY_SEAT_SHIFT) - 1)).tolist()
-        out.append(
-            {
-                "version": RECORD_VERSION,
-                "rules": rd,
-                "seed": int(result.seed[i]),
-                "hand_no": int(result.hand_no[i]),
-                "dealer": int(result.dealer[i]),
-                "deal": [[card_to_str(c) for c in mask_to_cards(m)] for m in result.deal[i]],
-                "scores_before": result.scores_before[i].tolist(),
-                "bags_before": result.bags_before[i].tolist(),
-                "actions": [[s, action_to_str(a)] for s, a in zip(seats, acts, strict=True)],
-                "bids": result.bids[i].tolist(),
-                "blind": result.blind[i].tolist(),
-                "tricks": result.tricks[i].tolist(),
-                "points": result.points[i].tolist(),
-                "bags_gained": result.bags_gained[i].tolist(),
-                "penalty": result.penalty[i].tolist(),
-                "scores": result.scores[i].tolist(),
-                "bags": result.bags[i].tolist(),
-                "game_over": bool(result.game_over[i]),
-                "winner": int(result.winner[i]),
-            }
-        )
+        record = {
+            "version": RECORD_VERSION,
+            "rules": rd,
+            "seed": int(result.seed[i]),
+            "hand_no": int(result.hand_no[i]),
+            "dealer": int(result.dealer[i]),
+            "deal": [[card_to_str(c) for c in mask_to_cards(m)] for m in result.deal[i]],
+            "scores_before": result.scores_before[i].tolist(),
+            "bags_before": result.bags_before[i].tolist(),
+            "actions": [[s, action_to_str(a)] for s, a in zip(seats, acts, strict=True)],
+            "bids": result.bids[i].tolist(),
+            "blind": result.blind[i].tolist(),
+            "tricks": result.tricks[i].tolist(),
+            "points": result.points[i].tolist(),
+            "bags_gained": result.bags_gained[i].tolist(),
+            "penalty": result.penalty[i].tolist(),
+            "scores": result.scores[i].tolist(),
+            "bags": result.bags[i].tolist(),
+            "game_over": bool(result.game_over[i]),
+            "winner": int(result.winner[i]),
+        }
+        if named:  # RULES.md §6 auction: the suit named for this hand
+            record["trump"] = SUIT_NAMES[int(result.trump[i])]
+        out.append(record)
     return out
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from spades_env.cards import card_to_str, cards_to_mask, hand_to_str, str_to_card
+from spades_env.cards import (
+    SUIT_NAMES,
+    SUIT_SYMBOLS,
+    card_to_str,
+    cards_to_mask,
+    hand_to_str,
+    str_to_card,
+)
 from spades_env.engine import seat_name
 from spades_env.state import PHASE_NAMES, State
 
@@ -17,6 +24,17 @@ def _bid_str(bid: int, blind: bool) -> str:
     return str(bid)
 
 
+def _trump_str(state: State, g: int) -> str:
+    """RULES.md §3 spades broken or not; §6 auction: the named trump (or not yet named)."""
+    trump = int(state.trump[g])
+    broken = "broken" if state.broken[g] else "not broken"
+    if state.rules.trump == "spades":
+        return f"spades {broken}"
+    if trump < 0:
+        return "trump not named yet"
+    return f"trump {SUIT_SYMBOLS[trump]} {SUIT_NAMES[trump]} ({broken})"
+
+
 def render_state(
     state: State, game: int = 0, show_all: bool = True, seat: int | None = None
 ) -> str:
@@ -25,8 +43,7 @@ def render_state(
     rules = state.rules
     lines = [
         f"hand {int(state.hand_no[g]) + 1}, dealer {seat_name(int(state.dealer[g]))}, "
-        f"phase {PHASE_NAMES[int(state.phase[g])]}, "
-        f"spades {'broken' if state.broken[g] else 'not broken'}"
+        f"phase {PHASE_NAMES[int(state.phase[g])]}, {_trump_str(state, g)}"
     ]
     for s in range(rules.num_players):
         marker = ">" if s == state.to_act[g] and state.phase[g] != 4 else " "
@@ -57,6 +74,10 @@ def render_record(record: dict[str, Any]) -> str:
     """A finished hand: deal, bids, the tricks in order, and the score."""
     n = len(record["deal"])
     lines = [f"hand {record['hand_no'] + 1}, dealer {seat_name(record['dealer'])}"]
+    if "trump" in record:  # RULES.md §6 auction: who named which suit
+        namer = next(s for s, a in record["actions"] if a.startswith("trump"))
+        suit = SUIT_NAMES.index(record["trump"])
+        lines[0] += f", trump {SUIT_SYMBOLS[suit]} {record['trump']} (named by {seat_name(namer)})"
     for s, hand in enumerate(record["deal"]):
         mask = cards_to_mask([str_to_card(c) for c in hand])
         bid = _bid_str(record["bids"][s], record["blind"][s])

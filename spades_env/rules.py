@@ -8,14 +8,15 @@ option and the values it accepts.
 Presets of RULES.md §6 are named constructors (`Rules.standard()`, `Rules.family()`, ...,
 `Rules.preset(name)`). Implemented: standard, family, jokers, suicide, mirror, whiz,
 three_player, cutthroat (3, 4 or 5 players; `cutthroat_3` / `cutthroat_5` name the
-other table sizes) and two_player (the draw phase, spades_env/draw.py). `auction` (trump
-naming) is not built yet and `Rules.preset` says so instead of pretending.
+other table sizes), two_player (the draw phase, spades_env/draw.py) and auction (trump
+named after the bidding, spades_env/auction.py).
 
 Every variant is a value of the same fields, handled by the one batched engine with
 masks: `deck` (which cards are in play), `draw` (the two_player draw phase instead of a
 deal), `partnerships` (two teams of two, or one-player teams), `scoring` (`standard` or
 `family`), `bid_constraint` (`none`, `suicide`, `mirror`, `whiz`; RULES.md §6,
-spades_env/variants.py) and `open_hands`.
+spades_env/variants.py), `open_hands` and `trump` (`spades`, or `named`: RULES.md §6
+auction's trump-naming phase).
 
 Choices where RULES.md §6 is silent: one-player-team presets keep nil, blind nil and bags
 (§4) per player, and "behind by 100" for blind nil means behind the best other player;
@@ -26,6 +27,19 @@ that an exact tie at the top plays another hand; `three_player` equals `cutthroa
 `two_player`: the seat left of the dealer draws first and the players alternate; the
 dealer passes every hand as in §1; blind nil is off (a drawn hand has been seen card by
 card, so it cannot be bid blind); target 500 as standard.
+`auction` (the least settled variant; the seed names only the idea) is standard with
+`trump="named"`: bidding as in §2 (nil and blind nil included), partnerships and §4
+scoring; after the last bid the highest bidder names the trump suit (one decision among
+four actions, cards.py), highest meaning the most tricks bid (nil and blind nil count
+0) and, among equals, the first in bidding order (from left of the dealer), so four
+nils let the first bidder name; then the blind-nil exchange if any, and the play from
+§3's first lead. The named suit takes every role spades have in §3: it trumps, it
+cannot be led until broken (a trump played) unless the leader holds only trumps, and
+leading it unbroken shows that the leader held only trumps; with spades named the hand
+plays exactly as standard, otherwise spades are an ordinary suit. `trump="named"` is
+refused with the jokers deck (jokers are spades) and with the mirror and whiz bid
+constraints (they count spades); other options combine with it (cutthroat or
+two_player with a named trump play too, but only `auction` is a preset).
 """
 
 from __future__ import annotations
@@ -40,6 +54,7 @@ FirstLead = Literal["left_of_dealer", "two_of_clubs"]
 Deck = Literal["standard", "jokers", "no_2c", "no_2c_2d"]
 Scoring = Literal["standard", "family"]
 BidConstraint = Literal["none", "suicide", "mirror", "whiz"]
+Trump = Literal["spades", "named"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "blind_nil": ("never", "when_behind_100", "always"),
@@ -48,6 +63,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "deck": ("standard", "jokers", "no_2c", "no_2c_2d"),
     "scoring": ("standard", "family"),
     "bid_constraint": ("none", "suicide", "mirror", "whiz"),
+    "trump": ("spades", "named"),
 }
 
 #: Presets of RULES.md §6 that this engine implements.
@@ -63,9 +79,10 @@ PRESETS: tuple[str, ...] = (
     "cutthroat_3",
     "cutthroat_5",
     "two_player",
+    "auction",
 )
-#: Presets of RULES.md §6 that are specified but not implemented yet.
-PLANNED_PRESETS: tuple[str, ...] = ("auction",)
+#: Presets of RULES.md §6 that are specified but not implemented yet (none left).
+PLANNED_PRESETS: tuple[str, ...] = ()
 
 
 class RulesError(ValueError):
@@ -98,6 +115,8 @@ class Rules:
     bid_constraint: BidConstraint = "none"
     #: RULES.md §6 family option: every observation shows every hand.
     open_hands: bool = False
+    #: RULES.md §3: spades are trump; §6 auction: `named`, the highest bidder names it.
+    trump: Trump = "spades"
     #: RULES.md §2: when blind nil may be bid.
     blind_nil: BlindNil = "when_behind_100"
     #: RULES.md §2: after bidding, a blind-nil bidder and partner each pass 2 cards.
@@ -196,6 +215,13 @@ class Rules:
             needs.append("draw=true (two_player) shows every card drawn: blind_nil=never")
         if self.scoring == "family" and self.bid_constraint != "none":
             needs.append("scoring=family has no nil, so it needs bid_constraint=none")
+        if self.trump == "named" and (
+            self.deck == "jokers" or self.bid_constraint in ("mirror", "whiz")
+        ):
+            needs.append(
+                "trump=named (auction) cannot take deck=jokers (jokers are spades) or "
+                "bid_constraint=mirror/whiz (they count spades)"
+            )
         if needs:
             raise RulesError("rules options make no sense together: " + "; ".join(needs))
 
@@ -279,6 +305,12 @@ class Rules:
         13 cards each, one-player teams, no blind nil."""
         base = dict(name="two_player", num_players=2, hand_size=13, partnerships=False)
         return cls(**{**base, "draw": True, "blind_nil": "never", **options})
+
+    @classmethod
+    def auction(cls, **options: Any) -> Rules:
+        """RULES.md §6 `auction`: standard bidding, then the highest bidder (first among
+        equals) names the trump suit for the hand (spades_env/auction.py)."""
+        return cls(**{"name": "auction", "trump": "named", **options})
 
     @classmethod
     def preset(cls, name: str, **options: Any) -> Rules:

@@ -6,7 +6,8 @@ PettingZoo env and tree search step single games here. It holds the very fields 
 batch-of-one `State` on demand, `SingleGame.from_state` goes the other way).
 
 This is not a second rule book. It shares the engine's tables (card suits, trick
-strength, suit masks); it hands every rare or once-a-hand transition (exchange, the
+strength by trump suit, suit masks, RULES.md §6 auction's choice of the trump namer); it
+hands every rare or once-a-hand transition (exchange, the
 two_player draw, end of hand, scoring, bags, dealing, the end of the game) to the batched
 engine; and it is
 differential-tested against `engine.step`, state for state, over many random hands and
@@ -24,22 +25,21 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env import engine, hand_flow
+from spades_env.auction import NOT_TRUMP, TRUMP_BITS, TRUMP_STRENGTH, initial_trump, namer_one
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
     CARD_SUIT,
+    NAME_TRUMP,
     NUM_ACTIONS,
     NUM_CARDS,
     SEE_HAND,
-    SPADE_MASK,
-    SPADES,
     SUIT_MASK,
     TWO_OF_CLUBS,
 )
 from spades_env.engine import (
     HISTORY_SEAT_SHIFT,
     PHASE_BASE,
-    STRENGTH,
     HandResult,
     IllegalActionError,
     StepInfo,
@@ -57,6 +57,7 @@ from spades_env.state import (
     DRAW,
     EXCHANGE,
     PLAY,
+    TRUMP,
     State,
     deal_hands,
     first_dealer,
@@ -65,9 +66,9 @@ from spades_env.state import (
 from spades_env.variants import bid_bits_one
 
 _SUIT = [int(s) for s in CARD_SUIT]
-_STRENGTH = STRENGTH.tolist()  # [card][lead suit]
+_STRENGTH = TRUMP_STRENGTH.tolist()  # [trump][card][lead suit]
 _SUIT_MASK = [int(m) for m in SUIT_MASK]
-_NOT_SPADES = ((1 << 64) - 1) ^ int(SPADE_MASK)
+_NOT_TRUMP = [int(m) for m in NOT_TRUMP]  # [trump]: every card outside the trump suit
 _TWO_CLUBS = 1 << TWO_OF_CLUBS
 _PHASE_BASE = [int(b) for b in PHASE_BASE]
 
@@ -75,7 +76,7 @@ _PHASE_BASE = [int(b) for b in PHASE_BASE]
 _SCALARS = (
     "seed", "hand_no", "dealer", "phase", "to_act", "played", "legal", "num_bids",
     "leader", "trick_size", "lead_suit", "tricks_played", "broken", "winner", "history_len",
-    "stock_pos",
+    "stock_pos", "trump",
 )  # fmt: skip
 _VECTORS = (
     "deal", "hands", "bids", "blind", "passing", "trick", "tricks_won", "voids",
@@ -230,6 +231,10 @@ class SingleGame(IncrementalObservation):
             return self._play(seat, a)
         if phase == BID or a == BLIND_NIL:
             return self._bid(seat, a)
+        if phase == TRUMP:  # RULES.md §6 auction: the highest bidder names trump
+            self.trump = a - NAME_TRUMP
+            self._obs_trump()
+            return self._after_naming()
         if a == SEE_HAND:  # RULES.md §2: declined blind nil; looks at the hand and bids
             self.phase = BID
             self.legal = self._bid_bits()
@@ -243,16 +248,21 @@ class SingleGame(IncrementalObservation):
         self._rebuild_obs()
         return info
 
+    def _flow_via_engine(self, transition) -> StepInfo:
+        """A once-a-hand transition (exchange, two_player's draw) run by the engine."""
+        state = self.state
+        transition(state, np.zeros(1, dtype=np.int64))
+        update_legal(state)
+        self._load(state)
+        self._rebuild_obs()
+        return self._quiet
+
     def _info(self, finished: HandResult | None, illegal: bool) -> StepInfo:
         pts = np.zeros((1, self.rules.num_teams), dtype=np.int32)
         if finished is not None:
             pts[0] = finished.points[0] - finished.penalty[0]
-        return StepInfo(
-            hand_over=np.array([finished is not None]),
-            hand_points=pts,
-            illegal=np.array([illegal]),
-            finished=finished,
-        )
+        # StepInfo(hand_over, hand_points, illegal, finished)
+        return StepInfo(np.array([finished is not None]), pts, np.array([illegal]), finished)
 
     # ------------------------------------------------------------------ bidding
     def _blind_allowed(self, seat: int) -> bool:
@@ -296,13 +306,19 @@ class SingleGame(IncrementalObservation):
             # RULES.md §6 suicide: a nil ends the partner's blind-nil option, so it looks.
             self._obs_turn(hands=blind or (bid == 0 and self.rules.bid_constraint == "suicide"))
             return self._quiet
-        if self.rules.blind_nil_exchange and any(self.blind):
-            state = self.state
-            hand_flow._after_bidding(state, np.array([0]))
-            update_legal(state)
-            self._load(state)
-            self._rebuild_obs()
+        if self.rules.trump == "named":
+            # RULES.md §6 auction: the highest bidder, first among equals, names trump.
+            self.to_act = namer_one(p, self.dealer, self.bids)
+            self.phase, self.legal = TRUMP, TRUMP_BITS
+            self._obs_turn(hands=True)  # a blind-nil bidder looks once bidding is over
             return self._quiet
+        return self._after_naming()
+
+    def _after_naming(self) -> StepInfo:
+        """Bidding (and naming trump) over: the exchange (via the engine) or the play."""
+        p = self._p
+        if self.rules.blind_nil_exchange and any(self.blind):
+            return self._flow_via_engine(hand_flow.after_naming)
         # RULES.md §3: the first lead.
         if self.rules.first_lead == "two_of_clubs":
             leader = next(s for s in range(p) if self.hands[s] & _TWO_CLUBS)
@@ -321,8 +337,8 @@ class SingleGame(IncrementalObservation):
         if self.trick_size == 0:
             if self.rules.first_lead == "two_of_clubs" and self.tricks_played == 0:
                 return h & _TWO_CLUBS
-            non_spade = h & _NOT_SPADES
-            return h if (self.broken or non_spade == 0) else non_spade
+            non_trump = h & _NOT_TRUMP[self.trump]  # RULES.md §3, §6 auction: the trump
+            return h if (self.broken or non_trump == 0) else non_trump
         follow = h & _SUIT_MASK[self.lead_suit]
         return follow if follow else h
 
@@ -333,15 +349,17 @@ class SingleGame(IncrementalObservation):
         suit = _SUIT[a]
         shown = 0
         leading = self.trick_size == 0
+        trump = self.trump
         if leading:
             self.lead_suit = suit
-            if suit == SPADES and not self.broken:
-                shown = 0b1110  # RULES.md §3: led a spade unbroken, so held only spades
+            if suit == trump and not self.broken:
+                # RULES.md §3: led a trump unbroken, so held only trumps
+                shown = 0b1111 ^ (1 << trump)
         elif suit != self.lead_suit:
             shown = 1 << self.lead_suit  # did not follow: void in the led suit
         if shown:
             self.voids[seat] |= shown
-        if suit == SPADES:
+        if suit == trump:
             self.broken = True
         self.card_seat[a] = seat
         self.card_trick[a] = self.tricks_played
@@ -352,9 +370,9 @@ class SingleGame(IncrementalObservation):
             self.legal = self._play_bits(self.to_act)
             self._obs_turn()
             return self._quiet
-        # RULES.md §3: the highest spade wins, else the highest card of the led suit.
-        trick, lead = self.trick, self.lead_suit
-        winner = max(range(p), key=lambda s: _STRENGTH[trick[s]][lead])
+        # RULES.md §3: the highest trump wins, else the highest card of the led suit.
+        trick, lead, strength = self.trick, self.lead_suit, _STRENGTH[trump]
+        winner = max(range(p), key=lambda s: strength[trick[s]][lead])
         self._obs_trick_done(winner, trick)
         self.tricks_won[winner] += 1
         self.leader = self.to_act = winner
@@ -388,6 +406,7 @@ class SingleGame(IncrementalObservation):
                 "history": np.array([self.history], dtype=np.int16),
                 "history_len": np.array([self.history_len], dtype=np.int16),
                 "tricks": np.array([self.tricks_won], dtype=np.int8),
+                "trump": np.array([self.trump], dtype=np.int8),
                 "scores_before": np.array([self.scores], dtype=np.int32),
                 "bags_before": np.array([self.bags], dtype=np.int32),
             },
@@ -410,11 +429,7 @@ class SingleGame(IncrementalObservation):
     def _start_hand(self, deal: list[int]) -> None:
         """Mirror of engine.start_hand for one game."""
         if self.rules.draw:  # RULES.md §6 two_player: the draw goes through the engine
-            state = self.state
-            engine.start_hand(state, np.zeros(1, dtype=np.int64))
-            update_legal(state)
-            self._load(state)
-            self._rebuild_obs()
+            self._flow_via_engine(engine.start_hand)
             return
         p = self._p
         self.deal, self.hands = list(deal), list(deal)
@@ -423,6 +438,7 @@ class SingleGame(IncrementalObservation):
         self.passing, self.trick = [0] * p, [-1] * p
         self.trick_size, self.lead_suit, self.tricks_played = 0, -1, 0
         self.tricks_won, self.broken, self.voids = [0] * p, False, [0] * p
+        self.trump = initial_trump(self.rules)
         self.card_seat, self.card_trick = [-1] * NUM_CARDS, [-1] * NUM_CARDS
         self.history = [-1] * len(self.history)
         self.history_len = 0

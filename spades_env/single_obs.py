@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import CARD_SUIT, MAX_BID, NUM_CARDS, SPADES
+from spades_env.cards import CARD_SUIT, MAX_BID, NUM_CARDS
 from spades_env.observation import encode, obs_slices
 from spades_env.rules import Rules
 from spades_env.state import BID, PLAY
@@ -30,6 +30,7 @@ class IncrementalObservation:
         p = rules.num_players
         sl = obs_slices(rules)
         self._off = {k: v.start for k, v in sl.items()}
+        self._phase_width = sl["phase"].stop - sl["phase"].start
         size = max(v.stop for v in sl.values())
         self.obs: npt.NDArray[np.int16] = np.zeros((p, size), dtype=np.int16)
         # _rot[v][o]: one-hot of absolute seat v relative to observer o; _rot[-1]: none.
@@ -54,7 +55,7 @@ class IncrementalObservation:
         """Refresh phase, seat to act and leader; with `hands`, who can see their hand."""
         obs, off, p = self.obs, self._off, self._p
         ph = off["phase"]
-        obs[:, ph : ph + 5] = 0
+        obs[:, ph : ph + self._phase_width] = 0
         obs[:, ph + self.phase] = 1
         ta = off["to_act"]
         obs[:, ta : ta + p] = self._rot[self.to_act]
@@ -144,8 +145,14 @@ class IncrementalObservation:
                 for s in range(4):
                     if shown >> s & 1:
                         obs[o, v + s] = 1
-        if _SUIT[card] == SPADES:
+        if _SUIT[card] == self.trump:  # RULES.md §3: a trump played breaks trumps
             obs[:, off["broken"]] = 1
+
+    def _obs_trump(self) -> None:
+        """RULES.md §6 auction: the named trump suit, seen by every seat."""
+        tr = self._off["trump"]
+        self.obs[:, tr : tr + 4] = 0
+        self.obs[:, tr + self.trump] = 1
 
     def _obs_trick_done(self, winner: int, trick: list[int]) -> None:
         obs, off, p = self.obs, self._off, self._p

@@ -22,8 +22,8 @@ Manual control        no
 Agents                ``player_0 .. player_{P-1}`` = seats North, East, South, West
 Agents count          ``rules.num_players`` (4)
 Action shape          ()
-Action values         Discrete(76)
-Observation shape     ``{"observation": (775,), "action_mask": (76,)}``
+Action values         Discrete(80)
+Observation shape     ``{"observation": (775,), "action_mask": (80,)}`` (standard rules)
 Observation values    ``observation`` int16 (bounds per element), ``action_mask`` int8 0/1
 ====================  =================================================================
 
@@ -32,7 +32,8 @@ Description
 Four players in two partnerships (``player_0`` and ``player_2`` against ``player_1`` and
 ``player_3``) bid, then play 13 tricks with spades as trump, by the rules of RULES.md
 (``spades_env.rules.Rules``). Each hand: one blind-nil decision per seat where the rules
-allow it, one bid per seat, an optional card exchange, then 52 card plays. The agent to
+allow it, one bid per seat, in RULES.md §6 auction the highest bidder's choice of the
+trump suit, an optional card exchange, then 52 card plays. The agent to
 act is ``env.agent_selection``; it follows the rules, not a fixed cycle (the winner of a
 trick leads the next).
 
@@ -44,15 +45,17 @@ and teams *relative* to the observer. Blocks, in order (C = 54 card slots, P = 4
 T = 2 teams): hand (C), played_by (P*C), played_trick (C), table (P*C), bids (P*19),
 blind (P), tricks_won (P), passed (C), received (C), scores (T), bags (T), dealer (P),
 leader (P), to_act (P), lead_suit (4), broken (1), phase (5), voids (P*4), hand_no (1);
-``spades_env.observation`` documents each. ``action_mask`` is 1 at the legal actions of
-the agent to act and all 0 for the other agents.
+presets append blocks (two_player: looking, seen, stock; auction: a seventh phase slot
+and the named trump suit, 4); ``spades_env.observation`` documents each. ``action_mask``
+is 1 at the legal actions of the agent to act and all 0 for the other agents.
 
 Action space
 ------------
-One ``Discrete(76)`` for every decision: 0..53 play (or, in the exchange, pass) card
+One ``Discrete(80)`` for every decision: 0..53 play (or, in the exchange, pass) card
 ``suit * 13 + rank`` (spades, hearts, diamonds, clubs; 2 .. A); 54 + b bid b (54 = nil);
 72 blind nil; 73 see the hand (decline blind nil); 74 keep / 75 discard the top card of
-the stock (RULES.md §6 two_player's draw). ``spades_env.cards.action_to_str``
+the stock (RULES.md §6 two_player's draw); 76 + s name suit s trump (RULES.md §6
+auction: 76 spades, 77 hearts, 78 diamonds, 79 clubs). ``spades_env.cards.action_to_str``
 names an action.
 
 Rewards
@@ -112,6 +115,8 @@ Version history
   agents as `rules.num_players`.
 - v0, encoding version 3: two_player (2 agents, the draw phase); actions grow to
   Discrete(76) with keep / discard.
+- v0, encoding version 4: auction (the highest bidder names trump); actions grow to
+  Discrete(80) with the four trump suits; the standard observation is unchanged.
 """
 
 from __future__ import annotations

@@ -26,11 +26,12 @@ from spades_env.cards import (
 from spades_env.rules import Rules
 
 # Phases (RULES.md §2-§3). DONE: the game is over (RULES.md §5). DRAW: RULES.md §6
-# two_player's draw from the stock, before the bidding (numbered last so that the other
-# phases keep their numbers).
-BLIND, BID, EXCHANGE, PLAY, DONE, DRAW = 0, 1, 2, 3, 4, 5
-PHASE_NAMES = ("blind", "bid", "exchange", "play", "done", "draw")
-NUM_PHASES = 6
+# two_player's draw from the stock, before the bidding; TRUMP: RULES.md §6 auction's
+# naming of the trump suit, after the bidding (numbered last so that the other phases
+# keep their numbers).
+BLIND, BID, EXCHANGE, PLAY, DONE, DRAW, TRUMP = 0, 1, 2, 3, 4, 5, 6
+PHASE_NAMES = ("blind", "bid", "exchange", "play", "done", "draw", "trump")
+NUM_PHASES = 7
 
 U64 = npt.NDArray[np.uint64]
 I8 = npt.NDArray[np.int8]
@@ -63,7 +64,7 @@ class State:
     lead_suit: I8  # (B,) int8 suit led in the current trick (-1 before the lead)
     tricks_played: I8  # (B,) int8 completed tricks this hand
     tricks_won: I8  # (B, P) int8 tricks taken per seat this hand
-    broken: B8  # (B,) bool spades broken (RULES.md §3)
+    broken: B8  # (B,) bool trumps (spades unless named) broken (RULES.md §3)
     voids: npt.NDArray[np.uint8]  # (B, P) uint8 bit s: seat has shown it holds no suit s
     card_seat: I8  # (B, C) int8 seat that played each card this hand, -1 = unplayed
     card_trick: I8  # (B, C) int8 trick (0-based) each card was played in, -1 = unplayed
@@ -76,6 +77,9 @@ class State:
     stock: I8  # (B, C) int8 the shuffled stock, top card first, -1 padded
     stock_pos: I8  # (B,) int8 index in `stock` of the card on top now
     seen: U64  # (B, P) uint64 cards each seat looked at and discarded in the draw
+    # RULES.md §3 / §6 auction (spades_env/auction.py): the trump suit of this hand;
+    # SPADES in every game whose rules have trump="spades", -1 until named in auction.
+    trump: I8  # (B,) int8
 
     @property
     def batch_size(self) -> int:
@@ -106,10 +110,11 @@ class State:
 
 def max_history(rules: Rules) -> int:
     """Longest action history of one hand: draw decisions, blind decisions, bids,
-    exchange passes, plays."""
+    naming trump (RULES.md §6 auction), exchange passes, plays."""
     p = rules.num_players
     draws = p * rules.hand_size if rules.draw else 0
-    return draws + 2 * p + 2 * p + p * rules.hand_size
+    naming = 1 if rules.trump == "named" else 0
+    return draws + 2 * p + naming + 2 * p + p * rules.hand_size
 
 
 def deck_mask(rules: Rules) -> np.uint64:
@@ -267,6 +272,7 @@ def init(
         stock=np.full((b, NUM_CARDS), -1, dtype=np.int8),
         stock_pos=np.zeros(b, dtype=np.int8),
         seen=np.zeros((b, p), dtype=np.uint64),
+        trump=np.zeros(b, dtype=np.int8),
     )
     start_hand(state, np.arange(b), given)
     update_legal(state)

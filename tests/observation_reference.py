@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from spades_env.cards import MAX_BID, NUM_CARDS, NUM_SUITS, bits_to_bool
 from spades_env.observation import hand_hidden
-from spades_env.state import DRAW, NUM_PHASES, PLAY, State
+from spades_env.state import DONE, DRAW, PLAY, TRUMP, State
 
 
 def _one_hot(values: npt.NDArray, n: int) -> npt.NDArray[np.int16]:
@@ -47,6 +47,8 @@ def encode_reference(state: State, seats: npt.ArrayLike | None = None) -> npt.ND
     partner = (seat + p // 2) % p
     received = np.where(exchanged, state.passing[rows, partner], np.uint64(0))
     bids = rel(state.bids.astype(np.int64))
+    # phases these rules reach: up to DONE, DRAW (two_player) or TRUMP (auction)
+    phases = TRUMP + 1 if rules.trump == "named" else DRAW + 1 if rules.draw else DONE + 1
     parts = [
         bits_to_bool(hand).astype(np.int16),
         _one_hot(card_rel, p).transpose(0, 2, 1).reshape(b, -1),
@@ -64,7 +66,7 @@ def encode_reference(state: State, seats: npt.ArrayLike | None = None) -> npt.ND
         _one_hot(rel_seat(state.to_act), p),
         _one_hot(state.lead_suit, NUM_SUITS),
         state.broken[:, None],
-        _one_hot(state.phase, NUM_PHASES if rules.draw else NUM_PHASES - 1),
+        _one_hot(state.phase, phases),
         ((rel(state.voids)[..., None] >> np.arange(NUM_SUITS, dtype=np.uint8)) & 1).reshape(b, -1),
         state.hand_no[:, None],
     ]
@@ -78,4 +80,6 @@ def encode_reference(state: State, seats: npt.ArrayLike | None = None) -> npt.ND
             bits_to_bool(state.seen[rows, seat]).astype(np.int16),
             left[:, None],
         ]
+    if rules.trump == "named":  # RULES.md §6 auction: the named trump, zeros before
+        parts.append(_one_hot(state.trump, NUM_SUITS))
     return np.concatenate([np.asarray(x).astype(np.int16) for x in parts], axis=1)

@@ -62,6 +62,8 @@ RULES = [
     pytest.param(Rules(target=200, lose_at=-200), id="target-200-lose-at-minus-200"),
     pytest.param(BLIND_EXCHANGE, id="blind-exchange-2c"),
     pytest.param(Rules(nil_tricks="count", max_total_bid=13, max_hands=3), id="count-max13"),
+    # RULES.md §6 auction: a trump-naming phase, games out of phase with each other
+    pytest.param(Rules.auction(max_hands=3, blind_nil="always"), id="auction"),
 ]
 SEEDS = [1000 + 37 * i for i in range(12)]
 

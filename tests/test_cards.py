@@ -7,6 +7,8 @@ import pytest
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
+    DRAW_KEEP,
+    NAME_TRUMP,
     NUM_ACTIONS,
     SEE_HAND,
     ActionParseError,
@@ -18,8 +20,10 @@ from spades_env.cards import (
 
 
 def test_action_layout_is_the_documented_one():
-    # cards.py: 0..53 cards, 54 + b bids (54 = nil), 72 blind nil, 73 see hand.
-    assert (BID_BASE, BLIND_NIL, SEE_HAND, NUM_ACTIONS) == (54, 72, 73, 76)
+    # cards.py: 0..53 cards, 54 + b bids (54 = nil), 72 blind nil, 73 see hand, 74/75 keep
+    # and discard (two_player), 76..79 name trump ♠ ♥ ♦ ♣ (auction).
+    layout = (BID_BASE, BLIND_NIL, SEE_HAND, DRAW_KEEP, NAME_TRUMP, NUM_ACTIONS)
+    assert layout == (54, 72, 73, 74, 76, 80)
 
 
 @pytest.mark.parametrize(
@@ -53,6 +57,13 @@ def test_card_strings(text, card):
         ("Blind  Nil", 72),
         ("see hand", 73),
         ("AS", 12),
+        # RULES.md §6 auction: naming trump, by name, letter or symbol
+        ("trump spades", 76),
+        ("trump hearts", 77),
+        ("Trump H", 77),
+        ("trump ♥", 77),
+        ("trump diamond", 78),
+        ("trump c", 79),
     ],
 )
 def test_action_strings(text, action):
@@ -64,12 +75,19 @@ def test_every_action_round_trips_through_its_string(action):
     assert str_to_action(action_to_str(action)) == action
 
 
+@pytest.mark.parametrize("suit", range(4))
+def test_trump_actions_read_back_from_their_unicode_strings(suit):
+    action = NAME_TRUMP + suit
+    assert str_to_action(action_to_str(action, unicode=True)) == action
+    assert action_to_str(NAME_TRUMP + 1) == "trump hearts"
+
+
 @pytest.mark.parametrize("card", range(52))
 def test_unicode_card_strings_round_trip(card):
     assert str_to_card(card_to_str(card, unicode=True)) == card
 
 
-@pytest.mark.parametrize("text", ["1S", "AX", "", "ace of spades", "99"])
+@pytest.mark.parametrize("text", ["1S", "AX", "", "ace of spades", "99", "trump", "trump x"])
 def test_bad_action_string_raises(text):
     with pytest.raises(ActionParseError):
         str_to_action(text)

@@ -4,12 +4,14 @@ determinization per iteration, legal and seeded decisions, the registry."""
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
 
 from agents import ismcts as ismcts_mod
 from agents.ismcts import FastGame, ISMCTSAgent, Node, select_child
+from agents.ismcts_kernel import py_random_state, randbelow, set_py_random_state
 from agents.registry import make_agent
 from agents.search_common import state_from_world
 from agents.search_kernel import GREEDY, RANDOM, play_out, play_out_state, seed_kernel
@@ -108,6 +110,7 @@ def test_one_determinization_per_iteration(monkeypatch):
     monkeypatch.setattr(ISMCTSAgent, "iterate", spy)
     state = _opening()
     agent = ISMCTSAgent(seed=0, iterations=300)
+    agent.use_kernel = False  # the reference loop (the kernel's own test: below)
     agent.act_state(state)
     assert sum(drawn) == 1 + 300  # one world to build the root game, then one each
     assert len(worlds) == 300 and len(set(worlds)) > 250  # a fresh world each iteration
@@ -175,3 +178,73 @@ def test_ismcts_in_a_tournament(tmp_path):
     config = TournamentConfig(agents=("ismcts:iterations=100", "heuristic"), deals=1, chunk=1)
     summary = run_tournament(tmp_path / "t", config, workers=1)
     assert summary["pairs"][0]["deals"] == 1
+
+
+def _tree(node, depth=0):
+    """Every node's statistics, children in creation order."""
+    out = [(depth, node.action, node.mover, node.visits, node.reward, node.avail)]
+    for ch in node.children.values():
+        out += _tree(ch, depth + 1)
+    return out
+
+
+def _mid_trick(rules, seed, cards):
+    rng = np.random.default_rng(seed)
+    state = init(rules, 1, rng)
+    while not (state.phase == PLAY).all():
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    for _ in range(cards):
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    while int(state.legal[0]).bit_count() < 2:  # a decision to search
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    return state
+
+
+@pytest.mark.parametrize(
+    ("rules", "cards"),
+    [
+        (Rules(), 0),
+        (Rules(), 22),
+        (Rules(first_lead="two_of_clubs"), 0),
+        (Rules.preset("jokers"), 9),
+        (Rules.preset("three_player"), 13),
+        (Rules.preset("cutthroat_5"), 31),
+    ],
+    ids=["opening", "mid-trick", "two-of-clubs", "jokers", "three-player", "five-seats"],
+)
+@pytest.mark.parametrize("policy", ["random", "greedy"])
+def test_kernel_search_is_the_reference_search(rules, cards, policy):
+    """The numba card-play search builds the very tree of the Python loop over `iterate`
+    (which steps FastGame, itself tested against the engine): the same worlds, draws,
+    UCB choices, rewards, and the random generators left in the same state."""
+    state = _mid_trick(rules, 7 + cards, cards)
+    view = seat_view(state)
+    fast = ISMCTSAgent(seed=3, iterations=150, policy=policy)
+    ref = ISMCTSAgent(seed=3, iterations=150, policy=policy)
+    ref.use_kernel = False
+    for _ in range(2):  # twice: the second decision starts from the generators' states
+        assert fast.decide(view) == ref.decide(view)
+        assert _tree(fast.last_root) == _tree(ref.last_root)
+        assert fast.rnd.getstate() == ref.rnd.getstate()
+        assert fast.rng.bit_generator.state == ref.rng.bit_generator.state
+
+
+def test_kernel_search_grows_its_tree():
+    state = _mid_trick(Rules(), 1, 4)
+    agent = ISMCTSAgent(seed=0, iterations=5000)
+    agent.decide(seat_view(state))
+    assert agent._tree.capacity >= 5001 > 4097  # started at 4097 nodes, doubled
+    root = agent.last_root
+    assert sum(ch.visits for ch in root.children.values()) == 5000 == root.visits
+
+
+def test_randbelow_is_pythons_randrange():
+    rnd = random.Random(12)
+    mirror = random.Random(12)
+    mt, pos = py_random_state(mirror)
+    ns = [1, 2, 3, 5, 13, 52, 1000, 2**31 - 1, 2**32 - 1, 7] * 80  # > 624 draws: a twist
+    got = [randbelow(mt, pos, n) for n in ns]
+    assert got == [rnd.randrange(n) for n in ns]
+    set_py_random_state(mirror, mt, pos)
+    assert mirror.getstate() == rnd.getstate()
+    assert mirror.random() == rnd.random()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from spades_env.rules import PLANNED_PRESETS, Rules, RulesError
+from spades_env.rules import Rules, RulesError
 
 
 def test_standard_preset_has_the_bold_defaults_of_rules_md():
@@ -90,12 +90,6 @@ def test_combination_that_makes_no_sense_raises(options, names):
         Rules(**options)
     for name in names:
         assert name in str(err.value)
-
-
-@pytest.mark.parametrize("name", PLANNED_PRESETS)
-def test_planned_preset_says_it_is_not_implemented(name):
-    with pytest.raises(RulesError, match="not implemented"):
-        Rules.preset(name)
 
 
 def test_unknown_preset_raises_with_the_known_ones():

@@ -24,6 +24,10 @@ RULES = [
     Rules.family(open_hands=True),
     Rules.suicide(blind_nil="always"),
     Rules.whiz(blind_nil="always"),
+    # RULES.md §6 auction: naming trump before the exchange, and with one-player teams.
+    Rules.auction(blind_nil="always", blind_nil_exchange=True, first_lead="two_of_clubs"),
+    Rules.cutthroat(trump="named", max_hands=3),
+    Rules.two_player(trump="named", max_hands=2),
 ]
 
 

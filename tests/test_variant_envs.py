@@ -46,7 +46,7 @@ def test_agents_play_every_preset_to_the_end(name: str, agent) -> None:
         assert sum(record["tricks"]) == rules.hand_size
 
 
-@pytest.mark.parametrize("name", ["family", "cutthroat_5", "suicide"])
+@pytest.mark.parametrize("name", ["family", "cutthroat_5", "suicide", "auction"])
 def test_tournament_runs_every_kind_of_preset(name: str, tmp_path, capsys) -> None:
     from experiments.cli import main
     from experiments.results_log import read_rows

@@ -154,8 +154,13 @@ def test_seeds_can_be_given_per_sub_env():
 
 @pytest.mark.parametrize(
     "rules",
-    [Rules(), Rules(blind_nil="always", blind_nil_exchange=True), Rules(first_lead="two_of_clubs")],
-    ids=["standard", "blind-exchange", "two-of-clubs"],
+    [
+        Rules(),
+        Rules(blind_nil="always", blind_nil_exchange=True),
+        Rules(first_lead="two_of_clubs"),
+        Rules.auction(blind_nil="always", blind_nil_exchange=True),  # RULES.md §6 auction
+    ],
+    ids=["standard", "blind-exchange", "two-of-clubs", "auction"],
 )
 def test_fast_encoder_equals_the_one_hot_reference(rules):
     rng = np.random.default_rng(7)

@@ -20,6 +20,11 @@ what they learn.
 - **Opponents, logging, checkpoints, resume.** As in `training/ppo_selfplay.py`; both use
   `training.session.Session`, so with the same `--total-timesteps` the two methods get
   the same budget of environment decisions and the same evaluation.
+- **Distributed collection.** `--backend ray --actors N` plays the rollouts on Ray actors
+  (`training/ray_rollout.py`). The Monte Carlo target is the return the hand actually
+  had, whatever network chose the moves, so a stale batch needs no correction; batches
+  older than `--max-policy-lag` updates are still dropped, since their exploration was
+  that of an older network.
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ from torch import nn, optim
 
 from agents.networks import QNet, network_config
 from agents.rl_agent import epsilon_greedy
+from spades_env.rules import Rules
 from training.arguments import parse_args
-from training.rollout import learner_batch
+from training.rollout import Hands, learner_batch
 from training.session import Session
 
 
@@ -93,9 +99,19 @@ class Args:
     eval_seed: int = 12345
     """seed of the evaluation deal set (fixed, so evaluations are comparable)"""
     resume: str = ""
-    """run folder to resume from its last checkpoint (its saved args are used)"""
+    """run folder to resume from its last checkpoint (its saved args are used, except
+    --stop-after, --device, --threads, --backend, --actors and --address)"""
     stop_after: int = 0
     """stop after this many updates in this session, checkpointing (0 = run to the end)"""
+    backend: str = "local"
+    """where rollouts are played: local (here, between updates) or ray (on Ray actors,
+    asynchronously; see training/ray_rollout.py)"""
+    actors: int = 2
+    """ray backend: rollout actors, each with its own batched games and a CPU copy of the net"""
+    address: str = ""
+    """ray backend: join this running cluster (auto or HOST:PORT; default: start a local Ray)"""
+    max_policy_lag: int = 1
+    """ray backend: drop a batch collected with weights more than this many updates old"""
 
 
 def explore_fn(net: QNet, device: torch.device, epsilon: float, rng: np.random.Generator):
@@ -109,6 +125,23 @@ def explore_fn(net: QNet, device: torch.device, epsilon: float, rng: np.random.G
         return actions, zeros, zeros
 
     return act
+
+
+def behaviour(
+    args: Args,
+    net: QNet,
+    device: torch.device,
+    rng: np.random.Generator,
+    torch_rng: torch.Generator,
+):
+    """The acting function of a rollout (here or on a Ray actor): epsilon-greedy."""
+    return explore_fn(net, device, args.epsilon, rng)
+
+
+def rollout_batch(args: Args, rules: Rules, hands: Hands):
+    """One rollout's learner decisions with their Monte Carlo returns, and its scalars."""
+    returns = hands.seat_returns(rules, args.reward_scale)
+    return learner_batch(hands, returns), hands.return_stats(returns, args.reward_scale)
 
 
 def dmc_update(
@@ -147,16 +180,13 @@ def train(args: Args, progress=None) -> Path:
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     session.restore_optimizer(optimizer)
     try:
+        rollouts = session.open_rollouts(behaviour, rollout_batch)
         while not session.done:
             if args.anneal_lr:
                 frac = 1.0 - session.progress_fraction
                 optimizer.param_groups[0]["lr"] = frac * args.learning_rate
-            hands = session.rollout(explore_fn(net, session.device, args.epsilon, session.rng))
-            returns = hands.seat_returns(session.rules, args.reward_scale)
-            stats = dmc_update(args, net, optimizer, learner_batch(hands, returns), session)
-            for vs in ("heuristic", "pool"):  # in points per hand
-                r = hands.learner_return(returns, vs)
-                stats[f"charts/return_vs_{vs}"] = None if r is None else r / args.reward_scale
+            batch, stats = rollouts.next_batch()
+            stats.update(dmc_update(args, net, optimizer, batch, session))
             stats["charts/learning_rate"] = optimizer.param_groups[0]["lr"]
             stats["charts/epsilon"] = args.epsilon
             stats["charts/learner_decisions"] = session.learner_steps

@@ -17,8 +17,15 @@
   reward comes at its last one), advantage normalisation per minibatch, a clipped value
   loss and an entropy bonus, as in CleanRL's `ppo.py`.
 
+- **Distributed collection.** `--backend ray --actors N` plays the rollouts on Ray actors
+  while the learner trains (`training/ray_rollout.py`). A batch may then come from weights
+  a few updates old: it keeps the log-probabilities of the policy that played it, so the
+  ratio above is new policy / behaviour policy, the importance weight of the stale batch,
+  and PPO's clip bounds it; batches older than `--max-policy-lag` updates are dropped.
+
 Everything that is not the algorithm (run folder, TensorBoard, pool, evaluation,
-checkpoints, `--resume`) is `training.session.Session`, shared with `training/dmc.py`.
+checkpoints, `--resume`, local or Ray rollouts) is `training.session.Session`, shared
+with `training/dmc.py`.
 """
 
 from __future__ import annotations
@@ -32,8 +39,9 @@ import torch
 from torch import nn, optim
 
 from agents.networks import PolicyValueNet, network_config
+from spades_env.rules import Rules
 from training.arguments import parse_args
-from training.rollout import learner_batch
+from training.rollout import Hands, learner_batch
 from training.session import Session
 
 
@@ -103,9 +111,19 @@ class Args:
     eval_seed: int = 12345
     """seed of the evaluation deal set (fixed, so evaluations are comparable)"""
     resume: str = ""
-    """run folder to resume from its last checkpoint (its saved args are used)"""
+    """run folder to resume from its last checkpoint (its saved args are used, except
+    --stop-after, --device, --threads, --backend, --actors and --address)"""
     stop_after: int = 0
     """stop after this many updates in this session, checkpointing (0 = run to the end)"""
+    backend: str = "local"
+    """where rollouts are played: local (here, between updates) or ray (on Ray actors,
+    asynchronously; see training/ray_rollout.py)"""
+    actors: int = 2
+    """ray backend: rollout actors, each with its own batched games and a CPU copy of the net"""
+    address: str = ""
+    """ray backend: join this running cluster (auto or HOST:PORT; default: start a local Ray)"""
+    max_policy_lag: int = 1
+    """ray backend: drop a batch collected with weights more than this many updates old"""
 
 
 def sampling_fn(net: PolicyValueNet, device: torch.device, gen: torch.Generator):
@@ -120,6 +138,24 @@ def sampling_fn(net: PolicyValueNet, device: torch.device, gen: torch.Generator)
         return action.numpy(), logp.numpy(), value.cpu().numpy()
 
     return act
+
+
+def behaviour(
+    args: Args,
+    net: PolicyValueNet,
+    device: torch.device,
+    rng: np.random.Generator,
+    torch_rng: torch.Generator,
+):
+    """The acting function of a rollout (here or on a Ray actor): sample the policy."""
+    return sampling_fn(net, device, torch_rng)
+
+
+def rollout_batch(args: Args, rules: Rules, hands: Hands):
+    """One rollout's learner decisions with their GAE advantages, and its return scalars."""
+    returns = hands.seat_returns(rules, args.reward_scale)
+    batch = learner_batch(hands, returns, args.gamma, args.gae_lambda)
+    return batch, hands.return_stats(returns, args.reward_scale)
 
 
 def ppo_update(
@@ -190,19 +226,15 @@ def train(args: Args, progress=None) -> Path:
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     session.restore_optimizer(optimizer)
     try:
+        rollouts = session.open_rollouts(behaviour, rollout_batch)
         while not session.done:
             if args.anneal_lr:
                 frac = 1.0 - session.progress_fraction
                 optimizer.param_groups[0]["lr"] = frac * args.learning_rate
             net.eval()
-            hands = session.rollout(sampling_fn(net, session.device, session.torch_rng))
-            returns = hands.seat_returns(session.rules, args.reward_scale)
-            batch = learner_batch(hands, returns, args.gamma, args.gae_lambda)
+            batch, stats = rollouts.next_batch()
             net.train()
-            stats = ppo_update(args, net, optimizer, batch, session)
-            for vs in ("heuristic", "pool"):  # in points per hand
-                r = hands.learner_return(returns, vs)
-                stats[f"charts/return_vs_{vs}"] = None if r is None else r / args.reward_scale
+            stats.update(ppo_update(args, net, optimizer, batch, session))
             stats["charts/learning_rate"] = optimizer.param_groups[0]["lr"]
             stats["charts/learner_decisions"] = session.learner_steps
             session.end_update(optimizer, stats)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +25,10 @@ from agents.base import BaseAgent
 from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
-from spades_env.state import DONE, State
+from spades_env.state import DONE, State, init
+
+if TYPE_CHECKING:
+    from agents.rl_agent import NetworkAgent
 
 #: (obs (K, D) int16, mask (K, A) bool) -> (actions (K,), logp (K,), value (K,)).
 LearnerFn = Callable[
@@ -71,6 +75,16 @@ class Hands:
         own = self.points[:, team]
         other = self.points[:, (team + 1) % rules.num_teams]
         return ((own - other) * reward_scale).astype(np.float32)
+
+    def return_stats(
+        self, returns: npt.NDArray[np.float32], reward_scale: float
+    ) -> dict[str, float | None]:
+        """The learner's mean return against the heuristic and the pool, in points per hand."""
+        stats: dict[str, float | None] = {}
+        for vs in ("heuristic", "pool"):
+            r = self.learner_return(returns, vs)
+            stats[f"charts/return_vs_{vs}"] = None if r is None else r / reward_scale
+        return stats
 
 
 def play_hands(
@@ -123,6 +137,30 @@ def play_hands(
             # One hand per episode: the game is over for us once its hand is scored.
             state.phase[g] = DONE
             state.legal[g] = 0
+
+
+def pool_rollout(
+    rules: Rules,
+    num_games: int,
+    selfplay: float,
+    heuristic_frac: float,
+    learner: LearnerFn,
+    heuristic: BaseAgent,
+    pool: Sequence[NetworkAgent],
+    rng: np.random.Generator,
+) -> Hands:
+    """`num_games` fresh hands from 0-0: the learner against one draw of the opponent mix.
+
+    The owners of the seats (`seat_owners`), the pool's sampling seeds and the deals all
+    come from `rng`, in that order.
+    """
+    owner = seat_owners(num_games, rules, selfplay, heuristic_frac, len(pool), rng)
+    for agent in pool:  # past selves sample from the run's generators
+        seed = int(rng.integers(2**62))
+        agent.rng = np.random.default_rng(seed)
+        agent.torch_rng.manual_seed(seed)
+    state = init(rules, num_games, rng)
+    return play_hands(state, owner, learner, [heuristic, *pool])
 
 
 def seat_owners(

@@ -14,7 +14,11 @@ A `Session` owns the parts of a run that are not the learning algorithm:
 - checkpoints every `--save-every` updates and at the end, and `--resume RUN_DIR`, which
   reloads the last checkpoint (weights, optimizer, generators, counters, pool) and goes
   on as if never stopped. A resumed run keeps its saved args except `--resume`,
-  `--stop-after`, `--device` and `--threads`.
+  `--stop-after`, `--device`, `--threads`, `--backend`, `--actors` and `--address`
+  (where to run, not what to learn);
+- where the experience comes from (`open_rollouts`): `--backend local` plays each rollout
+  here, on the run's generators, between updates; `--backend ray` collects on Ray actors
+  (`training.ray_rollout`). Both hand the learner one rollout's batch at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import copy
 import dataclasses
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,6 @@ from agents.heuristic import HeuristicAgent
 from agents.networks import build_network
 from agents.rl_agent import NetworkAgent, load_network, read_checkpoint
 from spades_env.rules import Rules
-from spades_env.state import init
 from training.checkpoint import (
     latest_checkpoint,
     restore_rngs,
@@ -44,11 +48,20 @@ from training.checkpoint import (
     update_path,
 )
 from training.evaluation import duplicate_eval, greedy_fn
-from training.rollout import Hands, LearnerFn, play_hands, seat_owners
+from training.rollout import Hands, LearnerFn, pool_rollout
 
 #: Flags that a resumed run takes from its command line rather than from the checkpoint.
-RESUME_FLAGS = ("resume", "stop_after", "device", "threads")
+RESUME_FLAGS = ("resume", "stop_after", "device", "threads", "backend", "actors", "address")
 FINAL = "final.pt"
+BACKENDS = ("local", "ray")
+RAY_HINT = "install the ray extra: pip install -e '.[ray]'"
+
+#: (args, network, device, numpy generator, torch generator) -> the rollout learner.
+Behaviour = Callable[
+    [Any, torch.nn.Module, torch.device, np.random.Generator, torch.Generator], LearnerFn
+]
+#: (args, rules, hands) -> (the learner's batch, its charts/ scalars).
+ToBatch = Callable[[Any, Rules, Hands], tuple[dict[str, np.ndarray], dict[str, Any]]]
 
 
 def pick_device(name: str) -> torch.device:
@@ -58,6 +71,43 @@ def pick_device(name: str) -> torch.device:
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {name}: no CUDA GPU is visible; use --device cpu")
     return torch.device(name)
+
+
+def check_backend(args: Any) -> None:
+    """Refuse bad `--backend`, `--actors`, `--address`, `--max-policy-lag` in one line."""
+    if args.backend not in BACKENDS:
+        raise ValueError(f"--backend {args.backend!r}: choose local or ray")
+    if args.actors < 1:
+        raise ValueError(f"--actors {args.actors}: give 1 or more rollout actors")
+    if args.max_policy_lag < 0:
+        raise ValueError(f"--max-policy-lag {args.max_policy_lag}: give 0 or more updates")
+    if args.address and args.backend != "ray":
+        raise ValueError("--address needs --backend ray")
+    if args.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise ValueError(f"--backend ray: {RAY_HINT}") from None
+
+
+def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
+    """A past self as an opponent: it samples as in training (DMC: epsilon-greedy)."""
+    return NetworkAgent(net, rules, sample=True, epsilon=getattr(args, "epsilon", 0.0))
+
+
+class LocalRollouts:
+    """`--backend local`: each rollout played here, on the run's own generators."""
+
+    def __init__(self, session: Session, behaviour: Behaviour, to_batch: ToBatch) -> None:
+        self.session, self.behaviour, self.to_batch = session, behaviour, to_batch
+
+    def next_batch(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        s = self.session
+        learner = self.behaviour(s.args, s.net, s.device, s.rng, s.torch_rng)
+        return self.to_batch(s.args, s.rules, s.rollout(learner))
+
+    def close(self) -> None:
+        pass
 
 
 def hparam_table(args: Any) -> str:
@@ -76,6 +126,12 @@ class Session:
             given = {k: getattr(args, k) for k in RESUME_FLAGS}
             args = dataclasses.replace(type(args)(**saved), **given)
             network = ckpt["network"]
+        check_backend(args)
+        self.ray_started = False
+        if args.backend == "ray":  # join or start Ray before anything is written
+            from training.ray_rollout import connect
+
+            self.ray_started = connect(args)
         self.args, self.network = args, network
         self.progress: Callable[[int, int], None] | None = progress
         self._torch_state = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
@@ -93,6 +149,8 @@ class Session:
         self.update, self.global_step, self.learner_steps = 0, 0, 0
         self.heuristic = HeuristicAgent(seed=0)
         self.pool: list[NetworkAgent] = []
+        self.pool_version = 0  # counts the pool's changes (Ray actors copy the pool anew)
+        self.rollouts: LocalRollouts | Any = None
         if ckpt is not None:
             self.run_dir = Path(args.resume)
             self.net.load_state_dict(ckpt["model"])
@@ -132,27 +190,41 @@ class Session:
             optimizer.load_state_dict(self._resume_ckpt["optimizer"])
 
     # ------------------------------------------------------------------ play
+    def open_rollouts(self, behaviour: Behaviour, to_batch: ToBatch) -> LocalRollouts | Any:
+        """The run's source of batches for `--backend` (closed by `close`).
+
+        `behaviour` builds the acting function from a network and generators, `to_batch`
+        turns played hands into the learner's batch and its scalars; both are module-level
+        functions of the training script, so Ray actors can import them.
+        """
+        if self.args.backend == "ray":
+            from training.ray_rollout import RayRollouts  # ray is imported only here
+
+            self.rollouts = RayRollouts(self, behaviour, to_batch)
+        else:
+            self.rollouts = LocalRollouts(self, behaviour, to_batch)
+        return self.rollouts
+
     def rollout(self, learner: LearnerFn) -> Hands:
         """`num_games` fresh hands: the learner against this rollout's pool mix."""
         a = self.args
-        owner = seat_owners(
-            a.num_games, self.rules, a.selfplay_frac, a.heuristic_frac, len(self.pool), self.rng
+        hands = pool_rollout(
+            self.rules,
+            a.num_games,
+            a.selfplay_frac,
+            a.heuristic_frac,
+            learner,
+            self.heuristic,
+            self.pool,
+            self.rng,
         )
-        for agent in self.pool:  # past selves sample from the run's generators
-            seed = int(self.rng.integers(2**62))
-            agent.rng = np.random.default_rng(seed)
-            agent.torch_rng.manual_seed(seed)
-        state = init(self.rules, a.num_games, self.rng)
-        hands = play_hands(state, owner, learner, [self.heuristic, *self.pool])
         self.global_step += hands.decisions
         self.learner_steps += sum(len(s.games) for s in hands.steps)
         return hands
 
     def _add_to_pool(self, net: torch.nn.Module) -> None:
-        agent = NetworkAgent(
-            net, self.rules, sample=True, epsilon=getattr(self.args, "epsilon", 0.0)
-        )
-        self.pool = [*self.pool, agent][-self.args.pool_size :]
+        self.pool = [*self.pool, pool_agent(net, self.rules, self.args)][-self.args.pool_size :]
+        self.pool_version += 1
 
     # ------------------------------------------------------------------ bookkeeping
     def log(self, scalars: dict[str, float]) -> None:
@@ -230,6 +302,14 @@ class Session:
 
     def close(self) -> Path:
         """Write the slim final checkpoint when the run is complete; restore torch state."""
+        if self.rollouts is not None:
+            with suppress(Exception):  # the run's own error, if any, is the one to see
+                self.rollouts.close()
+        if self.ray_started:
+            import ray
+
+            ray.shutdown()
+            self.ray_started = False
         self.writer.close()
         torch.set_num_threads(self._torch_state[0])
         torch.use_deterministic_algorithms(self._torch_state[1])

@@ -64,6 +64,8 @@ def solver_tricks(hands: Sequence[int], leader: int, rules: Rules) -> int | None
 
     if rules.num_players != 4 or rules.hand_size != 13 or not rules.partnerships:
         return None  # the solver plays the partnership game of four seats and 52 cards
+    if rules.trump != "spades":
+        return None  # RULES.md §6 auction: the solver assumes spades are trump
     try:
         pos = Position.from_deal(hands, leader, False, rules)
     except PositionError:

@@ -1,0 +1,289 @@
+"""numba ISMCTS over the card play: the tree walk, expansion, rollout and backup of
+`agents.ismcts` as one compiled loop over flat node arrays.
+
+`search` runs the iterations `lo..hi` of one decision whose root is in card play
+(RULES.md §3), one determinization (a row of `worlds`, the hands now) per iteration,
+exactly as `ISMCTSAgent.iterate` does on a `FastGame`: the same UCB1 with availability
+counts, the same order of children (legal actions in ascending order, ties to the
+first), the same rewards (a table by tricks per seat, `reward_table`), and the same
+random draws:
+
+- the expansion's choice among the untried actions is `random.Random.randrange` of the
+  agent's Python generator, reproduced here by MT19937 on the generator's own state
+  (`getstate` before, `setstate` after: `py_random_state`, `set_py_random_state`);
+- the random rollouts are the kernel `agents.search_kernel._play_out` with numba's
+  generator, seeded once per decision as before.
+
+The tree: node 0 is the root; each node has its action, the seat that chose it
+(`mover`), visits, summed reward, availability count, and its children as a linked list
+in creation order (`first`, `last`, `sibling`). At most one node is added per
+iteration, so `1 + iterations` nodes always suffice.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.search_kernel import (
+    _CLUB2,
+    _RANK,
+    _SPADE_MASK,
+    _STR,
+    _SUIT,
+    _SUIT_MASK,
+    _bit_index,
+    _jit,
+    _legal_cards,
+    _play_card,
+    _play_out,
+)
+from spades_env.cards import NUM_CARDS
+
+_MT_N, _MT_M = 624, 397
+
+
+# ----------------------------------------------------------------------------- MT19937
+@_jit
+def _mt_next(mt, pos) -> int:
+    """The next 32-bit output of CPython's MT19937 (`genrand_uint32`), state in place."""
+    i = pos[0]
+    if i >= _MT_N:
+        for k in range(_MT_N):
+            y = (mt[k] & 0x80000000) | (mt[(k + 1) % _MT_N] & 0x7FFFFFFF)
+            mag = 0x9908B0DF if y & 1 else 0
+            mt[k] = mt[(k + _MT_M) % _MT_N] ^ (y >> 1) ^ mag
+        i = 0
+    y = mt[i]
+    pos[0] = i + 1
+    y ^= y >> 11
+    y ^= (y << 7) & 0x9D2C5680
+    y ^= (y << 15) & 0xEFC60000
+    y ^= y >> 18
+    return y & 0xFFFFFFFF
+
+
+@_jit
+def randbelow(mt, pos, n: int) -> int:
+    """`random.Random.randrange(n)` (n >= 1): CPython's `_randbelow_with_getrandbits`."""
+    k = 0
+    while (n >> k) > 0:
+        k += 1
+    r = _mt_next(mt, pos) >> (32 - k)
+    while r >= n:
+        r = _mt_next(mt, pos) >> (32 - k)
+    return r
+
+
+def py_random_state(rnd: random.Random) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(mt (624,), pos (1,)) int64 arrays of a Python generator's state."""
+    words = rnd.getstate()[1]
+    return np.array(words[:_MT_N], dtype=np.int64), np.array([words[_MT_N]], dtype=np.int64)
+
+
+def set_py_random_state(rnd: random.Random, mt: npt.NDArray, pos: npt.NDArray) -> None:
+    version, _, gauss = rnd.getstate()
+    rnd.setstate((version, (*(int(x) for x in mt), int(pos[0])), gauss))
+
+
+# ----------------------------------------------------------------------------- tree
+class Tree:
+    """Flat node arrays (module doc) of capacity `n`; `size` nodes in use."""
+
+    FIELDS = ("action", "mover", "visits", "avail", "first", "last", "sibling")
+
+    def __init__(self, n: int) -> None:
+        for name in self.FIELDS:
+            setattr(self, name, np.full(n, self._fill(name), dtype=np.int64))
+        self.reward = np.zeros(n)
+        self.size = np.ones(1, dtype=np.int64)  # the root
+
+    @staticmethod
+    def _fill(name: str) -> int:
+        return 0 if name in ("visits", "avail") else -1
+
+    @property
+    def capacity(self) -> int:
+        return self.action.size
+
+    def grow(self, need: int) -> None:
+        """Double the arrays until `need` nodes fit."""
+        n = self.capacity
+        while n < need:
+            n *= 2
+        if n == self.capacity:
+            return
+        for name in (*self.FIELDS, "reward"):
+            old = getattr(self, name)
+            new = np.full(n, 0 if name == "reward" else self._fill(name), dtype=old.dtype)
+            new[: old.size] = old
+            setattr(self, name, new)
+
+    def children(self, node: int) -> list[int]:
+        out, ch = [], int(self.first[node])
+        while ch >= 0:
+            out.append(ch)
+            ch = int(self.sibling[ch])
+        return out
+
+
+def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], int]:
+    """(codes, T) reward to each team of every final tricks-per-seat vector reachable
+    from `won_now`, indexed by `code = sum(won[s] * base**s)`; and `base`.
+
+    `points_of(won_rows)` gives the (n, T) hand points of final trick counts (RULES.md
+    §4, bag penalty included); the reward is `ISMCTSAgent.iterate`'s, term for term.
+    """
+    p, h = rules.num_players, rules.hand_size
+    base = h + 1
+    grid = np.indices((base,) * p).reshape(p, -1)[::-1].T  # row i: the digits of code i
+    ok = (grid.sum(axis=1) == h) & (grid >= np.asarray(won_now)[None, :]).all(axis=1)
+    codes = np.flatnonzero(ok)
+    pts = np.asarray(points_of(grid[codes]), dtype=np.int64)  # (n, T)
+    t = pts.shape[1]
+    # iterate's arithmetic, elementwise (the same IEEE operations in the same order)
+    others = (pts.sum(axis=1, keepdims=True) - pts) / max(t - 1, 1)
+    table = np.zeros((base**p, t))
+    table[codes] = np.minimum(1.0, np.maximum(0.0, 0.5 + (pts - others) / 1000))
+    return table, base
+
+
+@_jit
+def _search(
+    worlds, lo, hi, trick0, won0, leader0, trick_size0, lead0, broken0, tricks_played0,
+    hand_size, two_clubs, policy, partnerships, c, rewards, base, teams,
+    action, mover, visits, reward, avail, first, last, sibling, size, mt, pos,
+    strt, rank, suit, suit_mask, spade_mask, club2,
+):  # fmt: skip
+    p = worlds.shape[1]
+    hands = np.empty(p, dtype=np.int64)
+    trick = np.empty(p, dtype=np.int64)
+    won = np.empty(p, dtype=np.int64)
+    child_of = np.full(NUM_CARDS, -1, dtype=np.int64)
+    path = np.empty(hand_size * p + 2, dtype=np.int64)
+    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    for it in range(lo, hi):
+        for s in range(p):
+            hands[s] = worlds[it, s]
+            trick[s] = trick0[s]
+            won[s] = won0[s]
+        leader, trick_size, lead = leader0, trick_size0, lead0
+        broken, tricks_played = broken0, tricks_played0
+        node = 0
+        path[0] = 0
+        plen = 1
+        while tricks_played < hand_size:  # selection and expansion
+            seat = (leader + trick_size) % p
+            legal = _legal_cards(
+                hands[seat], trick_size, tricks_played, two_clubs, broken, lead, suit_mask,
+                spade_mask, club2,
+            )  # fmt: skip
+            ch = first[node]
+            while ch >= 0:
+                child_of[action[ch]] = ch
+                ch = sibling[ch]
+            untried = 0
+            bits = legal
+            while bits:
+                a = _low_bit(bits)
+                bits &= bits - 1
+                if child_of[a] < 0:
+                    untried += 1
+            if untried:
+                r = randbelow(mt, pos, untried)
+                chosen = -1
+                bits = legal
+                while bits:
+                    a = _low_bit(bits)
+                    bits &= bits - 1
+                    if child_of[a] < 0:
+                        if r == 0 and chosen < 0:
+                            chosen = a
+                        r -= 1
+                    else:
+                        avail[child_of[a]] += 1
+                new = size[0]
+                size[0] = new + 1
+                action[new], mover[new], avail[new] = chosen, seat, 1
+                visits[new], reward[new], first[new], last[new], sibling[new] = 0, 0.0, -1, -1, -1
+                if last[node] >= 0:
+                    sibling[last[node]] = new
+                else:
+                    first[node] = new
+                last[node] = new
+                _clear(child_of, first, sibling, action, node)
+                node = new
+                path[plen] = node
+                plen += 1
+                leader, trick_size, lead, broken, tricks_played = _play_card(
+                    hands, trick, won, seat, chosen, leader, trick_size, lead, broken,
+                    tricks_played, strt, suit,
+                )  # fmt: skip
+                break
+            best, best_u = -1, -math.inf
+            bits = legal
+            while bits:
+                a = _low_bit(bits)
+                bits &= bits - 1
+                ch = child_of[a]
+                avail[ch] += 1
+                u = reward[ch] / visits[ch] + c * math.sqrt(math.log(avail[ch]) / visits[ch])
+                if u > best_u:
+                    best, best_u = ch, u
+            _clear(child_of, first, sibling, action, node)
+            node = best
+            path[plen] = node
+            plen += 1
+            leader, trick_size, lead, broken, tricks_played = _play_card(
+                hands, trick, won, seat, action[node], leader, trick_size, lead, broken,
+                tricks_played, strt, suit,
+            )  # fmt: skip
+        _play_out(
+            hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
+            two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
+        )  # fmt: skip
+        code = 0
+        mult = 1
+        for s in range(p):
+            code += won[s] * mult
+            mult *= base
+        for i in range(plen):
+            nd = path[i]
+            visits[nd] += 1
+            if mover[nd] >= 0:
+                reward[nd] += rewards[code, mover[nd] % teams]
+
+
+@_jit
+def _low_bit(bits: int) -> int:
+    return _bit_index(bits & -bits)
+
+
+@_jit
+def _clear(child_of, first, sibling, action, node) -> None:
+    ch = first[node]
+    while ch >= 0:
+        child_of[action[ch]] = -1
+        ch = sibling[ch]
+
+
+def search(tree: Tree, worlds, lo: int, hi: int, game, rules, c: float, policy: int,
+           rewards, base: int, mt, pos) -> None:  # fmt: skip
+    """Iterations `lo..hi` (rows of `worlds`, (N, P) int64 hands now) from the card-play
+    position of `game` (a `FastGame`), into `tree` (grown to fit)."""
+    tree.grow(int(tree.size[0]) + hi - lo)
+    _search(
+        worlds, lo, hi, np.asarray(game.trick, dtype=np.int64),
+        np.asarray(game.tricks_won, dtype=np.int64), int(game.leader), int(game.trick_size),
+        int(game.lead_suit), bool(game.broken), int(game.tricks_played), rules.hand_size,
+        rules.first_lead == "two_of_clubs", policy, rules.partnerships, float(c), rewards,
+        base, rules.num_teams, tree.action, tree.mover, tree.visits, tree.reward, tree.avail,
+        tree.first, tree.last, tree.sibling, tree.size, mt, pos,
+        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
+    )  # fmt: skip
+
+
+__all__ = ["Tree", "py_random_state", "randbelow", "reward_table", "search", "set_py_random_state"]

@@ -1,0 +1,157 @@
+"""numba evaluation of PIMC's card-play decisions: every world x action x rollout played
+to the end of the hand in one compiled loop, with no engine `State` per game.
+
+`play_rollouts` returns the same (K * R, A) values as `PIMCAgent._roll` does with the
+engine in card play (RULES.md §3): game `(world * A + action) * R + rollout` plays the
+action with the world's hands, then the rest of the hand by the greedy or random policy
+of `agents.search_kernel._play_out` (differential-tested against the engine), in that
+game order, so that the random policy draws the same numbers from numba's generator,
+seeded once per call as `pimc.rollout_values` seeds it; or by the heuristic's card play
+(`agents.heuristic_kernel.heuristic_game`, tested against `HeuristicAgent`), after
+which the agent's generator draws what the engine loop's `random_legal_actions` would
+have drawn. The hand is scored as `pimc.hand_points` scores it (RULES.md §4, bag
+penalty included).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.heuristic_kernel import _decision_table, heuristic_game
+from agents.search_common import margins, state_from_world
+from agents.search_kernel import (
+    _CLUB2,
+    _RANK,
+    _SPADE_MASK,
+    _STR,
+    _SUIT,
+    _SUIT_MASK,
+    _jit,
+    _play_card,
+    _play_out,
+    seed_kernel,
+)
+from spades_env.cards import NUM_CARDS
+from spades_env.observation import SeatView
+from spades_env.scoring import apply_bags, score_hand
+from spades_env.state import deck_mask
+
+HEURISTIC = 2  # policy code next to search_kernel's RANDOM and GREEDY
+
+
+@_jit
+def _roll_play(
+    worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
+    tricks_played0, hand_size, two_clubs, policy, partnerships, out,
+    strt, rank, suit, suit_mask, spade_mask, club2,
+):  # fmt: skip
+    """The greedy or random policy: game i = (world * A + action) * reps + rollout."""
+    k, p = worlds.shape
+    hands = np.empty(p, dtype=np.int64)
+    trick = np.empty(p, dtype=np.int64)
+    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    seat = (leader0 + trick_size0) % p
+    i = 0
+    for w in range(k):
+        for a in range(actions.size):
+            for _ in range(reps):
+                for s in range(p):
+                    hands[s] = worlds[w, s]
+                    trick[s] = trick0[s]
+                    out[i, s] = won0[s]
+                won = out[i]
+                leader, trick_size, lead, broken, tricks_played = _play_card(
+                    hands, trick, won, seat, actions[a], leader0, trick_size0, lead0,
+                    broken0, tricks_played0, strt, suit,
+                )  # fmt: skip
+                _play_out(
+                    hands, trick, leader, trick_size, lead, broken, won, tricks_played,
+                    hand_size, two_clubs, policy, partnerships, strt, rank, suit,
+                    suit_mask, spade_mask, club2, seq,
+                )  # fmt: skip
+                i += 1
+
+
+@_jit
+def _roll_heuristic(
+    worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
+    tricks_played0, hand_size, two_clubs, partnerships, out,
+    played0, voids0, bids, deck, teams, nil_counts,
+    strt, rank, suit, suit_mask, spade_mask, club2,
+):  # fmt: skip
+    """The heuristic's card play (`heuristic_kernel`), the games in the same order."""
+    k, p = worlds.shape
+    hands = np.empty(p, dtype=np.int64)
+    trick = np.empty(p, dtype=np.int64)
+    voids = np.empty(p, dtype=np.int64)
+    t = _decision_table(p, teams, partnerships, hand_size, nil_counts)
+    i = 0
+    for w in range(k):
+        for a in range(actions.size):
+            for _ in range(reps):
+                for s in range(p):
+                    hands[s] = worlds[w, s]
+                    trick[s] = trick0[s]
+                    voids[s] = voids0[s]
+                    out[i, s] = won0[s]
+                heuristic_game(
+                    hands, played0, trick, voids, bids, out[i], leader0, trick_size0, lead0,
+                    broken0, tricks_played0, actions[a], deck, t, two_clubs, rank, suit,
+                    suit_mask, spade_mask, club2, strt,
+                )  # fmt: skip
+                i += 1
+
+
+def play_rollouts(
+    view: SeatView,
+    g: int,
+    worlds: npt.NDArray[np.uint64],
+    actions: list[int],
+    reps: int,
+    policy: int,
+    rng: np.random.Generator,
+    objective: str,
+) -> npt.NDArray[np.float64]:
+    """(K * reps, A) values to the seat's team of each card in each world (module doc)."""
+    rules = view.rules
+    p = rules.num_players
+    k, a = len(worlds), len(actions)
+    won = np.empty((k * a * reps, p), dtype=np.int64)
+    last_card = (
+        int(view.tricks_played[g]) == rules.hand_size - 1 and int(view.trick_size[g]) == p - 1
+    )
+    if not last_card and policy != HEURISTIC:  # a live game after the action: seeded
+        seed_kernel(int(rng.integers(2**31)))
+    position = (
+        np.asarray(worlds, dtype=np.uint64).astype(np.int64), np.asarray(actions, dtype=np.int64),
+        reps, view.trick[g].astype(np.int64), view.tricks_won[g].astype(np.int64),
+        int(view.leader[g]), int(view.trick_size[g]), int(view.lead_suit[g]),
+        bool(view.broken[g]), int(view.tricks_played[g]), rules.hand_size,
+        rules.first_lead == "two_of_clubs",
+    )  # fmt: skip
+    tables = (_STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2)
+    if policy == HEURISTIC:
+        _roll_heuristic(
+            *position, rules.partnerships, won, int(view.played[g]),
+            view.voids[g].astype(np.int64), view.bids[g].astype(np.int64),
+            int(deck_mask(rules)), rules.num_teams, rules.nil_tricks == "count", *tables,
+        )  # fmt: skip
+    else:
+        _roll_play(*position, policy, rules.partnerships, won, *tables)
+    if policy == HEURISTIC and not last_card:
+        # pimc.rollout_values' loop draws a batch per step (random_legal_actions) while
+        # the heuristic plays: the same draws, for the generator's next use
+        left = p * rules.hand_size - (p * int(view.tricks_played[g]) + int(view.trick_size[g]))
+        for _ in range(left - 1):
+            rng.random(won.shape[0])
+    one = state_from_world(view, worlds[:1], g)  # the State's own dtypes for the scoring
+    n = won.shape[0]
+    bids, blind = np.repeat(one.bids, n, axis=0), np.repeat(one.blind, n, axis=0)
+    hs = score_hand(rules, bids, blind, won)
+    scores, bags = np.repeat(one.scores, n, axis=0), np.repeat(one.bags, n, axis=0)
+    _, _, penalty = apply_bags(rules, scores + hs.points, bags + hs.bags)
+    pts = hs.points - penalty
+    team = rules.team_of(int(view.seat[g]))
+    value = margins(pts, team) if objective == "margin" else pts[:, team].astype(np.float64)
+    return value.reshape(k, a, reps).transpose(0, 2, 1).reshape(k * reps, a)
