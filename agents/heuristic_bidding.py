@@ -227,7 +227,7 @@ def choose_bid(t: Table, aggression: float, nil_risk: float) -> tuple[int, str]:
     if total > t.rules.hand_size:
         # Use the bids already made: 13 tricks cannot all be promised twice over.
         bid -= (total - t.rules.hand_size) // 3
-        reason += f"; bids total {total} > 13: bid less"
+        reason += f"; bids total {total} > {t.rules.hand_size}: bid less"
     elif sum(1 for b in t.bids if b >= 0) == t.players - 1 and total <= 10 and est - bid >= 0.3:
         # Last to bid with loose tricks on the table: they would only become bags.
         bid += 1

@@ -110,7 +110,7 @@ def make_setup(
     if human is None:
         human = 2 if p > 2 else 0
     if not 0 <= human < p:
-        names = ", ".join(f"{seat_name(s)} ({s})" for s in range(p))
+        names = ", ".join(f"{ui.seat_title(s)} ({s})" for s in range(p))
         raise PlayError(f"seat {human} is not at this table of {p}: the seats are {names}")
     if partner is not None and not rules.partnerships:
         raise PlayError(

@@ -89,10 +89,7 @@ def result_line(rules: Rules, scores: list[int], winner: int, hands: int, human:
     after = f"Game over after {hands} hand{'' if hands == 1 else 's'}"
     if rules.partnerships:
         names = [team_name(rules, t, human) for t in range(rules.num_teams)]
-        return (
-            f"{after}: {names[winner]} win "
-            f"{scores[winner]} to {scores[1 - winner]}; {verdict}"
-        )
+        return f"{after}: {names[winner]} win {scores[winner]} to {scores[1 - winner]}; {verdict}"
     you = winner == rules.team_of(human)
     who = "you win" if you else f"{team_name(rules, winner, human)} wins"
     others = ", ".join(

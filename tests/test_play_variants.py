@@ -108,7 +108,7 @@ def one_hand(request, tmp_path_factory):
     first = drv.next_prompt()
     assert first is not None, "\n".join(drv.transcript)
     drv.send(random.choice(first[1]))
-    moves = 1 + play_out(drv, random.Random(preset))
+    play_out(drv, random.Random(preset))
     rc = drv.finish()
     return {"preset": preset, "rc": rc, "lines": drv.transcript, "first": first[0], "save": save}
 
@@ -133,15 +133,17 @@ def test_the_screen_shows_every_seat_and_scores_by_team_or_player(one_hand):
     screen = one_hand["first"]
     shown = {m for line in screen for m in SEAT_HEAD.findall(line)}
     assert shown == set(NAMES[: rules.num_players])
-    header = next(line for line in screen if "Score" in line and "Tricks" in line).split()
+    top = next(i for i, line in enumerate(screen) if "Score" in line and "Tricks" in line)
+    header = screen[top].split()
     assert header[0] == ("Team" if rules.partnerships else "Player")
     assert ("Bags" in header) == (rules.scoring != "family")  # family scoring has no bags
-    table = "\n".join(screen)
-    if rules.partnerships:
-        assert all(team in table for team in TEAMS)
-    else:  # one row per player (RULES.md §6: one-player teams)
-        rows = [line.split()[0] for line in screen if re.match(r"^\s+\S+( \d)?( \(you\))?\s+-?\d+ ", line)]
-        assert len(rows) == rules.num_players
+    rows = []
+    for line in screen[top + 2 :]:  # below the rule under the header, to the blank line
+        if not line.strip():
+            break
+        rows.append(line.strip().split("  ")[0])  # columns are 2+ spaces apart
+    human = 4 if one_hand["preset"] == "cutthroat_5" else 0 if rules.draw else 2
+    assert rows == _names(rules, human)  # by team, or one row per player (RULES.md §6)
     if rules.draw:
         assert any(line.strip().startswith("drawing: ") for line in screen)
     else:
@@ -200,7 +202,16 @@ def test_a_seat_missing_at_the_table_is_refused_and_two_players_default_to_north
 
 def test_partner_without_partnerships_is_refused_in_one_line():
     out = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "play", "--rules", "family", "--partner", "random"],
+        [
+            sys.executable,
+            "-m",
+            "experiments.cli",
+            "play",
+            "--rules",
+            "family",
+            "--partner",
+            "random",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -235,8 +246,13 @@ def test_the_draw_prompt_names_the_card_the_person_looks_at():
 
 @pytest.mark.parametrize(
     "typed, action",
-    [("keep", DRAW_KEEP), ("k", DRAW_KEEP), (" Keep ", DRAW_KEEP), ("discard", DRAW_DISCARD)]
-    + [("D", DRAW_DISCARD)],
+    [
+        ("keep", DRAW_KEEP),
+        ("k", DRAW_KEEP),
+        (" Keep ", DRAW_KEEP),
+        ("discard", DRAW_DISCARD),
+        ("D", DRAW_DISCARD),
+    ],
 )
 def test_draw_answers_parse(typed, action):
     assert parse_move(_my_draw(), typed) == action
@@ -259,11 +275,11 @@ def test_why_illegal_in_the_draw_and_keep_after_it():
     )
     while not (session.human_to_act and session.game.phase == BID):
         session.apply(session.hint()[0] if session.human_to_act else session.bot_action())
-    with pytest.raises(InputError, match="^keep and discard are for drawing from the stock"):
+    with pytest.raises(InputError, match=r"^keep and discard are for drawing from the stock"):
         parse_move(session, "keep")
     while not (session.human_to_act and session.game.phase == PLAY):
         session.apply(session.hint()[0] if session.human_to_act else session.bot_action())
-    with pytest.raises(InputError, match="^'k' is not a card"):
+    with pytest.raises(InputError, match=r"^'k' is not a card"):
         parse_move(session, "k")
 
 
@@ -297,10 +313,13 @@ def test_the_opponents_draws_reveal_nothing():
 
 def test_the_hint_decides_the_draw():
     action, why = _my_draw().hint()
-    assert hint_label(action) == {
-        DRAW_KEEP: "keep the card you see",
-        DRAW_DISCARD: "discard the card you see and take the next",
-    }[action]
+    assert (
+        hint_label(action)
+        == {
+            DRAW_KEEP: "keep the card you see",
+            DRAW_DISCARD: "discard the card you see and take the next",
+        }[action]
+    )
     assert why is not None and why.startswith("keep" if action == DRAW_KEEP else "discard")
 
 
@@ -322,3 +341,22 @@ def test_the_draw_screen_shows_the_top_card_the_stock_and_the_growing_hand():
     assert all(ui.card_label(c) in text for c in session.hand())
     for card in mask_to_cards(g.hands[1]):  # nothing of the opponent's hand
         assert ui.card_label(card) not in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_game_stopped_and_loaded_ends_as_if_never_stopped(tmp_path, preset):
+    args = ["--rules", preset, "--seed", "9", "--option", "max_hands=3", *SEAT_FLAG.get(preset, [])]
+    whole = Driver(*args, "--save", str(tmp_path / "whole.json"))
+    play_out(whole, random.Random(1))
+    assert whole.finish() == 0
+    save, rng = tmp_path / "split.json", random.Random(1)  # the same answers
+    first = Driver(*args, "--save", str(save))
+    play_out(first, rng, stop_after=20)  # two_player: mid-draw
+    assert first.finish() == 0 and "end of input: saved to" in first.transcript[-1]
+    second = Driver("--load", str(save))
+    play_out(second, rng)
+    assert second.finish() == 0
+    rules = Rules.preset(preset)
+    expected = replayed(tmp_path / "whole.json")[0]
+    assert sheet_rows(second.transcript, rules) == sheet_rows(whole.transcript, rules) == expected

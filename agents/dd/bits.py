@@ -69,27 +69,71 @@ def last_trick_winner(H, leader):
 
 
 @njit(cache=True, inline="always")
-def canonicalize(H):
-    """Renumber each suit's cards still held from the top (relative ranks), in place.
-
-    Only the order of the cards in play matters (RULES.md §3 compares ranks within a
-    suit), so positions that differ only in which low cards are gone become equal.
-    """
+def last_trick_wr(H, winner):
+    """Winning rank of the last trick: the winner's card if it beat a card of its suit."""
     for s in range(4):
-        p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
-        shift = 13 - POP[p]
-        for seat in range(4):
-            H[seat, s] = pext13(H[seat, s], p) << shift
+        if H[winner, s]:
+            n = 0
+            for seat in range(4):
+                if H[seat, s]:
+                    n += 1
+            return H[winner, s] << (13 * s) if n >= 2 else 0
+    return 0
 
 
 @njit(cache=True, inline="always")
-def key_words(H, leader, broken, mode, acc):
-    """Four int64 words: each seat's (relative) cards, plus leader, broken and acc."""
-    w0 = H[0, 0] | (H[0, 1] << 13) | (H[0, 2] << 26) | (H[0, 3] << 39)
-    w1 = H[1, 0] | (H[1, 1] << 13) | (H[1, 2] << 26) | (H[1, 3] << 39)
-    w2 = H[2, 0] | (H[2, 1] << 13) | (H[2, 2] << 26) | (H[2, 3] << 39)
-    w3 = H[3, 0] | (H[3, 1] << 13) | (H[3, 2] << 26) | (H[3, 3] << 39)
-    w0 |= (leader << 52) | ((1 if broken else 0) << 54) | (mode << 55)
-    w1 |= (acc & 4095) << 52
-    w2 |= ((acc >> 12) & 4095) << 52
-    return w0, w1, w2, w3
+def rel_key(H, leader, broken, mode, acc):
+    """The table key of a trick start, in relative ranks (RULES.md §3 compares ranks only
+    within a suit, so only the order of the cards still held matters).
+
+    Returns four words (each seat's cards renumbered from the top of each suit, 13 bits
+    a suit), the suit lengths of every hand (4 bits each) and the context word
+    (leader, broken, mode, acc).
+    """
+    w0 = 0
+    w1 = 0
+    w2 = 0
+    w3 = 0
+    lens = 0
+    for s in range(4):
+        p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
+        shift = 13 - POP[p]
+        w0 |= (pext13(H[0, s], p) << shift) << (13 * s)
+        w1 |= (pext13(H[1, s], p) << shift) << (13 * s)
+        w2 |= (pext13(H[2, s], p) << shift) << (13 * s)
+        w3 |= (pext13(H[3, s], p) << shift) << (13 * s)
+        lens |= (
+            POP[H[0, s]] | (POP[H[1, s]] << 4) | (POP[H[2, s]] << 8) | (POP[H[3, s]] << 12)
+        ) << (16 * s)
+    ctx = leader | ((1 if broken else 0) << 2) | (mode << 3) | (acc << 4)
+    return w0, w1, w2, w3, lens, ctx
+
+
+@njit(cache=True, inline="always")
+def wr_to_rel(H, wr):
+    """The relevance mask (relative ranks) of winning ranks `wr` (absolute, 52 bits).
+
+    In each suit every card at or above the lowest winning rank is relevant: a table
+    entry then holds for every position whose relevant cards have the same holders and
+    whose hands have the same suit lengths (the DDS partition search).
+    """
+    m = 0
+    for s in range(4):
+        w = (wr >> (13 * s)) & 0x1FFF
+        if w:
+            p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
+            low = w & -w
+            m |= (pext13(p & ~(low - 1), p) << (13 - POP[p])) << (13 * s)
+    return m
+
+
+@njit(cache=True, inline="always")
+def rel_to_wr(H, m):
+    """Absolute cards of a relevance mask (the inverse of `wr_to_rel`)."""
+    wr = 0
+    for s in range(4):
+        ms = (m >> (13 * s)) & 0x1FFF
+        if ms:
+            p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
+            wr |= pdep13(ms >> (13 - POP[p]), p) << (13 * s)
+    return wr

@@ -19,36 +19,55 @@ the highest spade wins the trick, else the highest card of the suit led.
 Speed-ups, none of which changes a result:
 - equivalent cards: a seat's cards that are adjacent among the cards still in play
   (hands and the trick on the table) win and lose the same tricks, so one is tried;
-- transposition table at trick starts, keyed on *relative* ranks (the remaining cards
-  of each suit renumbered from the top), the leader, broken, and `acc` in SCORE mode;
-  entries hold lower / upper bounds, so they serve every threshold;
-- quick tricks (TRICKS mode): top cards the leader can cash at once, capped where an
-  opponent could ruff, bound the result before any search;
+- partition search (DDS's "winning ranks"): every search returns, with its answer, the
+  cards whose ranks the answer rests on (a trick's winning card where it beat a card of
+  its suit; the cards a bound counted; for a cut, the cutting move's; else every
+  move's). The table, probed at trick starts, keeps each answer as lower / upper bounds
+  for every position with the same leader, broken state, `acc`, suit lengths per hand
+  and holders of those cards (in relative ranks), so one entry serves many positions
+  and every threshold (`agents.dd.table`);
+- lowest winning rank (DDS): once a card has failed and its proof did not depend on
+  the low cards of its suit, this seat's other low cards of the suit are skipped;
+- quick tricks (TRICKS mode): masters the leader, or its partner reached by an entry,
+  can cash, and spades above every spade of the other side, bound the result before
+  any search (`agents.dd.moves`);
 - SCORE mode: the least and greatest value reachable from `acc` with `r` tricks left
   (`FMIN`, `FMAX`) decide a question without search when they can;
 - move ordering: the table's best lead first, then cashing masters, leading low to a
-  partner's master, winning cheaply when an opponent is winning, and playing low.
+  partner's master or for a partner's ruff, away from the opponents' ruffs; following,
+  letting a partner's sure winner stand, else winning as cheaply as is safe, else low.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from agents.dd.bits import canonicalize, hand_size, key_words, last_trick_winner
+from agents.dd.bits import (
+    HIGH,
+    POP,
+    hand_size,
+    last_trick_winner,
+    last_trick_wr,
+    pdep13,
+    pext13,
+    rel_key,
+    rel_to_wr,
+    wr_to_rel,
+)
 from agents.dd.moves import gen_moves, order_moves, trick_bounds
 from agents.dd.table import (
     ENTRY,
     INF,
     NUM_PARAMS,
     P_GEN,
+    P_HITS,
     P_MASK,
     P_MAXT,
     P_MODE,
     P_NODES,
-    T_HI,
     T_LO,
-    T_MOVE,
-    tt_find,
+    T_MASK,
+    tt_probe,
     tt_store,
 )
 
@@ -58,6 +77,7 @@ __all__ = [
     "NUM_FIELDS",
     "NUM_PARAMS",
     "P_GEN",
+    "P_HITS",
     "P_MASK",
     "P_MAXT",
     "P_MODE",
@@ -74,27 +94,31 @@ MAX_DEPTH = 56  # 52 cards + slack: one row of move buffers per card played
 # function safely, so the search keeps its own stack: one row per card played).
 F_K, F_LEADER, F_LEAD, F_WSEAT, F_WSTR, F_BROKEN, F_NEED, F_ACC = 0, 1, 2, 3, 4, 5, 6, 7
 F_N, F_I, F_MAXING, F_R, F_SEAT, F_HINT, F_RESULT, F_CUT = 8, 9, 10, 11, 12, 13, 14, 15
-F_W0, F_TP0, F_H0 = 16, 20, 24  # 4 key words, 4 saved trick masks, 16 saved hands
-NUM_FIELDS = 40
+F_W0, F_LENS, F_CTX, F_WR, F_TWR, F_TP0 = 16, 20, 21, 22, 23, 24  # F_TP0: 4 trick masks
+F_LW0 = 28  # 4 fields: per suit, ranks below this are settled by a move already tried
+NUM_FIELDS = 32
 
 
 @njit(cache=True, inline="always")
-def _save_hands(FR, d, H):
-    for seat in range(4):
-        for s in range(4):
-            FR[d, F_H0 + 4 * seat + s] = H[seat, s]
+def _abs_card(H, rc):
+    """The absolute card of relative card `rc` (suit * 13 + top-aligned relative rank)."""
+    s = rc // 13
+    p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
+    b = pdep13((1 << (rc - 13 * s)) >> (13 - POP[p]), p)
+    return s * 13 + HIGH[b] if b else -1
 
 
 @njit(cache=True, inline="always")
-def _restore_hands(FR, d, H):
-    for seat in range(4):
-        for s in range(4):
-            H[seat, s] = FR[d, F_H0 + 4 * seat + s]
+def _rel_card(H, c):
+    s = c // 13
+    p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
+    return s * 13 + HIGH[pext13(1 << (c - 13 * s), p) << (13 - POP[p])]
 
 
 @njit(cache=True, inline="always")
 def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX):
-    """Start node `d`: 1 / 0 if decided without search, else -1 with its moves ready."""
+    """Start node `d`: (1 or 0, winning ranks) if decided without search, else (-1, 0)
+    with its moves ready."""
     P[P_NODES] += 1
     mode = P[P_MODE]
     maxt = P[P_MAXT]
@@ -109,55 +133,46 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX):
         FR[d, F_R] = r
         if mode == TRICKS:
             if need <= 0:
-                return 1
+                return 1, 0
             if need > r:
-                return 0
+                return 0, 0
             if r == 1:  # the last trick plays itself
-                return 1 if (last_trick_winner(H, leader) & 1) == maxt else 0
-            lo, hi = trick_bounds(H, leader, broken, maxt, r)
+                w = last_trick_winner(H, leader)
+                return (1 if (w & 1) == maxt else 0), last_trick_wr(H, w)
+            lo, hi, wlo, whi = trick_bounds(H, leader, broken, maxt, r, need)
             if lo >= need:
-                return 1
+                return 1, wlo
             if hi < need:
-                return 0
+                return 0, whi
+            x = float(need if maxt == 0 else r - need + 1)  # in team 0's tricks
         else:
             if r == 0:
-                return 1 if VAL[acc] >= thr else 0
+                return (1 if VAL[acc] >= thr else 0), 0
             if r == 1:
-                return 1 if VAL[acc + COEF[last_trick_winner(H, leader)]] >= thr else 0
+                w = last_trick_winner(H, leader)
+                return (1 if VAL[acc + COEF[w]] >= thr else 0), last_trick_wr(H, w)
             if FMIN[acc, r] >= thr:
-                return 1
+                return 1, 0
             if FMAX[acc, r] < thr:
-                return 0
-        # From here on the trick is searched in relative ranks; the parent's hands
-        # come back when this node is left (`_restore_hands`).
-        _save_hands(FR, d, H)
-        canonicalize(H)
-        w0, w1, w2, w3 = key_words(H, leader, broken, mode, acc)
+                return 0, 0
+            x = thr
+        w0, w1, w2, w3, lens, ctx = rel_key(H, leader, broken, mode, acc)
         FR[d, F_W0] = w0
         FR[d, F_W0 + 1] = w1
         FR[d, F_W0 + 2] = w2
         FR[d, F_W0 + 3] = w3
-        slot = tt_find(P, TT, w0, w1, w2, w3)
+        FR[d, F_LENS] = lens
+        FR[d, F_CTX] = ctx
+        slot, rhint = tt_probe(P, TT, TF, lens, ctx, w0, w1, w2, w3, x, x)
         if slot >= 0:
-            lo = TF[slot, T_LO]
-            hx = TF[slot, T_HI]
-            if mode == TRICKS:
-                if maxt == 1:  # stored bounds are team 0's tricks from here
-                    lo, hx = r - hx + 1, r - lo + 1
-                if lo >= need:
-                    _restore_hands(FR, d, H)
-                    return 1
-                if hx <= need:
-                    _restore_hands(FR, d, H)
-                    return 0
-            else:
-                if lo >= thr:
-                    _restore_hands(FR, d, H)
-                    return 1
-                if hx <= thr:
-                    _restore_hands(FR, d, H)
-                    return 0
-            hint = TT[slot, T_MOVE]
+            P[P_HITS] += 1
+            wr = rel_to_wr(H, TT[slot, T_MASK])
+            high = TF[slot, T_LO] >= x  # the stored quantity reaches x
+            if mode == TRICKS and maxt == 1:
+                high = not high
+            return (1 if high else 0), wr
+        if rhint >= 0:
+            hint = _abs_card(H, rhint)
     seat = (leader + k) & 3
     FR[d, F_SEAT] = seat
     FR[d, F_HINT] = hint
@@ -169,7 +184,10 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX):
     FR[d, F_MAXING] = maxing
     FR[d, F_RESULT] = 1 - maxing
     FR[d, F_CUT] = -1
-    return -1
+    FR[d, F_WR] = 0
+    for j in range(4):
+        FR[d, F_LW0 + j] = -1
+    return -1, 0
 
 
 @njit(cache=True, inline="always")
@@ -196,6 +214,11 @@ def _apply(FR, d, H, TP, COEF, maxt, c):
     e = d + 1
     FR[e, F_BROKEN] = 1 if (FR[d, F_BROKEN] != 0 or s == 0) else 0
     if k == 3:
+        # Winning rank of the trick: the winning card, if it beat a card of its suit.
+        ws = 0 if wstr >= 32 else lead
+        wrk = wstr - 32 if wstr >= 32 else wstr
+        same = TP[ws] | (bit if s == ws else 0)
+        FR[d, F_TWR] = (1 << (13 * ws + wrk)) if POP[same] >= 2 else 0
         for j in range(4):
             FR[d, F_TP0 + j] = TP[j]
             TP[j] = 0
@@ -230,14 +253,55 @@ def _undo(FR, d, H, TP, c):
 
 
 @njit(cache=True, inline="always")
-def _finish(FR, d, H, thr, P, TT, TF):
-    """Node `d` is decided: keep what it proved in the table (trick starts only)."""
+def _widen_runs(FR, d, H, TP, MV):
+    """Winning ranks of node `d`, closed over the runs of equivalent cards it merged.
+
+    A move stands for a run of cards adjacent among the cards in play. Where the run
+    reaches the relevant cards of its suit (at or above the lowest winning rank) but
+    starts below them, a position alike only above that rank could split the run (a
+    relevant card played, a low one kept), so the whole run becomes relevant.
+    """
+    wr = FR[d, F_WR]
+    seat = FR[d, F_SEAT]
+    cut = FR[d, F_CUT]
+    lo = 0
+    hi = FR[d, F_N]
+    if cut >= 0:  # a cut rests on the cutting move alone
+        while MV[d, lo] != cut:
+            lo += 1
+        hi = lo + 1
+    changed = True
+    while changed:
+        changed = False
+        for i in range(lo, hi):
+            c = MV[d, i]
+            s = c // 13
+            rk = c - 13 * s
+            w = (wr >> (13 * s)) & 0x1FFF
+            if w == 0 or (w >> rk) & 1 or (w & -w) < (1 << rk):
+                continue  # no relevant card in the suit, or the run is already relevant
+            mine = H[seat, s]
+            others = (H[0, s] | H[1, s] | H[2, s] | H[3, s] | TP[s]) & ~mine
+            above = others >> (rk + 1)
+            run = mine if above == 0 else mine & (((above & -above) << (rk + 1)) - 1)
+            top = HIGH[run]
+            if (1 << top) >= (w & -w):
+                wr |= 1 << c
+                changed = True
+    return wr
+
+
+@njit(cache=True, inline="always")
+def _finish(FR, d, H, TP, MV, thr, P, TT, TF):
+    """Node `d` is decided: widen its winning ranks over merged runs (`_widen_runs`) and
+    keep what it proved in the table (trick starts only)."""
     result = FR[d, F_RESULT] != 0
+    FR[d, F_WR] = _widen_runs(FR, d, H, TP, MV)
     if FR[d, F_K] != 0:
         return result
-    _restore_hands(FR, d, H)
     maxt = P[P_MAXT]
-    move = FR[d, F_CUT]  # in relative ranks, like the key
+    cut = FR[d, F_CUT]
+    move = _rel_card(H, cut) if cut >= 0 else -1
     r = FR[d, F_R]
     need = FR[d, F_NEED]
     if P[P_MODE] == TRICKS:
@@ -248,8 +312,8 @@ def _finish(FR, d, H, thr, P, TT, TF):
     else:
         lo, hx = (thr, INF) if result else (-INF, thr)
     tt_store(
-        P, TT, TF, FR[d, F_W0], FR[d, F_W0 + 1], FR[d, F_W0 + 2],
-        FR[d, F_W0 + 3], lo, hx, move,
+        P, TT, TF, FR[d, F_LENS], FR[d, F_CTX], FR[d, F_W0], FR[d, F_W0 + 1],
+        FR[d, F_W0 + 2], FR[d, F_W0 + 3], wr_to_rel(H, FR[d, F_WR]), lo, hx, move,
     )  # fmt: skip
     return result
 
@@ -276,31 +340,51 @@ def search(
     FR[0, F_ACC] = acc
     d = 0
     ret = -1
+    wr = 0
     entering = True
     while True:
         if entering:  # one call site: numba inlines `_enter` once
             entering = False
-            ret = _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX)
+            ret, wr = _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX)
             if ret >= 0:
                 if d == 0:
                     return ret == 1
                 d -= 1
         if ret >= 0:  # a child of node d answered: take the move back, maybe cut
             c = MV[d, FR[d, F_I]]
+            if FR[d, F_K] == 3:
+                wr |= FR[d, F_TWR]
             _undo(FR, d, H, TP, c)
             if ret == FR[d, F_MAXING]:
                 FR[d, F_RESULT] = ret
                 FR[d, F_CUT] = c
                 FR[d, F_I] = FR[d, F_N]
+                FR[d, F_WR] = wr  # the cutting move's proof is the node's
             else:
+                FR[d, F_WR] |= wr  # every move failed: the node needs all their proofs
                 FR[d, F_I] += 1
+                # Lowest winning rank (DDS): if card c and the suit's cards below the
+                # child's lowest winning rank were all irrelevant to its proof, any
+                # other card of this seat down there would fail the same way.
+                s = c // 13
+                rk = c - 13 * s
+                ws = (wr >> (13 * s)) & 0x1FFF
+                low = HIGH[ws & -ws] if ws else 13
+                if rk < low and low > FR[d, F_LW0 + s]:
+                    FR[d, F_LW0 + s] = low
+                while FR[d, F_I] < FR[d, F_N]:
+                    m = MV[d, FR[d, F_I]]
+                    if m - 13 * (m // 13) >= FR[d, F_LW0 + m // 13]:
+                        break
+                    FR[d, F_I] += 1
         if FR[d, F_I] < FR[d, F_N]:  # try the next move
             _apply(FR, d, H, TP, COEF, maxt, MV[d, FR[d, F_I]])
             d += 1
             entering = True
             ret = -1
             continue
-        ret = 1 if _finish(FR, d, H, thr, P, TT, TF) else 0
+        ret = 1 if _finish(FR, d, H, TP, MV, thr, P, TT, TF) else 0
+        wr = FR[d, F_WR]
         if d == 0:
             return ret == 1
         d -= 1

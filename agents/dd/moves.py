@@ -8,48 +8,96 @@ from agents.dd.bits import HIGH, POP, pdep13, pext13
 
 
 @njit(cache=True, inline="always")
-def quick_tricks(H, leader, broken):
-    """Tricks the leader can surely cash from the top, keeping the lead (a lower bound).
+def _nth_high(m, n):
+    """Rank of the `n`-th highest card of the 13-bit mask `m` (n >= 1, n <= POP[m])."""
+    for _ in range(n - 1):
+        m ^= 1 << HIGH[m]
+    return HIGH[m]
 
-    Only the leader's cards above every other card of the suit count (a partner's
-    higher card would take the lead away), capped where an opponent could ruff, and
-    where a partner holding spades could run out of the suit and be made to ruff.
+
+@njit(cache=True, inline="always")
+def _top_n(m, n):
+    """The top `n` cards of the 13-bit mask `m` (n >= 1)."""
+    return m & ~((1 << _nth_high(m, n)) - 1)
+
+
+@njit(cache=True, inline="always")
+def _cash(H, ld, broken, skip):
+    """(keep, extra, wr): tricks seat `ld` cashes from the top while keeping the lead, the
+    most one more suit adds before the lead passes to its partner, and the cards used.
+
+    Only `ld`'s cards above every other card of a suit count (a partner's higher card
+    would take the lead away), capped where an opponent holding spades runs out of the
+    suit and could ruff, and where a partner holding spades runs out of it (a ruff by
+    the partner still wins the trick, then the partner leads). Cashing one suit leaves
+    the others' lengths alone, since everyone follows, so the suits add up.
     """
-    o1 = (leader + 1) & 3
-    o2 = (leader + 3) & 3
-    pa = leader ^ 2
-    opp_trumps = H[o1, 0] != 0 or H[o2, 0] != 0
-    side = (H[leader, 1] | H[leader, 2] | H[leader, 3]) != 0
-    best = 0
-    total = 0
+    o1 = (ld + 1) & 3
+    o2 = (ld + 3) & 3
+    pa = ld ^ 2
+    side = (H[ld, 1] | H[ld, 2] | H[ld, 3]) != 0
+    keep_sum = 0
+    extra = 0
+    wr = 0
     for s in range(4):
-        mine = H[leader, s]
-        if mine == 0:
+        mine = H[ld, s]
+        if mine == 0 or s == skip:
             continue
         if s == 0 and not broken and side:
             continue  # RULES.md §3: no spade lead before spades are broken
-        w = POP[mine >> (HIGH[H[o1, s] | H[o2, s] | H[pa, s]] + 1)]
-        keep = w  # cashed without the partner ever ruffing: the lead stays with me
+        top = HIGH[H[o1, s] | H[o2, s] | H[pa, s]] + 1
+        w = POP[mine >> top]
+        if w == 0:
+            continue
         if s != 0:
-            # an opponent holding spades ruffs once it runs out of the suit
             if H[o1, 0] != 0 and POP[H[o1, s]] < w:
                 w = POP[H[o1, s]]
             if H[o2, 0] != 0 and POP[H[o2, s]] < w:
                 w = POP[H[o2, s]]
-            keep = w
-            if H[pa, 0] != 0:
-                keep = min(w, POP[H[pa, s]])
-                w = min(w, POP[H[pa, s]] + 1)  # a forced ruff still wins, then leads
-        total += keep
-        if w > best:
-            best = w
-    # With no spade among the opponents nothing can be ruffed: every master cashes.
-    return best if opp_trumps else max(best, total)
+        keep = w
+        if s != 0 and H[pa, 0] != 0:
+            keep = min(w, POP[H[pa, s]])
+            w = min(w, POP[H[pa, s]] + 1)
+        keep_sum += keep
+        if w - keep > extra:
+            extra = w - keep
+        if w:  # the bound holds wherever `ld` keeps its top `w` cards of the suit
+            wr |= _top_n(mine, w) << (13 * s)
+    return keep_sum, extra, wr
 
 
 @njit(cache=True, inline="always")
-def trick_bounds(H, leader, broken, maxt, r):
-    """(lo, hi): bounds on the tricks MAX takes from a trick start, without search.
+def quick_tricks(H, leader, broken):
+    """(tricks, wr): tricks the leader's team surely takes from the top (a lower bound),
+    and the cards the bound rests on (winning ranks, absolute).
+
+    The leader cashes its masters (`_cash`); or it leads a low card to a side suit whose
+    top card its partner holds, where no opponent can ruff that first round, and the
+    partner, now on lead, cashes its own masters in the other suits.
+    """
+    keep, extra, wr = _cash(H, leader, broken, -1)
+    best = keep + extra
+    pa = leader ^ 2
+    o1 = (leader + 1) & 3
+    o2 = (leader + 3) & 3
+    for s in range(1, 4):
+        if H[leader, s] == 0 or H[pa, s] == 0:
+            continue
+        if HIGH[H[pa, s]] < HIGH[H[leader, s] | H[o1, s] | H[o2, s]]:
+            continue
+        if (H[o1, s] == 0 and H[o1, 0] != 0) or (H[o2, s] == 0 and H[o2, 0] != 0):
+            continue  # an opponent could ruff the entry
+        k2, e2, w2 = _cash(H, pa, broken, s)
+        if 1 + k2 + e2 > best:
+            best = 1 + k2 + e2
+            wr = w2 | ((1 << HIGH[H[pa, s]]) << (13 * s))
+    return best, wr
+
+
+@njit(cache=True, inline="always")
+def trick_bounds(H, leader, broken, maxt, r, need):
+    """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start, without
+    search, and the cards each rests on (winning ranks, absolute).
 
     - quick tricks of the leader bound its own team from below;
     - a seat's spades above every spade of the other team each win a trick whenever
@@ -57,20 +105,29 @@ def trick_bounds(H, leader, broken, maxt, r):
     """
     lo = 0
     hi = r
-    q = quick_tricks(H, leader, broken)
+    wlo = 0
+    whi = 0
+    q, wq = quick_tricks(H, leader, broken)
     if (leader & 1) == maxt:
         lo = q
+        wlo = wq
     else:
         hi = r - q
+        whi = wq
     for seat in range(4):
         top_other = HIGH[H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]]
         sure = POP[H[seat, 0] >> (top_other + 1)]
+        if sure == 0:
+            continue
+        # only as many sure spades as the question needs are relevant
         if (seat & 1) == maxt:
             if sure > lo:
                 lo = sure
+                wlo = _top_n(H[seat, 0], min(sure, need))
         elif r - sure < hi:
             hi = r - sure
-    return lo, hi
+            whi = _top_n(H[seat, 0], min(sure, r - need + 1))
+    return lo, hi, wlo, whi
 
 
 @njit(cache=True, inline="always")
@@ -106,39 +163,77 @@ def gen_moves(H, TP, seat, k, lead, broken, MV, d):
 
 
 @njit(cache=True, inline="always")
-def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
-    """Sort the moves of row `d` best-first by a cheap heuristic score."""
+def _later_best(H, seat, k, lead):
+    """The strongest card an opponent still to play in this trick could play (RULES.md
+    §3 strength: 32 + rank for a spade, the rank in the suit led), or -1."""
+    best = -1
+    for j in range(1, 4 - k):
+        o = (seat + j) & 3
+        if (o & 1) == (seat & 1):
+            continue
+        if H[o, lead]:
+            top = HIGH[H[o, lead]] + (32 if lead == 0 else 0)
+        elif H[o, 0]:
+            top = 32 + HIGH[H[o, 0]]
+        else:
+            continue
+        if top > best:
+            best = top
+    return best
+
+
+@njit(cache=True, inline="always")
+def _lead_score(H, seat, c, hint):
+    """Heuristic worth of leading `c`: cash masters, reach partner's masters, give partner
+    a ruff, stay out of the opponents' ruffs, and otherwise lead low."""
+    s = c // 13
+    rk = c - s * 13
+    if c == hint:
+        return 10000
     partner = seat ^ 2
     o1 = (seat + 1) & 3
     o2 = (seat + 3) & 3
+    present = H[0, s] | H[1, s] | H[2, s] | H[3, s]
+    top = HIGH[present]
+    ruff = s != 0 and ((H[o1, s] == 0 and H[o1, 0] != 0) or (H[o2, s] == 0 and H[o2, 0] != 0))
+    if (present >> (rk + 1)) & ~H[seat, s] == 0:  # my run holds the top card
+        return 1000 + rk if ruff else 3000 + rk
+    if HIGH[H[partner, s]] == top:
+        return 800 - rk if ruff else 2000 - rk
+    if s != 0 and H[partner, s] == 0 and H[partner, 0] != 0 and not ruff:
+        return 1500 - rk  # partner ruffs
+    return 300 - rk if ruff else 500 - rk
+
+
+@njit(cache=True, inline="always")
+def _follow_score(k, c, lead, wseat, wstr, seat, later):
+    """Heuristic worth of playing `c` to a trick (`later`: see `_later_best`): let a
+    partner's sure winner stand, else win as cheaply as is safe, else play low."""
+    s = c // 13
+    rk = c - s * 13
+    st = 32 + rk if s == 0 else (rk if s == lead else -1)
+    cost = st if st >= 0 else rk
+    if (wseat & 1) == (seat & 1) and later < wstr:
+        return 500 - cost  # partner wins the trick anyway: play low
+    if st > wstr:
+        if later < st:
+            return 2000 - st  # a sure win: the cheapest one first
+        return 1000 - st if k == 2 else 400 - st  # 3rd hand high, 2nd hand low
+    return 500 - cost
+
+
+@njit(cache=True, inline="always")
+def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
+    """Sort the moves of row `d` best-first by a cheap heuristic score."""
+    if n < 2:
+        return
+    later = _later_best(H, seat, k, lead) if k > 0 else -1
     for i in range(n):
         c = MV[d, i]
-        s = c // 13
-        rk = c - s * 13
         if k == 0:
-            present = H[0, s] | H[1, s] | H[2, s] | H[3, s]
-            top = HIGH[present]
-            if c == hint:
-                sc = 10000
-            elif (present >> (rk + 1)) & ~H[seat, s] == 0:  # my run holds the top card
-                ruff = s != 0 and (
-                    (H[o1, s] == 0 and H[o1, 0] != 0) or (H[o2, s] == 0 and H[o2, 0] != 0)
-                )
-                sc = 1000 + rk if ruff else 3000 + rk
-            elif HIGH[H[partner, s]] == top:
-                sc = 2000 - rk
-            else:
-                sc = 500 - rk
+            SC[d, i] = _lead_score(H, seat, c, hint)
         else:
-            st = 32 + rk if s == 0 else (rk if s == lead else -1)
-            cost = st if st >= 0 else rk
-            if (wseat & 1) == (seat & 1):
-                sc = 500 - cost  # partner is winning: play low
-            elif st > wstr:
-                sc = 2000 - st  # win as cheaply as possible
-            else:
-                sc = 500 - cost
-        SC[d, i] = sc
+            SC[d, i] = _follow_score(k, c, lead, wseat, wstr, seat, later)
     for i in range(1, n):  # insertion sort, descending
         c = MV[d, i]
         sc = SC[d, i]

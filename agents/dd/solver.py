@@ -8,8 +8,9 @@ what a PIMC agent averages over its sampled worlds. `tricks_table` gives, for a 
 deal, what each team makes double dummy with each seat on lead.
 
 Each answer is found by bisection over the kernel's yes/no searches (`agents.dd.kernel`);
-the transposition table keeps the bounds every search learns, so later questions about
-the same position (other thresholds, other moves) are cheap.
+the transposition table keeps the bounds every search learns, for every position alike
+where it mattered (partition search), so later questions about the same position
+(other thresholds, other moves) and about similar ones are cheap.
 """
 
 from __future__ import annotations
@@ -254,9 +255,13 @@ def tricks_table(
     """
     rules = rules or Rules()
     solver = default_solver()
+    # One table for the four leads: bounds on tricks are facts about positions (the
+    # leader is part of every key), and the four searches share most of their endings.
+    solver._start(kernel.TRICKS, fresh=True)
     out = np.zeros((4, 2), dtype=np.int8)
     for leader in range(4):
         pos = Position.from_deal(deal, leader, broken, rules)
-        t = solver.tricks(pos, team=0)
+        t = solver._tricks(pos, 0)
         out[leader] = (t, rules.hand_size - t)
+    solver.nodes = int(solver._P[kernel.P_NODES])
     return out
