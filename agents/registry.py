@@ -74,17 +74,19 @@ REGISTRY: dict[str, AgentEntry] = {
             "time_ms": float,
             "weight": str,
             "objective": str,
+            "bid": str,
         },
         "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
-        "random) or evaluator=dd; best mean team hand-score margin",
+        "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic: the "
+        "heuristic bids, search plays",
         check="agents.pimc:check_params",
         rules_check="agents.search_common:check_rules",
     ),
     "ismcts": AgentEntry(
         _lazy("agents.ismcts:ISMCTSAgent"),
-        {"iterations": int, "time_ms": float, "c": float, "policy": str},
+        {"iterations": int, "time_ms": float, "c": float, "policy": str, "bid": str},
         "Information Set MCTS (one determinization per iteration, availability UCB); "
-        "policy random|greedy",
+        "policy random|greedy; bid=heuristic: the heuristic bids, search plays",
         check="agents.ismcts:check_params",
         rules_check="agents.search_common:check_rules",
     ),

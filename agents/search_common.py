@@ -15,15 +15,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
+from agents.heuristic import HeuristicAgent
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, bits_to_bool
 from spades_env.engine import STRENGTH
 from spades_env.legality import random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
-from spades_env.state import BID, PLAY, State, init
+from spades_env.state import BID, DONE, PLAY, State, init
 
 _TEMPLATES: dict[Rules, State] = {}
 _CARD_BITS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
@@ -45,6 +48,30 @@ def check_rules(rules: Rules, agent: str) -> None:
             f"{agent}: preset {rules.name!r} (two_player draw) has cards in no hand; "
             "determinization needs the whole deck dealt"
         )
+
+
+def search_bidder(bid: str, agent: str, seed: int | None) -> HeuristicAgent | None:
+    """The agent that makes a search agent's bidding decisions: None for `bid=search`
+    (the search decides them too), the heuristic for `bid=heuristic`."""
+    if bid == "search":
+        return None
+    if bid == "heuristic":
+        return HeuristicAgent(seed)
+    raise ValueError(f"{agent}: bid {bid!r}; use search or heuristic")
+
+
+def bid_then_search(
+    bidder: HeuristicAgent | None, view: SeatView, decide: Callable[[SeatView, int], int]
+) -> npt.NDArray[np.int64]:
+    """A search agent's actions for a batch: `decide(view, g)` per game, except that with
+    a `bidder` every decision before card play (bids, blind nil, the exchange) is its."""
+    out = np.zeros(view.batch_size, dtype=np.int64)
+    before_play = (view.phase != PLAY) & (view.phase != DONE)
+    if bidder is not None and before_play.any():
+        out[before_play] = bidder.act(view, None, None)[before_play]
+    for g in np.flatnonzero(~before_play if bidder is not None else np.ones_like(out, bool)):
+        out[g] = decide(view, int(g))
+    return out
 
 
 def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> State:

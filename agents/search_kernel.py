@@ -14,8 +14,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from agents.numba_cache import ensure_fresh
 from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK, TWO_OF_CLUBS
 from spades_env.engine import STRENGTH
+
+ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
 _STR = STRENGTH.astype(np.int64)  # (C, 4)
 _SUIT = np.asarray(CARD_SUIT, dtype=np.int64)

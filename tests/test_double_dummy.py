@@ -14,9 +14,11 @@ from agents.dd import (
     PositionError,
     equivalent_groups,
     hand_values,
+    kernel,
     score_objective,
     tricks_table,
 )
+from agents.dd.solver import _root
 from spades_env.cards import TWO_OF_CLUBS, str_to_card
 from spades_env.engine import random_legal_actions, step
 from spades_env.rules import Rules
@@ -101,6 +103,22 @@ def test_move_values_match_minimax_per_card(seed: int) -> None:
             child = pos.play(card)
             assert value == brute_value(child, TeamTricks(team, pos.tricks_won))
         assert max(values.values()) == solver.tricks(pos)
+
+
+def test_any_first_guess_gives_the_minimax_value() -> None:
+    # The driver's first question comes from a playout (every seat plays its first
+    # ordered card); a guess only orders the questions, never changes the answer.
+    solver = DDSolver(tt_bits=14)
+    for pos in positions(300, 12, (6, 14)):
+        team = pos.to_act % 2
+        want = brute_value(pos, TeamTricks(team, pos.tricks_won))
+        root = _root(pos.play(pos.first_lead) if pos.first_lead >= 0 and not pos.trick else pos)
+        hands = root.H.copy()
+        guess = solver._playout(root, team)
+        assert 0 <= guess <= root.r and (hands == root.H).all()  # H is left as it was
+        for g in range(-1, pos.tricks_left + 2):
+            solver._start(kernel.TRICKS, fresh=True)
+            assert solver._tricks(pos, team, g) == want, (pos, g)
 
 
 def test_first_lead_two_of_clubs_is_forced() -> None:

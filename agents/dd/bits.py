@@ -8,6 +8,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.numba_cache import ensure_fresh
+
+ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
+
 POP = np.array([bin(i).count("1") for i in range(1 << 13)], dtype=np.int64)
 HIGH = np.array([i.bit_length() - 1 for i in range(1 << 13)], dtype=np.int64)  # -1 for 0
 

@@ -388,3 +388,32 @@ def search(
         if d == 0:
             return ret == 1
         d -= 1
+
+
+@njit(cache=True)
+def playout(H, TP, k, leader, lead, wseat, wstr, broken, maxt, COEF, FR, MV, SC):
+    """Tricks team `maxt` takes (the trick in progress included) when every seat plays
+    the first card of the move ordering: the driver's guess for its first question.
+
+    H and TP are left as they were.
+    """
+    FR[0, F_K] = k
+    FR[0, F_LEADER] = leader
+    FR[0, F_LEAD] = lead
+    FR[0, F_WSEAT] = wseat
+    FR[0, F_WSTR] = wstr
+    FR[0, F_BROKEN] = 1 if broken else 0
+    FR[0, F_NEED] = 0
+    FR[0, F_ACC] = 0
+    cards = hand_size(H, 0) + hand_size(H, 1) + hand_size(H, 2) + hand_size(H, 3)
+    for d in range(cards):
+        kk = FR[d, F_K]
+        seat = (FR[d, F_LEADER] + kk) & 3
+        FR[d, F_SEAT] = seat
+        n = gen_moves(H, TP, seat, kk, FR[d, F_LEAD], FR[d, F_BROKEN] != 0, MV, d)
+        order_moves(H, seat, kk, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, -1)
+        _apply(FR, d, H, TP, COEF, maxt, MV[d, 0])
+    won = -FR[cards, F_NEED]
+    for d in range(cards - 1, -1, -1):
+        _undo(FR, d, H, TP, MV[d, 0])
+    return won

@@ -7,10 +7,11 @@ team can force. `DDSolver.move_values` gives either for every legal card, which 
 what a PIMC agent averages over its sampled worlds. `tricks_table` gives, for a full
 deal, what each team makes double dummy with each seat on lead.
 
-Each answer is found by bisection over the kernel's yes/no searches (`agents.dd.kernel`);
-the transposition table keeps the bounds every search learns, for every position alike
-where it mattered (partition search), so later questions about the same position
-(other thresholds, other moves) and about similar ones are cheap.
+Each answer is found by the kernel's yes/no searches (`agents.dd.kernel`): the first at a
+guess (a playout of the move ordering's first cards), one more a step toward the answer,
+then bisection. The transposition table keeps the bounds every search learns, for every
+position alike where it mattered (partition search), so later questions about the same
+position (other thresholds, other moves) and about similar ones are cheap.
 """
 
 from __future__ import annotations
@@ -120,11 +121,19 @@ class DDSolver:
             return self._tricks(pos.play(pos.first_lead), team, guess)
         root = _root(pos)
         lo, hi = 0, root.r
-        if guess is not None and lo < guess <= hi:
+        if guess is None:
+            guess = self._playout(root, team)
+        step = 0  # after the guess, one step toward the answer, then bisection
+        if lo < guess <= hi:
             if self._ask(root, team, guess, 0, 0.0, None):
-                lo = guess
+                lo, step = guess, guess + 1
             else:
-                hi = guess - 1
+                hi, step = guess - 1, guess - 1
+        if lo < step <= hi:
+            if self._ask(root, team, step, 0, 0.0, None):
+                lo = step
+            else:
+                hi = step - 1
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if self._ask(root, team, mid, 0, 0.0, None):
@@ -132,6 +141,15 @@ class DDSolver:
             else:
                 hi = mid - 1
         return lo
+
+    def _playout(self, root: _Root, team: int) -> int:
+        """Tricks `team` takes if every seat plays the kernel's first-ordered card."""
+        return int(
+            kernel.playout(
+                root.H, root.TP, root.k, root.leader, root.lead, root.wseat, root.wstr,
+                root.broken, team, _ZERO_COEF, self._FR, self._MV, self._SC,
+            )
+        )  # fmt: skip
 
     def _score(self, pos: Position, obj: ScoreObjective) -> float:
         if pos.first_lead >= 0 and not pos.trick:
