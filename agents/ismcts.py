@@ -16,20 +16,23 @@ SO-ISMCTS: one tree over the acting seat's information sets, whose edges are act
 
 It covers bidding (every seat's bids are tree decisions; rollouts bid by
 `search_common.quick_bid`, a count of aces, kings and spades, whatever the policy) and
-card play; the search ends at the end of the current hand. A decision in card play runs
-whole in the numba kernel `agents.ismcts_kernel.search` (flat node arrays; the same
-worlds, random draws, UCB choices and rewards as the loop below, which
-tests/test_ismcts.py checks tree for tree). Other decisions walk the tree on `FastGame`,
-the plain-Python single-game engine (`spades_env.single.SingleGame`, differential-tested
-against the batched engine) without its RL-encoding upkeep; the card play of their
-rollouts is the numba kernel `agents.search_kernel.play_out` (differential-tested
-against the engine in tests/test_ismcts.py).
+card play; the search ends at the end of the current hand. Every decision runs whole in
+a numba kernel over flat node arrays: `agents.ismcts_kernel.search` in card play,
+`agents.ismcts_bid_kernel.bid_search` for bids, blind nil and the exchange (the same
+worlds, random draws, UCB choices and rewards as the reference loop below, which
+tests/test_ismcts.py and tests/test_ismcts_bid_kernel.py check tree for tree). The
+reference loop (`use_kernel = False`) walks the tree on `FastGame`, the plain-Python
+single-game engine (`spades_env.single.SingleGame`, differential-tested against the
+batched engine) without its RL-encoding upkeep; the card play of its rollouts is the
+numba kernel `agents.search_kernel.play_out` (differential-tested against the engine in
+tests/test_ismcts.py).
 
-Parameters (`ismcts:iterations=1000,time_ms=0,c=0.7,policy=random`): `iterations`;
+Parameters (`ismcts:iterations=1000,time_ms=0,c=0.7,policy=random,bid=search`): `iterations`;
 `time_ms` a time budget per decision instead (0 = none); `c` the exploration constant;
 `policy` the rollout policy, `random` (default, fastest) or `greedy` (win a trick as
-cheaply as possible unless the partner is winning it, else play low; lead high).
-The most visited root action is played.
+cheaply as possible unless the partner is winning it, else play low; lead high);
+`bid` `search` (the default) or `heuristic` (the heuristic's bids, blind-nil and exchange
+decisions, search only in card play). The most visited root action is played.
 """
 
 from __future__ import annotations
@@ -43,9 +46,16 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
+from agents.ismcts_bid_kernel import bid_search, team_tables
 from agents.ismcts_kernel import Tree, py_random_state, reward_table, search, set_py_random_state
 from agents.sampling import WorldSampler, knowledge
-from agents.search_common import check_rules, quick_bid, state_from_world
+from agents.search_common import (
+    bid_then_search,
+    check_rules,
+    quick_bid,
+    search_bidder,
+    state_from_world,
+)
 from agents.search_kernel import GREEDY, RANDOM, play_out, seed_kernel
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
@@ -171,7 +181,7 @@ class ISMCTSAgent(BaseAgent):
     """SO-ISMCTS over the current hand (module doc)."""
 
     name = "ismcts"
-    #: card play by the numba kernel (False: the reference loop over `iterate`, for tests)
+    #: decisions by the numba kernels (False: the reference loop over `iterate`, for tests)
     use_kernel = True
 
     def __init__(
@@ -181,8 +191,10 @@ class ISMCTSAgent(BaseAgent):
         time_ms: float = 0.0,
         c: float = 0.7,
         policy: str = "random",
+        bid: str = "search",
     ) -> None:
         super().__init__(seed)
+        self._bidder = search_bidder(bid, "ismcts", seed)
         if policy not in ("random", "greedy"):
             raise ValueError(f"ismcts: policy {policy!r}; use random or greedy")
         if iterations < 1 and time_ms <= 0:
@@ -197,7 +209,7 @@ class ISMCTSAgent(BaseAgent):
     def act(self, view: SeatView, obs, mask) -> npt.NDArray[np.int64]:
         del obs, mask
         check_rules(view.rules, "ismcts")
-        return np.array([self.decide(view, g) for g in range(view.batch_size)], dtype=np.int64)
+        return bid_then_search(self._bidder, view, self.decide)
 
     def decide(self, view: SeatView, g: int = 0) -> int:
         """The action of game `g` of the view (its seat must be the one to act)."""
@@ -208,8 +220,8 @@ class ISMCTSAgent(BaseAgent):
             self.last_root, self.last_iterations = None, 0
             return legal[0] if legal else 0
         seed_kernel(int(self.rng.integers(2**31)))
-        if base.phase == PLAY and self.use_kernel:  # the compiled search (agents.ismcts_kernel)
-            return self._decide_play(base, sampler)
+        if self.use_kernel:  # the compiled search (agents.ismcts_kernel, ismcts_bid_kernel)
+            return self._decide_kernel(base, sampler)
         played_by = [int(x) for x in view.played_by[g]]
         root = Node()
         self._scores: dict = {}
@@ -231,11 +243,24 @@ class ISMCTSAgent(BaseAgent):
         best = max(root.children.values(), key=lambda ch: (ch.visits, ch.reward))
         return best.action
 
-    def _decide_play(self, base: FastGame, sampler: WorldSampler) -> int:
-        """`decide` in card play: the same iterations, worlds and random draws as the
-        loop over `iterate`, run by the numba kernel `agents.ismcts_kernel.search`."""
-        rewards, radix = reward_table(base.rules, base.tricks_won, _points_of(base))
+    def _decide_kernel(self, base: FastGame, sampler: WorldSampler) -> int:
+        """`decide` by the numba kernels, `agents.ismcts_kernel.search` in card play and
+        `agents.ismcts_bid_kernel.bid_search` before it: the same iterations, worlds and
+        random draws as the loop over `iterate`."""
         policy = GREEDY if self.policy == "greedy" else RANDOM
+        if base.phase == PLAY:
+            rewards, radix = reward_table(base.rules, base.tricks_won, _points_of(base))
+
+            def run(tree, worlds, lo, hi, mt, pos):
+                search(
+                    tree, worlds, lo, hi, base, base.rules, self.c, policy, rewards, radix, mt, pos
+                )
+        else:
+            tables = team_tables(base.rules, base.bags)
+
+            def run(tree, worlds, lo, hi, mt, pos):
+                bid_search(tree, worlds, lo, hi, base, self.c, policy, tables, mt, pos)
+
         mt, pos = py_random_state(self.rnd)
         timed = self.time_ms > 0
         tree = Tree(1 + (256 if timed else min(self.iterations, 4096)))  # grown as needed
@@ -248,9 +273,7 @@ class ISMCTSAgent(BaseAgent):
             step = _TIMED_CHUNK if timed else n
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
-                search(
-                    tree, worlds, lo, hi, base, base.rules, self.c, policy, rewards, radix, mt, pos
-                )
+                run(tree, worlds, lo, hi, mt, pos)
                 done += hi - lo
                 if timed and time.perf_counter() >= deadline:
                     break

@@ -28,12 +28,14 @@ PIMC's known weaknesses are those of every determinized search: *strategy fusion
 assumes it will know the cards at later decisions, so it overrates finesses and guesses)
 and *non-locality*. See experiments/strength.py for how it fares.
 
-Parameters (`pimc:worlds=64,rollouts=1,evaluator=rollout,policy=heuristic,time_ms=0`):
+Parameters (`pimc:worlds=64,rollouts=1,evaluator=rollout,policy=heuristic,time_ms=0,bid=search`):
 `worlds` K; `rollouts` per world and action; `evaluator`; `policy`; `time_ms` a time
 budget per decision (0 = none: all K worlds; otherwise worlds are evaluated in chunks
 until the budget is spent, at least one chunk); `weight` `bids` weights the sampled
 worlds by the bids (`agents.bid_model`), `none` samples uniformly; `objective`
-`margin` | `team`.
+`margin` | `team`; `bid` `search` (the default: bids as above) or `heuristic` (the
+heuristic's bids, blind-nil and exchange decisions; search only in card play, which
+separates how well the agent bids from how well it plays).
 """
 
 from __future__ import annotations
@@ -50,9 +52,11 @@ from agents.pimc_kernel import HEURISTIC, play_rollouts
 from agents.sampling import sample_worlds
 from agents.search_common import (
     POLICIES,
+    bid_then_search,
     check_rules,
     greedy_actions,
     margins,
+    search_bidder,
     state_from_world,
 )
 from agents.search_kernel import GREEDY, RANDOM, play_out_state, seed_kernel
@@ -147,8 +151,10 @@ class PIMCAgent(BaseAgent):
         time_ms: float = 0.0,
         weight: str = "none",
         objective: str = "margin",
+        bid: str = "search",
     ) -> None:
         super().__init__(seed)
+        self._bidder = search_bidder(bid, "pimc", seed)
         if evaluator not in EVALUATORS:
             raise ValueError(f"pimc: evaluator {evaluator!r}; use one of {EVALUATORS}")
         if policy not in POLICIES:
@@ -169,7 +175,7 @@ class PIMCAgent(BaseAgent):
     def act(self, view: SeatView, obs, mask) -> npt.NDArray[np.int64]:
         del obs, mask
         check_rules(view.rules, "pimc")
-        return np.array([self.decide(view, g) for g in range(view.batch_size)], dtype=np.int64)
+        return bid_then_search(self._bidder, view, self.decide)
 
     def decide(self, view: SeatView, g: int = 0) -> int:
         """The action of game `g` of the view (its seat must be the one to act)."""

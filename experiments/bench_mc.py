@@ -4,6 +4,9 @@
   batch 1), at the opening lead (bidding done, no card played) and mid-hand (after 5
   tricks). rate = decisions per second; `median_ms` / `p95_ms` the latency. The issue's
   target: 64 worlds in <= 20 ms.
+- `ismcts bid, 1000 iterations`: decision latency of an ISMCTS bid (the first bid of a
+  fresh deal, random rollouts; `agents.ismcts_bid_kernel`); reference: the same decisions
+  by the agent's reference Python loop (`use_kernel = False`), the ratio ours over it.
 - `ismcts iterations`: ISMCTS iterations per second at the opening lead (random
   rollouts). Reference, if `open_spiel` is installed: OpenSpiel's Python `ISMCTSBot` on
   its `spades` game (one hand, as here) from the opening lead, random rollouts, with a
@@ -151,5 +154,25 @@ def ismcts_rows(seconds: float, iterations: int = 1000) -> list[Row]:
     return [row]
 
 
+def bid_views(n: int, seed: int = 0) -> list[SeatView]:
+    """Views of the first bidder of `n` fresh deals (standard rules)."""
+    view = seat_view(init(Rules(), n, np.random.default_rng(seed)))
+    return [view.take([g]) for g in range(n)]
+
+
+def ismcts_bid_rows(seconds: float, iterations: int = 1000) -> list[Row]:
+    vs = bid_views(6, seed=2)
+    ISMCTSAgent(seed=0, iterations=20).decide(vs[0])  # compile / load the kernel
+    times = _latency(ISMCTSAgent(seed=0, iterations=iterations).decide, vs, seconds / 2)
+    ref = ISMCTSAgent(seed=0, iterations=iterations)
+    ref.use_kernel = False
+    ref_times = _latency(ref.decide, vs, seconds / 2)
+    row = _row(f"ismcts bid, {iterations} iterations, random rollouts", times)
+    row["reference"] = "the same agent's Python loop (use_kernel=False)"
+    row["reference_rate"] = len(ref_times) / ref_times.sum()
+    row["ratio"] = row["rate"] / row["reference_rate"]
+    return [row]
+
+
 def mc_rows(seconds: float) -> list[Row]:
-    return pimc_rows(seconds) + ismcts_rows(seconds)
+    return pimc_rows(seconds) + ismcts_bid_rows(seconds) + ismcts_rows(seconds)

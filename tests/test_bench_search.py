@@ -22,9 +22,12 @@ def test_dd_row_reports_rate_median_and_p95() -> None:
 
 
 def test_mc_rows_report_pimc_latency_and_ismcts_rate() -> None:
-    from experiments.bench_mc import ismcts_rows, pimc_rows
+    from experiments.bench_mc import ismcts_bid_rows, ismcts_rows, pimc_rows
 
     rows = pimc_rows(0.0, policies=("greedy",)) + ismcts_rows(0.0, iterations=50)
+    rows += ismcts_bid_rows(0.0, iterations=50)
     assert {r["unit"] for r in rows} == {"decisions/s", "iterations/s"}
     assert all(r["rate"] > 0 and 0 < r["median_ms"] <= r["p95_ms"] for r in rows)
     assert "pimc 64 worlds, opening lead, greedy rollouts" in format_rows(rows)
+    assert rows[-1]["name"] == "ismcts bid, 50 iterations, random rollouts"
+    assert rows[-1]["ratio"] > 0
