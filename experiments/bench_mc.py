@@ -72,8 +72,9 @@ def _row(name: str, times: np.ndarray, unit: str = "decisions/s", **extra) -> Ro
 def pimc_rows(seconds: float, policies=("greedy", "heuristic")) -> list[Row]:
     rows = []
     positions = {"opening lead": views(12, 0), "mid-hand": views(12, 5)}
-    PIMCAgent(worlds=2, policy="greedy").decide(positions["mid-hand"][0])  # warm up
     for policy in policies:
+        for vs in positions.values():  # compile (or load) the policy's kernels untimed
+            PIMCAgent(worlds=2, policy=policy).decide(vs[0])
         for where, vs in positions.items():
             for worlds in (32, 64):
                 agent = PIMCAgent(seed=0, worlds=worlds, policy=policy)
