@@ -119,6 +119,28 @@ def _convert(name: str, key: str, raw: str, kind: type) -> Any:
         ) from None
 
 
+def split_specs(text: str) -> tuple[str, ...]:
+    """A list of agent specs -> the specs: `"pimc:worlds=16,policy=greedy,heuristic"` ->
+    `("pimc:worlds=16,policy=greedy", "heuristic")`.
+
+    Specs are separated by `;` or by `,`; after a `,`, an item of the form `key=value`
+    (an `=` and no `:` before it; agent names hold neither) continues the previous spec's
+    parameters rather than starting a new agent."""
+    specs: list[str] = []
+    for group in text.split(";"):
+        current: list[str] = []
+        for item in (p.strip() for p in group.split(",")):
+            if not item:
+                continue
+            name, eq, _ = item.partition("=")
+            if current and eq and ":" not in name:
+                current[-1] += "," + item
+            else:
+                current.append(item)
+        specs += current
+    return tuple(specs)
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """`"heuristic:aggression=0.2"` -> ("heuristic", {"aggression": 0.2})."""
     name, _, rest = spec.strip().partition(":")

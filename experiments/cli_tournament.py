@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agents.registry import AgentSpecError, parse_spec
+from agents.registry import AgentSpecError, parse_spec, split_specs
 from experiments import deals as deals_mod
 from experiments.tournament import (
     BACKENDS,
@@ -76,7 +76,11 @@ def add_parser(sub) -> None:
         "folder.",
     )
     d = DEFAULTS
-    p.add_argument("--agents", help=f"comma-separated agent specs (default {d['agents']})")
+    p.add_argument(
+        "--agents",
+        help="agent specs separated by , or ; (after a comma, key=value continues the agent "
+        f"before it: pimc:worlds=16,policy=greedy,heuristic) (default {d['agents']})",
+    )
     p.add_argument("--deals", type=_positive, help=f"duplicate deals (default {d['deals']})")
     p.add_argument("--mode", choices=MODES, help="hand: one hand per deal; game: whole games")
     add_rules_arguments(p)
@@ -158,7 +162,7 @@ def _apply(rules: Rules, item: str) -> Rules:
 
 def build_config(args: argparse.Namespace) -> TournamentConfig:
     v = {**DEFAULTS, **_given(args)}
-    agents = tuple(a.strip() for a in v["agents"].split(",") if a.strip())
+    agents = split_specs(v["agents"])
     for spec in agents:
         try:
             parse_spec(spec)

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agents.registry import split_specs
 from experiments.results_log import read_rows
 from experiments.summary import summarize
 from experiments.tournament import CONFIG_FILE, LOG_FILE, TournamentConfig, run_tournament
@@ -62,13 +63,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("run", "table"))
     parser.add_argument("--out", default="runs/strength", type=Path)
-    parser.add_argument("--agents", help="';'-separated agent specs (default: AGENTS)")
+    parser.add_argument("--agents", help="agent specs separated by ; or , (default: AGENTS)")
     parser.add_argument("--deals", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--chunk", type=int, default=10)
     args = parser.parse_args(argv)
     if args.command == "run":
-        agents = tuple(args.agents.split(";")) if args.agents else AGENTS
+        agents = split_specs(args.agents) if args.agents else AGENTS
         run(args.out, agents, args.deals, args.workers, args.chunk)
     table(args.out)
 

@@ -155,3 +155,32 @@ def test_resume_without_out_takes_the_latest_run_folder(tmp_path, capsys, monkey
     capsys.readouterr()
     assert main(["tournament", "--resume", "--no-progress"]) == 0
     assert f"{run_dir.name}/log.jsonl" in capsys.readouterr().out
+
+
+def test_agents_with_several_parameters_in_the_comma_list(tmp_path):
+    """`pimc:worlds=2,policy=greedy,heuristic` is two agents: the key=value after a comma
+    belongs to the agent before it (agents.registry.split_specs)."""
+    out = tmp_path / "r"
+    spec = "heuristic:aggression=0.2,nil_risk=0.1,random"
+    proc = spades("tournament", *SMALL[2:], "--agents", spec, "--workers", "1", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads((out / "config.json").read_text())["config"]
+    assert config["agents"] == ["heuristic:aggression=0.2,nil_risk=0.1", "random"]
+
+
+@pytest.mark.parametrize(
+    "text, specs",
+    [
+        ("random,heuristic", ("random", "heuristic")),
+        ("pimc:worlds=16,policy=greedy,heuristic", ("pimc:worlds=16,policy=greedy", "heuristic")),
+        (
+            "pimc:worlds=64;ismcts:iterations=1000;heuristic",
+            ("pimc:worlds=64", "ismcts:iterations=1000", "heuristic"),
+        ),
+        ("checkpoint:a.pt,sample=true, random ,", ("checkpoint:a.pt,sample=true", "random")),
+    ],
+)
+def test_split_specs(text, specs):
+    from agents.registry import split_specs
+
+    assert split_specs(text) == specs
