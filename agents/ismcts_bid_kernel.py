@@ -27,12 +27,11 @@ auction (a trump to name) and two_player (a draw), which the search agents refus
 from __future__ import annotations
 
 import copy
-import math
 
 import numpy as np
 import numpy.typing as npt
 
-from agents.ismcts_kernel import Tree, _clear, _low_bit, randbelow
+from agents.ismcts_kernel import Tree, _descend, _low_bit, randbelow
 from agents.search_kernel import (
     _CLUB2,
     _RANK,
@@ -228,62 +227,16 @@ def _bid_search(
         plen = 1
         while st[_TP] < hand_size:  # selection and expansion
             legal, base, seat = _legal(st, hands, bids, passing, rule, spade_mask, suit_mask, club2)
-            ch = first[node]
-            while ch >= 0:
-                child_of[action[ch]] = ch
-                ch = sibling[ch]
-            untried = 0
-            bits = legal
-            while bits:
-                a = base + _low_bit(bits)
-                bits &= bits - 1
-                if child_of[a] < 0:
-                    untried += 1
-            if untried:
-                r = randbelow(mt, pos, untried)
-                chosen = -1
-                bits = legal
-                while bits:
-                    a = base + _low_bit(bits)
-                    bits &= bits - 1
-                    if child_of[a] < 0:
-                        if r == 0 and chosen < 0:
-                            chosen = a
-                        r -= 1
-                    else:
-                        avail[child_of[a]] += 1
-                new = size[0]
-                size[0] = new + 1
-                action[new], mover[new], avail[new] = chosen, seat, 1
-                visits[new], reward[new], first[new], last[new], sibling[new] = 0, 0.0, -1, -1, -1
-                if last[node] >= 0:
-                    sibling[last[node]] = new
-                else:
-                    first[node] = new
-                last[node] = new
-                _clear(child_of, first, sibling, action, node)
-                node = new
-                path[plen] = node
-                plen += 1
-                _apply(st, chosen, hands, bids, blind, passing, trick, won, dealer, blind_ok,
-                       rule, strt, suit, club2)  # fmt: skip
-                break
-            best, best_u = -1, -math.inf
-            bits = legal
-            while bits:
-                a = base + _low_bit(bits)
-                bits &= bits - 1
-                ch = child_of[a]
-                avail[ch] += 1
-                u = reward[ch] / visits[ch] + c * math.sqrt(math.log(avail[ch]) / visits[ch])
-                if u > best_u:
-                    best, best_u = ch, u
-            _clear(child_of, first, sibling, action, node)
-            node = best
+            node = _descend(
+                node, legal, base, seat, c, mt, pos, child_of, size, action, mover, visits,
+                reward, avail, first, last, sibling,
+            )  # fmt: skip
             path[plen] = node
             plen += 1
             _apply(st, action[node], hands, bids, blind, passing, trick, won, dealer, blind_ok,
                    rule, strt, suit, club2)  # fmt: skip
+            if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
+                break
         while st[_PH] != PLAY:  # the rollout's bidding and exchange (agents.ismcts.rollout)
             if st[_PH] == BID:
                 legal, _, seat = _legal(st, hands, bids, passing, rule, spade_mask, suit_mask,

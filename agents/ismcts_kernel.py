@@ -181,66 +181,18 @@ def _search(
                 hands[seat], trick_size, tricks_played, two_clubs, broken, lead, suit_mask,
                 spade_mask, club2,
             )  # fmt: skip
-            ch = first[node]
-            while ch >= 0:
-                child_of[action[ch]] = ch
-                ch = sibling[ch]
-            untried = 0
-            bits = legal
-            while bits:
-                a = _low_bit(bits)
-                bits &= bits - 1
-                if child_of[a] < 0:
-                    untried += 1
-            if untried:
-                r = randbelow(mt, pos, untried)
-                chosen = -1
-                bits = legal
-                while bits:
-                    a = _low_bit(bits)
-                    bits &= bits - 1
-                    if child_of[a] < 0:
-                        if r == 0 and chosen < 0:
-                            chosen = a
-                        r -= 1
-                    else:
-                        avail[child_of[a]] += 1
-                new = size[0]
-                size[0] = new + 1
-                action[new], mover[new], avail[new] = chosen, seat, 1
-                visits[new], reward[new], first[new], last[new], sibling[new] = 0, 0.0, -1, -1, -1
-                if last[node] >= 0:
-                    sibling[last[node]] = new
-                else:
-                    first[node] = new
-                last[node] = new
-                _clear(child_of, first, sibling, action, node)
-                node = new
-                path[plen] = node
-                plen += 1
-                leader, trick_size, lead, broken, tricks_played = _play_card(
-                    hands, trick, won, seat, chosen, leader, trick_size, lead, broken,
-                    tricks_played, strt, suit,
-                )  # fmt: skip
-                break
-            best, best_u = -1, -math.inf
-            bits = legal
-            while bits:
-                a = _low_bit(bits)
-                bits &= bits - 1
-                ch = child_of[a]
-                avail[ch] += 1
-                u = reward[ch] / visits[ch] + c * math.sqrt(math.log(avail[ch]) / visits[ch])
-                if u > best_u:
-                    best, best_u = ch, u
-            _clear(child_of, first, sibling, action, node)
-            node = best
+            node = _descend(
+                node, legal, 0, seat, c, mt, pos, child_of, size, action, mover, visits,
+                reward, avail, first, last, sibling,
+            )  # fmt: skip
             path[plen] = node
             plen += 1
             leader, trick_size, lead, broken, tricks_played = _play_card(
                 hands, trick, won, seat, action[node], leader, trick_size, lead, broken,
                 tricks_played, strt, suit,
             )  # fmt: skip
+            if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
+                break
         _play_out(
             hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
             two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
@@ -255,6 +207,66 @@ def _search(
             visits[nd] += 1
             if mover[nd] >= 0:
                 reward[nd] += rewards[code, mover[nd] % teams]
+
+
+@_jit
+def _descend(
+    node, legal, base, seat, c, mt, pos, child_of, size, action, mover, visits, reward, avail,
+    first, last, sibling,
+):  # fmt: skip
+    """One step of SO-ISMCTS down from `node`, over the actions `base + bit` of `legal`:
+    if some legal action has no child yet, one of them chosen uniformly (Python's
+    `randbelow` draw) becomes a new child (expansion, 0 visits); otherwise the UCB child
+    with availability counts (selection). Either way the availability of every existing
+    child that is legal now goes up by one. Returns the child; its action is `action[child]`.
+    """
+    ch = first[node]
+    while ch >= 0:
+        child_of[action[ch]] = ch
+        ch = sibling[ch]
+    untried = 0
+    bits = legal
+    while bits:
+        a = base + _low_bit(bits)
+        bits &= bits - 1
+        if child_of[a] < 0:
+            untried += 1
+    if untried:
+        r = randbelow(mt, pos, untried)
+        chosen = -1
+        bits = legal
+        while bits:
+            a = base + _low_bit(bits)
+            bits &= bits - 1
+            if child_of[a] < 0:
+                if r == 0 and chosen < 0:
+                    chosen = a
+                r -= 1
+            else:
+                avail[child_of[a]] += 1
+        new = size[0]
+        size[0] = new + 1
+        action[new], mover[new], avail[new] = chosen, seat, 1
+        visits[new], reward[new], first[new], last[new], sibling[new] = 0, 0.0, -1, -1, -1
+        if last[node] >= 0:
+            sibling[last[node]] = new
+        else:
+            first[node] = new
+        last[node] = new
+        _clear(child_of, first, sibling, action, node)
+        return new
+    best, best_u = -1, -math.inf
+    bits = legal
+    while bits:
+        a = base + _low_bit(bits)
+        bits &= bits - 1
+        ch = child_of[a]
+        avail[ch] += 1
+        u = reward[ch] / visits[ch] + c * math.sqrt(math.log(avail[ch]) / visits[ch])
+        if u > best_u:
+            best, best_u = ch, u
+    _clear(child_of, first, sibling, action, node)
+    return best
 
 
 @_jit
