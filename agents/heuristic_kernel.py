@@ -158,6 +158,15 @@ def _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, spade
 
 
 @_jit
+def _void_among(seats, voids, s, n):
+    """Whether a seat of the bit set `seats` (of `n` seats) has shown a void in suit `s`."""
+    for o in range(n):  # noqa: SIM110 (numba compiles no generator expressions)
+        if seats >> o & 1 and voids[o] >> s & 1:
+            return True
+    return False
+
+
+@_jit
 def _set_nil(t, trick, voids, legal, nils, rank, suit, suit_mask, spade_mask, strt):
     """The card that sets an opponent's nil, or -1 (Python's None)."""
     if t[SIZE] == 0:
@@ -166,11 +175,7 @@ def _set_nil(t, trick, voids, legal, nils, rank, suit, suit_mask, spade_mask, st
         while bits:
             c = _bit_index(bits & -bits)
             bits &= bits - 1
-            shown = False
-            for n in range(t[P]):
-                if nils >> n & 1 and voids[n] >> suit[c] & 1:
-                    shown = True
-            if not shown:
+            if not _void_among(nils, voids, suit[c], t[P]):
                 pool |= 1 << c
         if pool:
             pool = _side(pool, spade_mask)
@@ -277,11 +282,7 @@ def _lead_to_take(t, voids, legal, rank, suit, suit_mask, spade_mask):
             and _can_hold(t, voids, p, suit_mask) & suit_mask[SPADES]
         ):
             partner_ruffs |= 1 << c
-        opp_void = False
-        for o in range(t[P]):
-            if opps >> o & 1 and voids[o] >> suit[c] & 1:
-                opp_void = True
-        if not opp_void:
+        if not _void_among(opps, voids, suit[c], t[P]):
             safe |= 1 << c
     if masters:
         return _high(masters, rank, suit)

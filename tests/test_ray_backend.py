@@ -24,14 +24,6 @@ def rows(run_dir: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def local_run(tmp_path_factory) -> tuple[Path, dict]:
     run_dir = tmp_path_factory.mktemp("local") / "run"
     return run_dir, run_tournament(run_dir, CONFIG, workers=1)

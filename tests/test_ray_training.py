@@ -77,14 +77,6 @@ def train_watched(algo: str, args, hook=None):
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def ppo_run(local_ray, tmp_path_factory):
     """PPO on 2 actors with --max-policy-lag 0: only batches of the latest weights train.
 
