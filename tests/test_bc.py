@@ -118,7 +118,7 @@ def test_a_grown_dataset_keeps_its_shards(tmp_path):
 def test_another_dataset_in_the_same_folder_is_refused(tmp_path):
     generate(tmp_path / "d", SPEC)
     other = DatasetSpec(**{**SPEC.__dict__, "teacher": "random"})
-    with pytest.raises(DatasetError, match="holds other data .*teacher"):
+    with pytest.raises(DatasetError, match=r"holds other data .*teacher"):
         generate(tmp_path / "d", other)
 
 
@@ -199,6 +199,6 @@ def test_a_checkpoint_with_nan_weights_is_refused(bc_run, tmp_path):
     model[name][0, 0] = float("nan")
     ckpt["model"] = model
     torch.save(ckpt, tmp_path / "nan.pt")
-    with pytest.raises(CheckpointError, match="non-finite .*NaN or inf") as err:
+    with pytest.raises(CheckpointError, match=r"non-finite .*NaN or inf") as err:
         read_checkpoint(tmp_path / "nan.pt")
     assert len(str(err.value).splitlines()) == 1 and name in str(err.value)

@@ -53,6 +53,7 @@ from agents.rl_agent import (
     rules_mismatch,
 )
 from spades_env.rules import Rules
+from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
 from training.checkpoint import (
     latest_checkpoint,
     restore_rngs,
@@ -68,14 +69,6 @@ from training.rollout import Hands, LearnerFn, pool_rollout
 RESUME_FLAGS = ("resume", "stop_after", "device", "threads", "backend", "actors", "address")
 FINAL = "final.pt"
 BACKENDS = ("local", "ray")
-RAY_HINT = "install the ray extra: pip install -e '.[ray]'"
-
-#: (args, network, device, numpy generator, torch generator) -> the rollout learner.
-Behaviour = Callable[
-    [Any, torch.nn.Module, torch.device, np.random.Generator, torch.Generator], LearnerFn
-]
-#: (args, rules, hands) -> (the learner's batch, its charts/ scalars).
-ToBatch = Callable[[Any, Rules, Hands], tuple[dict[str, np.ndarray], dict[str, Any]]]
 
 
 def pick_device(name: str) -> torch.device:
@@ -119,11 +112,6 @@ def init_checkpoint(args: Any, kinds: tuple[str, ...], rules: Rules) -> dict[str
             f"--init {args.init!r} was trained on other rules (trained/now: {', '.join(diff)})"
         )
     return ckpt
-
-
-def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
-    """A past self as an opponent: it samples as in training (DMC: epsilon-greedy)."""
-    return NetworkAgent(net, rules, sample=True, epsilon=getattr(args, "epsilon", 0.0))
 
 
 class LocalRollouts:
