@@ -202,3 +202,35 @@ def test_a_checkpoint_with_nan_weights_is_refused(bc_run, tmp_path):
     with pytest.raises(CheckpointError, match=r"non-finite .*NaN or inf") as err:
         read_checkpoint(tmp_path / "nan.pt")
     assert len(str(err.value).splitlines()) == 1 and name in str(err.value)
+
+
+def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "experiments.cli", *argv]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_train_bc_then_ppo_init(tmp_path):
+    runs = tmp_path / "runs"
+    bc_flags = ["--hands", "100", "--hands-per-shard", "50", "--epochs", "1", "--hidden", "32"]
+    done = _cli("train", "bc", *bc_flags, "--eval-deals", "2", "--runs-dir", str(runs),
+                "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [final] = runs.glob("bc__1__*/final.pt")
+    assert len(list((runs / "data" / "heuristic__1").glob("shard_*.npz"))) == 2
+    done = _cli("train", "ppo", "--init", str(final), "--total-timesteps", "600",
+                "--num-games", "12", "--eval-every", "0", "--runs-dir", str(runs),
+                "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert read_checkpoint(next(runs.glob("ppo_selfplay__1__*/final.pt")))["network"]["kind"] == (
+        "split"
+    )
+
+
+def test_cli_init_refuses_a_foreign_checkpoint_in_one_line(bc_run, tmp_path):
+    path = _variant(bc_run, tmp_path, "num_actions", NUM_ACTIONS + 1)
+    done = _cli("train", "ppo", "--init", str(path), "--runs-dir", str(tmp_path / "runs"),
+                "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert done.returncode != 0
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "actions" in done.stderr and not (tmp_path / "runs").exists()
