@@ -18,8 +18,9 @@ until a learner seat must act again or the episode ends.
   hands). When a hand ends, ``info`` holds bids, tricks, hand score, scores, bags and the
   hand record, as in ``spades_v0`` except that the record's ``seed`` is a numpy
   ``uint64`` (a game seed may exceed 2**63 - 1, which Gymnasium's vector envs could not
-  stack as a Python int; ``int(seed)`` gives the JSON value). The engine deals on at once, so the last observation
-  of a hand episode shows the next deal's position (scores updated), not the empty table.
+  stack as a Python int; ``int(seed)`` gives the JSON value). The engine deals on at
+  once, so the last observation of a hand episode shows the next deal's position (scores
+  updated), not the empty table.
 - **Illegal actions.** Gymnasium's ``check_env`` sends unmasked actions, so the env does
   not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
   (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
