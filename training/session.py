@@ -3,7 +3,8 @@
 A `Session` owns the parts of a run that are not the learning algorithm:
 
 - the run folder `runs/{exp}__{seed}__{time}/` with TensorBoard events (`charts/`,
-  `losses/`, `eval/` tags and a `hyperparameters` table) and `checkpoints/`;
+  `losses/`, `eval/` tags, a `hyperparameters` table and the HParams tab's entry, with
+  the `eval/` metrics) and `checkpoints/`;
 - seeding: one `numpy.random.Generator` (deals, the pool draw, minibatch order) and one
   `torch.Generator` (action sampling), both seeded from `--seed`; the initial weights come
   from `--seed` too. With the same seed and `--threads`, a CPU run repeats exactly
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
+from torch.utils.tensorboard.summary import hparams
 
 from agents.heuristic import HeuristicAgent
 from agents.networks import build_network
@@ -98,6 +100,18 @@ class LocalRollouts:
         pass
 
 
+#: The metrics TensorBoard's HParams tab sets against the hyperparameters (`evaluate`).
+HPARAM_METRICS = ("eval/margin", "eval/bid_error", "eval/set_rate", "eval/nil_rate")
+
+
+def hparam_values(args: Any) -> dict[str, bool | int | float | str]:
+    """The args as TensorBoard hparams: numbers, flags and text as they are, others as text."""
+    return {
+        k: v if isinstance(v, bool | int | float | str) else str(v)
+        for k, v in dataclasses.asdict(args).items()
+    }
+
+
 def hparam_table(args: Any) -> str:
     rows = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items())
     return f"|param|value|\n|-|-|\n{rows}"
@@ -157,6 +171,9 @@ class Session:
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1)
         if ckpt is None:
             self.writer.add_text("hyperparameters", hparam_table(args))
+            # The HParams tab: in this run's own event file, not the subfolder add_hparams makes.
+            for summary in hparams(hparam_values(args), dict.fromkeys(HPARAM_METRICS, 0.0)):
+                self.writer.file_writer.add_summary(summary)
         self.session_updates = 0
         self.last_eval: dict[str, Any] | None = None
         if ckpt is None and args.eval_every:
