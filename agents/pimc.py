@@ -26,7 +26,7 @@ Evaluators:
 
 PIMC's known weaknesses are those of every determinized search: *strategy fusion* (it
 assumes it will know the cards at later decisions, so it overrates finesses and guesses)
-and *non-locality*. See experiments/strength.py for how it fares.
+and *non-locality*. See experiments/tournament/strength.py for how it fares.
 
 Parameters (`pimc:worlds=64,rollouts=1,evaluator=rollout,policy=heuristic,time_ms=0,bid=search`):
 `worlds` K; `rollouts` per world and action; `evaluator`; `policy`; `time_ms` a time

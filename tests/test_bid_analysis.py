@@ -14,9 +14,9 @@ from experiments.bid_analysis import double_dummy as dd
 from experiments.bid_analysis.intervals import mean_interval, rate_interval, wilson
 from experiments.bid_analysis.log_frames import check_rows, load_log
 from experiments.bid_analysis.report import cell, confusion_view, report_tables
-from experiments.bid_stats import bid_position, score_diffs, seat_table, situation
-from experiments.results_log import LogError
-from experiments.summary import t975
+from experiments.tournament.bid_stats import bid_position, score_diffs, seat_table, situation
+from experiments.tournament.results_log import LogError
+from experiments.tournament.summary import t975
 from spades_env.cards import card_to_str
 from spades_env.rules import Rules
 

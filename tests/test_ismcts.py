@@ -15,7 +15,8 @@ from agents.ismcts_kernel import py_random_state, randbelow, set_py_random_state
 from agents.registry import make_agent
 from agents.search_common import state_from_world
 from agents.search_kernel import GREEDY, RANDOM, play_out, play_out_state, seed_kernel
-from experiments.tournament import TournamentConfig, run_tournament
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
 from spades_env.observation import seat_view
 from spades_env.rules import Rules

@@ -12,8 +12,9 @@ import torch
 
 from agents.registry import AgentSpecError, make_agent, parse_spec
 from agents.rl_agent import CheckpointError, RLAgent, read_checkpoint
-from experiments.cli import main as spades
-from experiments.tournament import TournamentConfig, run_tournament
+from experiments.cli.app import main as spades
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import run_tournament
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION
 from spades_env.rules import Rules

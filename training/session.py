@@ -39,6 +39,7 @@ from agents.heuristic import HeuristicAgent
 from agents.networks import build_network
 from agents.rl_agent import NetworkAgent, load_network, read_checkpoint
 from spades_env.rules import Rules
+from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
 from training.checkpoint import (
     latest_checkpoint,
     restore_rngs,
@@ -54,14 +55,6 @@ from training.rollout import Hands, LearnerFn, pool_rollout
 RESUME_FLAGS = ("resume", "stop_after", "device", "threads", "backend", "actors", "address")
 FINAL = "final.pt"
 BACKENDS = ("local", "ray")
-RAY_HINT = "install the ray extra: pip install -e '.[ray]'"
-
-#: (args, network, device, numpy generator, torch generator) -> the rollout learner.
-Behaviour = Callable[
-    [Any, torch.nn.Module, torch.device, np.random.Generator, torch.Generator], LearnerFn
-]
-#: (args, rules, hands) -> (the learner's batch, its charts/ scalars).
-ToBatch = Callable[[Any, Rules, Hands], tuple[dict[str, np.ndarray], dict[str, Any]]]
 
 
 def pick_device(name: str) -> torch.device:
@@ -179,11 +172,6 @@ def check_backend(args: Any) -> None:
             import ray  # noqa: F401
         except ImportError:
             raise ValueError(f"--backend ray: {RAY_HINT}") from None
-
-
-def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
-    """A past self as an opponent: it samples as in training (DMC: epsilon-greedy)."""
-    return NetworkAgent(net, rules, sample=True, epsilon=getattr(args, "epsilon", 0.0))
 
 
 class LocalRollouts:

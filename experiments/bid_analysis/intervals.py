@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from experiments.summary import mean_ci
+from experiments.tournament.summary import mean_ci
 
 Z975 = 1.959963984540054
 

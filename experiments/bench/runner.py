@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from agents.random_agent import random_legal_actions
-from experiments import bench_envs, bench_search
+from experiments.bench import envs as bench_envs
+from experiments.bench import search as bench_search
 from spades_env.engine import reset_done, step
 from spades_env.rules import PRESETS, Rules
 from spades_env.single import SingleGame

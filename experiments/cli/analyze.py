@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from experiments.bid_stats import GROUPINGS
+from experiments.tournament.bid_stats import GROUPINGS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,6 +1,6 @@
 """The tournament log: append-only JSONL, one row per hand, written in whole units.
 
-A tournament's work is cut into units (see `experiments.tournament`); every row carries
+A tournament's work is cut into units (see `experiments.tournament.runner`); every row carries
 its `unit` and the number of rows that unit has (`unit_rows`). A unit's rows are appended
 with one write, then flushed and fsynced, so after a kill at any moment the file is a
 sequence of complete units followed by at most one partial unit, whose last line may be

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.bench import SECTIONS, format_rows, run_bench, to_json
+from experiments.bench.runner import SECTIONS, format_rows, run_bench, to_json
 
 
 def add_parser(sub) -> None:

@@ -18,15 +18,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agents.registry import AgentSpecError, parse_spec, split_specs
-from experiments import deals as deals_mod
-from experiments.tournament import (
+from experiments.tournament import deals as deals_mod
+from experiments.tournament.config import MODES, TournamentConfig, TournamentError
+from experiments.tournament.runner import (
     BACKENDS,
     CONFIG_FILE,
     LOG_FILE,
-    MODES,
     SUMMARY_FILE,
-    TournamentConfig,
-    TournamentError,
     finish,
     load_context,
     open_run,
@@ -220,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     if args.address is not None and args.backend != "ray":
         raise TournamentError("--address needs --backend ray")
     if args.backend == "ray":  # before the run folder is made
-        from experiments.ray_backend import require_ray
+        from experiments.tournament.ray_backend import require_ray
 
         require_ray()
     if args.resume:

@@ -1,6 +1,6 @@
 """`spades bench` section `search`: the double-dummy solver (issue 5).
 
-Rows, in the format of `experiments.bench`, plus `median_ms`, `p95_ms` and `solves`:
+Rows, in the format of `experiments.bench.runner`, plus `median_ms`, `p95_ms` and `solves`:
 
 - `dd solve, fresh deal`: the tricks the side on lead takes, from a fresh 52-card deal,
   spades unbroken (RULES.md §3). Target of the issue: median <= 50 ms.
@@ -114,7 +114,7 @@ def dd_rows(seconds: float) -> list[Row]:
 
 
 def search_section(seconds: float) -> list[Row]:
-    from experiments.bench_mc import mc_rows  # PIMC and ISMCTS (experiments/bench_mc.py)
+    from experiments.bench.mc import mc_rows  # PIMC and ISMCTS (experiments/bench/mc.py)
 
     return dd_rows(seconds) + mc_rows(seconds)
 

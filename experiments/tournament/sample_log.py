@@ -11,7 +11,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from experiments.tournament import LOG_FILE, TournamentConfig, run_tournament
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import LOG_FILE, run_tournament
 
 
 def sample_log(

@@ -1,6 +1,6 @@
 """The tournament summary: pair margins with paired 95% CIs, win rates, ratings, bids.
 
-Everything is computed from the log rows alone (`experiments.results_log`).
+Everything is computed from the log rows alone (`experiments.tournament.results_log`).
 
 **Pair margin.** For a pair (A, B) the unit of pairing is the duplicate deal: both sides
 of one deal give one value, so the luck of the cards cancels before the variance is
@@ -18,8 +18,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from experiments.bid_stats import bid_lines
-from experiments.ratings import rate
+from experiments.tournament.bid_stats import bid_lines
+from experiments.tournament.ratings import rate
 from training.stats import mean_ci, t975
 
 __all__ = ["duplicate_matches", "mean_ci", "pair_of", "pair_results", "summarize", "t975"]

@@ -1,6 +1,6 @@
 """The Ray backend of `spades tournament` (`--backend ray`): work units as Ray tasks.
 
-The tournament is the same as with the local backend (`experiments.tournament`): the same
+The tournament is the same as with the local backend (`experiments.tournament.runner`): the same
 units, each played by the same function (`execute_unit`), the same log, written by the
 driver alone, one unit at a time, in unit order, so the log and the summary are identical
 to the local backend's for the same seed (apart from the `logged_at` stamps).
@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
-from experiments.tournament import RunContext, TournamentError, execute_unit
+from experiments.tournament.config import RunContext, TournamentError
+from experiments.tournament.units import execute_unit
 
 #: Times a unit's task is run again after its worker (or node) died.
 MAX_RETRIES = 3

@@ -3,7 +3,7 @@
 The flags define the game (or `--load` resumes one); this module holds the terminal:
 the screen at each of the person's turns, the prompt and its commands, the summaries,
 and saving on quit, on Ctrl-C and at the end of piped input. The game itself is
-`experiments.play`, the drawing `experiments.play_screen` and `experiments.play_sheets`.
+`experiments.play.session`, the drawing `experiments.play.screen` and `experiments.play.sheets`.
 Every table of RULES.md §6 plays: seats 0..4 (`--seat 4` is cutthroat_5's fifth seat),
 and `--partner` only where there are partnerships.
 """
@@ -18,10 +18,10 @@ import numpy as np
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from experiments import play_screen as ui
-from experiments import play_sheets as sheets
-from experiments.cli_tournament import add_rules_arguments, build_rules
-from experiments.play import (
+from experiments.cli.tournament import add_rules_arguments, build_rules
+from experiments.play import screen as ui
+from experiments.play import sheets
+from experiments.play.session import (
     HELP,
     InputError,
     PlayError,

@@ -1,16 +1,16 @@
 """Strength of the search agents (issue 5): duplicate tournaments, table written here.
 
-    python -m experiments.strength run --out runs/strength --deals 1000 --workers 2
-    python -m experiments.strength table --out runs/strength
+    python -m experiments.tournament.strength run --out runs/strength --deals 1000 --workers 2
+    python -m experiments.tournament.strength table --out runs/strength
 
-`run` plays one duplicate round-robin (the runner of experiments.tournament, hand
+`run` plays one duplicate round-robin (the runner of experiments.tournament.runner, hand
 mode: one hand per deal, both sides of every deal) between PIMC, ISMCTS and the
 heuristic, and `table` writes `strength.md` and `strength.json` from the run's log,
 complete or not (the runner logs whole units of `--chunk` deals, spread evenly over the
 pairs, so a run stopped early still gives every pair the deals it finished; `run`
 resumes it). Each row: the mean duplicate margin per deal of A over B (A's team hand
 score minus B's, summed over the two sides of a deal) with its 95% interval
-(experiments.summary), and the deal count.
+(experiments.tournament.summary), and the deal count.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.registry import split_specs
-from experiments.results_log import read_rows
-from experiments.summary import summarize
-from experiments.tournament import CONFIG_FILE, LOG_FILE, TournamentConfig, run_tournament
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.results_log import read_rows
+from experiments.tournament.runner import CONFIG_FILE, LOG_FILE, run_tournament
+from experiments.tournament.summary import summarize
 
 AGENTS = ("pimc:worlds=16,policy=greedy", "ismcts:iterations=200", "heuristic")
 

@@ -1,9 +1,9 @@
 """Agents compared from a tournament log: ratings with uncertainty and the duplicate
 margin of every pair, as tables and figures (the `agent_comparison` notebook's numbers).
 
-Ratings are OpenSkill's (`experiments.ratings`) over one match per duplicate deal, shown
+Ratings are OpenSkill's (`experiments.tournament.ratings`) over one match per duplicate deal, shown
 as mu with the interval mu ± 1.96 sigma of the rating's belief. Margins are the paired
-duplicate margins of `experiments.summary.pair_results` (points per deal in hand mode,
+duplicate margins of `experiments.tournament.summary.pair_results` (points per deal in hand mode,
 per hand in game mode) with their 95% t-intervals; the matrix holds row minus column.
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from experiments.ratings import rate
-from experiments.summary import duplicate_matches, pair_of, pair_results
+from experiments.tournament.ratings import rate
+from experiments.tournament.summary import duplicate_matches, pair_of, pair_results
 
 Z975 = 1.959963984540054
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.registry import check_agent_rules, make_agent, parse_spec
-from experiments import play_screen as ui
+from experiments.play import screen as ui
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,

@@ -1,5 +1,6 @@
-"""The `spades` command line. Each subcommand lives in its own module with
-`add_parser(subparsers)` and `run(args) -> int`; this file only wires them."""
+"""The `spades` command line. Each subcommand lives in its own module of
+`experiments.cli` with `add_parser(subparsers)` and `run(args) -> int`; this module only
+wires them."""
 
 from __future__ import annotations
 
@@ -7,17 +8,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from experiments import (
-    cli_analyze,
-    cli_bench,
-    cli_demo,
-    cli_play,
-    cli_show,
-    cli_tournament,
-    cli_train,
-)
+from experiments.cli import analyze, bench, demo, play, show, tournament, train
 
-COMMANDS = [cli_demo, cli_bench, cli_tournament, cli_show, cli_analyze, cli_play, cli_train]
+COMMANDS = [demo, bench, tournament, show, analyze, play, train]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -13,7 +13,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from experiments.play_screen import bid_label, contract_label, seat_title, team_name, team_seats
+from experiments.play.screen import bid_label, contract_label, seat_title, team_name, team_seats
 from spades_env.rules import Rules
 
 

@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from experiments.results_log import read_rows
-from experiments.summary import pair_of
+from experiments.tournament.results_log import read_rows
+from experiments.tournament.summary import pair_of
 from spades_env.render import render_record
 
 
