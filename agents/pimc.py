@@ -14,7 +14,7 @@ Evaluators:
   (win a trick cheaply unless the partner has it, else play low; bids by a count of top
   cards) or `random`. A card-play decision is one call of a numba loop
   (`agents.pimc_kernel`: the kernels `agents.search_kernel` for greedy and random,
-  `agents.heuristic_kernel` for the heuristic's card play, each differential-tested
+  `agents.heuristic_play` for the heuristic's card play, each differential-tested
   against the engine and the Python agent). A bidding decision plays its games as ONE
   batched engine `State` (`agents.search_common.state_from_world`) until every game is
   in card play (the heuristic's bids in Python), then hands the card play to the
@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from agents.base import BaseAgent
 from agents.heuristic import HeuristicAgent
-from agents.heuristic_kernel import play_out_state as heuristic_play_out
+from agents.heuristic_play import play_out_state as heuristic_play_out
 from agents.pimc_kernel import HEURISTIC, play_rollouts
 from agents.sampling import sample_worlds
 from agents.search_common import (
@@ -90,7 +90,7 @@ def rollout_values(
     done = np.zeros(n, dtype=bool)
     while not done.all():
         if policy == "heuristic" and kernel and (st.phase[~done] == PLAY).all():
-            # the heuristic's card play, compiled (agents.heuristic_kernel); the generator
+            # the heuristic's card play, compiled (agents.heuristic_play); the generator
             # draws what the loop's random_legal_actions would: a batch per step
             live = np.flatnonzero(~done)
             sub = st.take(live)

@@ -7,7 +7,7 @@ action with the world's hands, then the rest of the hand by the greedy or random
 of `agents.search_kernel._play_out` (differential-tested against the engine), in that
 game order, so that the random policy draws the same numbers from numba's generator,
 seeded once per call as `pimc.rollout_values` seeds it; or by the heuristic's card play
-(`agents.heuristic_kernel.heuristic_game`, tested against `HeuristicAgent`), after
+(`agents.heuristic_play.heuristic_game`, tested against `HeuristicAgent`), after
 which the agent's generator draws what the engine loop's `random_legal_actions` would
 have drawn. The hand is scored as `pimc.hand_points` scores it (RULES.md §4, bag
 penalty included).
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.heuristic_kernel import _decision_table, heuristic_game
+from agents.heuristic_play import _TSTR, _decision_table, heuristic_game
 from agents.search_common import margins, state_from_world
 from agents.search_kernel import (
     _CLUB2,
@@ -77,15 +77,15 @@ def _roll_play(
 def _roll_heuristic(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
     tricks_played0, hand_size, two_clubs, partnerships, out,
-    played0, voids0, bids, deck, teams, nil_counts,
-    strt, rank, suit, suit_mask, spade_mask, club2,
+    played0, voids0, bids, deck, teams, nil_counts, trump,
+    rank, suit, suit_mask, club2, tstr,
 ):  # fmt: skip
-    """The heuristic's card play (`heuristic_kernel`), the games in the same order."""
+    """The heuristic's card play (`heuristic_play`), the games in the same order."""
     k, p = worlds.shape
     hands = np.empty(p, dtype=np.int64)
     trick = np.empty(p, dtype=np.int64)
     voids = np.empty(p, dtype=np.int64)
-    t = _decision_table(p, teams, partnerships, hand_size, nil_counts)
+    t = _decision_table(p, teams, partnerships, hand_size, nil_counts, trump)
     i = 0
     for w in range(k):
         for a in range(actions.size):
@@ -98,7 +98,7 @@ def _roll_heuristic(
                 heuristic_game(
                     hands, played0, trick, voids, bids, out[i], leader0, trick_size0, lead0,
                     broken0, tricks_played0, actions[a], deck, t, two_clubs, rank, suit,
-                    suit_mask, spade_mask, club2, strt,
+                    suit_mask, club2, tstr,
                 )  # fmt: skip
                 i += 1
 
@@ -135,7 +135,8 @@ def play_rollouts(
         _roll_heuristic(
             *position, rules.partnerships, won, int(view.played[g]),
             view.voids[g].astype(np.int64), view.bids[g].astype(np.int64),
-            int(deck_mask(rules)), rules.num_teams, rules.nil_tricks == "count", *tables,
+            int(deck_mask(rules)), rules.num_teams, rules.nil_tricks == "count",
+            int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK, _CLUB2, _TSTR,
         )  # fmt: skip
     else:
         _roll_play(*position, policy, rules.partnerships, won, *tables)

@@ -42,7 +42,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
@@ -127,7 +127,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         if self._over:
             raise RuntimeError("the episode is over; call reset()")
         info: dict[str, Any] = {}
-        a = int(action)
+        a = action_index(action)  # whole numbers only (cards.py)
         if not 0 <= a < NUM_ACTIONS or not game.legal_mask()[a]:
             self._over = True
             info["illegal"] = True

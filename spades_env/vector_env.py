@@ -31,7 +31,7 @@ import numpy.typing as npt
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, action_array
 from spades_env.engine import PHASE_BASE, HandResult, StepInfo, legal_action_mask, step
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
@@ -148,7 +148,7 @@ class SpadesVectorEnv(VectorEnv):
     ) -> tuple[npt.NDArray[np.int16], npt.NDArray, npt.NDArray, npt.NDArray, dict[str, Any]]:
         state = self._require_state()
         n = self.num_envs
-        acts = np.asarray(actions, dtype=np.int64).reshape(n)
+        acts = action_array(actions).reshape(n)  # whole numbers only (cards.py)
         out = self._outcome()
         restart = np.flatnonzero(self._ended)
         moving = ~self._ended

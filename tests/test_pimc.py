@@ -194,7 +194,7 @@ def test_kernel_rollouts_are_the_engine_rollouts(rules, params):
 
 
 @pytest.mark.parametrize("rules", [Rules(blind_nil="always"), Rules.preset("three_player")])
-def test_heuristic_kernel_rollouts_are_the_agents_rollouts(rules):
+def test_heuristic_play_rollouts_are_the_agents_rollouts(rules):
     """Heuristic rollouts with the compiled card play: the same values, choice and
     generator state as stepping the engine with HeuristicAgent, from bids and cards."""
     rng = np.random.default_rng(8)
