@@ -8,14 +8,19 @@ until a learner seat must act again or the episode ends.
 
 - Observation: ``Box(int16, (775,))``, the engine's encoding for the learner seat to act
   (``spades_env.observation``; seats relative to that seat). ``info["seat"]`` names it.
-- Action: ``Discrete(80)`` (``spades_env.cards``). ``action_masks()`` and
-  ``info["action_mask"]`` give the legal actions (for sb3-contrib's ``MaskablePPO``).
+- Action: ``Discrete(80)`` (``spades_env.cards``). ``info["action_mask"]`` gives the
+  legal actions as int8 0/1, as the PettingZoo env's ``action_mask`` and as Gymnasium's
+  ``action_space.sample(mask)`` takes them; ``action_masks()`` gives them as bool, the
+  method sb3-contrib's ``MaskablePPO`` calls.
 - Reward: the learner team's points of each hand finished during the step (bag penalty
   included); ``zero_sum=True`` subtracts the other team's.
 - Episodes: ``episode="hand"`` (default) or ``"game"`` (truncated after ``hand_limit``
   hands). When a hand ends, ``info`` holds bids, tricks, hand score, scores, bags and the
-  hand record, as in ``spades_v0``. The engine deals on at once, so the last observation
-  of a hand episode shows the next deal's position (scores updated), not the empty table.
+  hand record, as in ``spades_v0`` except that the record's ``seed`` is a numpy
+  ``uint64`` (a game seed may exceed 2**63 - 1, which Gymnasium's vector envs could not
+  stack as a Python int; ``int(seed)`` gives the JSON value). The engine deals on at
+  once, so the last observation of a hand episode shows the next deal's position (scores
+  updated), not the empty table.
 - **Illegal actions.** Gymnasium's ``check_env`` sends unmasked actions, so the env does
   not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
   (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
@@ -37,7 +42,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
@@ -122,7 +127,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         if self._over:
             raise RuntimeError("the episode is over; call reset()")
         info: dict[str, Any] = {}
-        a = int(action)
+        a = action_index(action)  # whole numbers only (cards.py)
         if not 0 <= a < NUM_ACTIONS or not game.legal_mask()[a]:
             self._over = True
             info["illegal"] = True
@@ -145,6 +150,9 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         points = result.points - result.penalty
         reward = float(team_reward(points, self.team, self.zero_sum)[0])
         info.update(hand_info(self.rules, result, 0))
+        # A game seed is any uint64: kept a numpy uint64, Gymnasium's vector envs stack it
+        # (a Python int above 2**63 - 1 overflows the int64 array they would make).
+        info["record"]["seed"] = np.uint64(info["record"]["seed"])
         self._last_record = info["record"]
         terminated = self.episode == "hand" or bool(result.game_over[0])
         truncated = (
@@ -190,7 +198,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         info["seat"] = self._seat
-        info["action_mask"] = self.action_masks()
+        info["action_mask"] = self.action_masks().astype(np.int8)
         return info
 
     def render(self) -> str | None:

@@ -102,6 +102,15 @@ later ``reset()`` deals the next game of that sequence). ``options`` may hold ``
 (per team): the episode starts from that position (``state.init``); other keys are
 ignored.
 
+Parallel API
+------------
+Spades is turn-based, so ``metadata["is_parallelizable"]`` is False, as in PettingZoo's
+classic games: PettingZoo's ``aec_to_parallel``, which assumes every agent moves once
+per cycle, refuses the env with its own message. ``spades_v0.parallel_env()`` (and
+``pettingzoo.make("parallel", ...)``) wraps it with ``turn_based_aec_to_parallel``
+instead: each parallel step takes the action of the one agent to act (the others' are
+ignored), and only that agent's ``action_mask`` is non-zero.
+
 Structured view
 ---------------
 ``env.unwrapped.seat_view(agent)`` returns the ``observation.SeatView`` (batch of one)
@@ -173,7 +182,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
     metadata: ClassVar[dict[str, Any]] = {
         "name": "spades_v0",
         "render_modes": ["ansi", "human"],
-        "is_parallelizable": True,
+        # Turn-based: PettingZoo's aec_to_parallel (simultaneous moves) must refuse it;
+        # parallel_env() uses turn_based_aec_to_parallel instead.
+        "is_parallelizable": False,
         "render_fps": 1,
     }
 

@@ -68,8 +68,10 @@ class Args:
     """torch device: cpu, cuda or auto (cuda when a GPU is visible)"""
     threads: int = 1
     """torch CPU threads"""
-    rules: str = ""
-    """rules options on top of the standard preset, e.g. "nil_tricks=count" """
+    rules: str = "standard"
+    """rules preset (RULES.md §6)"""
+    option: tuple[str, ...] = ()
+    """rules option on top of the preset, e.g. nil_tricks=count (repeatable)"""
     runs_dir: str = "runs"
     """folder that holds the run folders (and runs/data, the default dataset folders)"""
     teacher: str = "heuristic"
@@ -252,7 +254,7 @@ def initial_network(args: Args, rules: Rules, device: torch.device) -> tuple[Net
 
 def check_args(args: Args) -> Rules:
     """Refuse bad flags in one line, before anything is written."""
-    rules = Rules.from_options(args.rules)
+    rules = Rules.build(args.rules, args.option)
     make_agent(args.teacher, seed=0, rules=rules)  # an unknown teacher fails here
     if args.eval_search:
         make_agent(args.eval_search, seed=0, rules=rules)
@@ -291,7 +293,10 @@ def train(args: Args, progress: Progress | None = None) -> Path:
     start = time.perf_counter()
     data = Path(args.data) if args.data else default_data(args)
     shards = math.ceil(args.hands / args.hands_per_shard)
-    spec = DatasetSpec(args.teacher, args.rules, args.seed, shards, args.hands_per_shard)
+    options = ",".join(args.option)
+    spec = DatasetSpec(
+        args.teacher, options, args.seed, shards, args.hands_per_shard, preset=args.rules
+    )
     gen_rows = args.hands + args.dagger_rounds * args.dagger_hands
     # progress units: hands generated and minibatches trained (a first guess until the
     # data is loaded)
@@ -328,8 +333,8 @@ def train(args: Args, progress: Progress | None = None) -> Path:
                 )  # fmt: skip
                 shards_r = math.ceil(args.dagger_hands / args.hands_per_shard)
                 spec_r = DatasetSpec(
-                    args.teacher, args.rules, args.seed + r, shards_r, args.hands_per_shard,
-                    student=str(student), student_frac=args.student_frac,
+                    args.teacher, options, args.seed + r, shards_r, args.hands_per_shard,
+                    student=str(student), student_frac=args.student_frac, preset=args.rules,
                 )  # fmt: skip
                 folders.append(generate(Path(f"{data}_dagger{r}"), spec_r))
                 tick(args.dagger_hands)

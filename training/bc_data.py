@@ -58,21 +58,28 @@ class DatasetSpec:
     """What a dataset folder holds (its `meta.json`)."""
 
     teacher: str  # registry spec of the labelling agent
-    rules: str  # rules options on top of the standard preset
+    rules: str  # rules options on top of the preset, comma-separated
     seed: int
     shards: int
     hands_per_shard: int
     student: str = ""  # DAgger: checkpoint whose sampled actions some seats play
     student_frac: float = 0.0
+    preset: str = "standard"  # rules preset (RULES.md §6)
+
+    def build_rules(self) -> Rules:
+        return Rules.build(self.preset, [self.rules] if self.rules else [])
 
     def meta(self) -> dict[str, Any]:
+        fields = asdict(self)
+        if self.preset == "standard":  # the key is only written for other presets
+            del fields["preset"]
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "obs_version": OBS_VERSION,
             "num_actions": NUM_ACTIONS,
-            "rules_dict": Rules.from_options(self.rules).to_dict(),
-            **asdict(self),
+            "rules_dict": self.build_rules().to_dict(),
+            **fields,
         }
 
     @property
@@ -144,13 +151,13 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
 
 def spec_of(meta: dict[str, Any]) -> DatasetSpec:
     fields = DatasetSpec.__dataclass_fields__
-    return DatasetSpec(**{k: meta[k] for k in fields})
+    return DatasetSpec(**{k: meta[k] for k in fields if k in meta})
 
 
 # ----------------------------------------------------------------------------- playing
 def play_shard(spec: DatasetSpec, i: int) -> dict[str, npt.NDArray]:
     """The rows of shard `i`: `hands_per_shard` hands, every non-forced decision labelled."""
-    rules = Rules.from_options(spec.rules)
+    rules = spec.build_rules()
     rng = np.random.default_rng([spec.seed, i])
     teacher = make_agent(spec.teacher, seed=int(rng.integers(2**62)), rules=rules)
     n, p = spec.hands_per_shard, rules.num_players
@@ -267,7 +274,7 @@ def load_dataset(folder: str | Path, shards: list[int] | None = None) -> dict[st
     """The rows of a dataset's shards (all, or those listed), concatenated."""
     meta = read_meta(folder)
     spec = spec_of(meta)
-    rules = Rules.from_options(spec.rules)
+    rules = spec.build_rules()
     todo = range(spec.shards) if shards is None else shards
     missing = [i for i in todo if not shard_path(folder, i).exists()]
     if missing:

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -58,8 +59,10 @@ class Args:
     threads: int = 1
     """torch CPU threads (a run repeats exactly with the same seed and threads; more than
     one thread is slower on a machine whose cores are busy)"""
-    rules: str = ""
-    """rules options on top of the standard preset, e.g. "nil_tricks=count" """
+    rules: str = "standard"
+    """rules preset (RULES.md §6)"""
+    option: tuple[str, ...] = ()
+    """rules option on top of the preset, e.g. nil_tricks=count (repeatable)"""
     runs_dir: str = "runs"
     """folder that holds the run folders"""
     total_timesteps: int = 20_000_000
@@ -103,7 +106,7 @@ class Args:
     --stop-after, --device, --threads, --backend, --actors and --address)"""
     stop_after: int = 0
     """stop after this many updates in this session, checkpointing (0 = run to the end)"""
-    backend: str = "local"
+    backend: Literal["local", "ray"] = "local"
     """where rollouts are played: local (here, between updates) or ray (on Ray actors,
     asynchronously; see training/ray_rollout.py)"""
     actors: int = 2

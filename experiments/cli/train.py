@@ -32,27 +32,34 @@ def add_parser(sub) -> None:
         "train",
         help="train an agent: self-play (PPO, Deep Monte Carlo) or distillation (bc)",
         description="Train an agent by self-play: `spades train ppo --help` lists the flags.",
-        add_help=False,
     )
     p.add_argument("algo", choices=sorted(SCRIPTS), help="ppo, dmc or bc")
-    p.add_argument("flags", nargs=argparse.REMAINDER, help="the script's flags")
+    p.add_argument(
+        "flags", nargs=argparse.REMAINDER, help="the script's flags (spades train ALGO --help)"
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from training.arguments import parse_args  # torch is imported from here on
+    from training.arguments import given_flags, parse_args  # torch is imported from here on
+    from training.session import check_args, check_resume_kind, pick_device, resume_args
 
     module = importlib.import_module(SCRIPTS[args.algo])
     flags = list(args.flags)
     quiet = args.no_progress or "--no-progress" in flags
     flags = [f for f in flags if f != "--no-progress"]
     train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")
-    if getattr(train_args, "resume", ""):  # refuse a bad run folder before the bar is drawn
+    if getattr(train_args, "resume", ""):  # refuse a bad run folder or a conflicting flag
         from agents.rl_agent import read_checkpoint
         from training.checkpoint import latest_checkpoint
 
-        read_checkpoint(latest_checkpoint(train_args.resume))
+        ckpt = read_checkpoint(latest_checkpoint(train_args.resume))
+        check_resume_kind(train_args.resume, ckpt, args.algo)
+        resume_args(train_args, ckpt, given_flags(module.Args, flags))
+    else:
+        check_args(train_args)
+    pick_device(train_args.device)
     err = Console(stderr=True)
     with Progress(
         TextColumn(f"[progress.description]{args.algo}"),
