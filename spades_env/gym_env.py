@@ -25,6 +25,11 @@ until a learner seat must act again or the episode ends.
   not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
   (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
   Mask your policy to avoid it.
+- Rendering: ``render_mode="ansi"`` returns the table as text; ``"rgb_array"`` returns
+  it as an (720, 960, 3) uint8 picture seen from the learner's seats (their hands face
+  up, the others face down; ``spades_env.table_image``), which Gymnasium's
+  ``RecordVideo`` records (with the ``render`` extra's moviepy); ``"human"`` shows that
+  picture in a pygame window after every reset and step, with no waiting.
 - Seeding: ``reset(seed=s)`` makes the whole episode sequence reproducible, opponents
   included when they are the default random ones; ``reset(options=...)`` takes ``deal``,
   ``dealer``, ``scores`` and ``bags`` as the PettingZoo env does.
@@ -63,12 +68,16 @@ from spades_env.observation import seat_view
 from spades_env.render import render_record, render_state
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
+from spades_env.table_image import Window, table_image
 
 
 class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
     """One learner seat (or partnership) against opponent agents; see the module doc."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 2,
+    }
 
     def __init__(
         self,
@@ -82,7 +91,9 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of ansi, human or None; got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of ansi, human, rgb_array or None; got {render_mode!r}"
+            )
         self.rules = Rules() if rules is None else rules
         self.seats = learner_seats(seats, self.rules)
         self.team = self.seats[0] % self.rules.num_teams
@@ -100,6 +111,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         self._over = True
         self._seat = self.seats[0]  # the learner seat the last observation is for
         self._last_record: dict[str, Any] | None = None
+        self._window: Window | None = None
 
     # ------------------------------------------------------------------ reset / step
     def reset(
@@ -118,6 +130,8 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         self._last_record = None
         info: dict[str, Any] = {}
         self._play_opponents(info)  # no hand can end before every seat has bid
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), self._info(info)
 
     def step(
@@ -201,18 +215,29 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         info["action_mask"] = self.action_masks().astype(np.int8)
         return info
 
-    def render(self) -> str | None:
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; use ansi or human")
+            gym.logger.warn("render() called without a render_mode; use ansi, human or rgb_array")
             return None
         game = self._require_game()
-        parts = [] if self._last_record is None else [render_record(self._last_record)]
-        parts.append(render_state(game.state))
-        text = "\n".join(parts)
         if self.render_mode == "ansi":
-            return text
-        print(text)
+            parts = [] if self._last_record is None else [render_record(self._last_record)]
+            parts.append(render_state(game.state))
+            return "\n".join(parts)
+        # The learner's view: its own seats' hands face up, the opponents' face down.
+        frame = table_image(game.state, visible=self.seats, last_record=self._last_record)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._window is None:
+            self._window = Window("Spades (spades_env/Spades-v0)")
+        self._window.show(frame)
         return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        super().close()
 
     def _require_game(self) -> SingleGame:
         if self.game is None:
