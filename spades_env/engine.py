@@ -38,6 +38,7 @@ from spades_env.cards import (
     NUM_CARDS,
     NUM_SUITS,
     SPADES,
+    action_array,
     action_to_str,
     mask_to_cards,
 )
@@ -228,7 +229,7 @@ def step(
 ) -> StepInfo:
     """Apply one action per game (ignored where the game is DONE); update `state`."""
     b = state.batch_size
-    acts = np.asarray(actions, dtype=np.int64).reshape(-1)
+    acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
     illegal = np.zeros(b, dtype=bool)

@@ -36,6 +36,7 @@ from spades_env.cards import (
     SEE_HAND,
     SUIT_MASK,
     TWO_OF_CLUBS,
+    action_index,
 )
 from spades_env.engine import (
     HISTORY_SEAT_SHIFT,
@@ -212,7 +213,8 @@ class SingleGame(IncrementalObservation):
         phase = self.phase
         if phase == DONE:
             return self._quiet
-        a = int(action)
+        # whole numbers only: never truncate 54.7 to a bid (cards.py)
+        a = action if type(action) is int else action_index(action)
         rel = a - _PHASE_BASE[phase]
         if not (0 <= rel < 64 and self.legal >> rel & 1):
             if on_illegal == "raise":
