@@ -193,6 +193,11 @@ def _broken(kind: str, good: Path, tmp_path: Path) -> Path:
         ckpt = dict(torch.load(good, weights_only=True))
         ckpt["obs_version"] = OBS_VERSION + 1
         torch.save(ckpt, path)
+    elif kind == "nan_weights":  # a diverged run
+        ckpt = dict(torch.load(good, weights_only=True))
+        ckpt["model"] = {k: v.clone() for k, v in ckpt["model"].items()}
+        ckpt["model"]["policy.bias"][3] = float("nan")
+        torch.save(ckpt, path)
     return path
 
 
@@ -202,6 +207,7 @@ BROKEN = {
     "truncated": "not a readable checkpoint",
     "foreign": "not a spades checkpoint",
     "obs_version": "observation encoding version",
+    "nan_weights": "non-finite",
 }
 
 
