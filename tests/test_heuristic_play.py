@@ -22,6 +22,8 @@ PLAY_OUT_RULES = [
     Rules.preset("jokers"),
     Rules.preset("three_player"),
     Rules.preset("cutthroat_5"),
+    Rules.preset("auction"),
+    Rules.preset("two_player"),
 ]
 
 
