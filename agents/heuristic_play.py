@@ -543,11 +543,13 @@ def choose_cards(view: SeatView, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.
 @_jit
 def heuristic_game(
     hands, played, trick, voids, bids, won, leader, size, lead, broken, tricks, first,
-    deck, t, two_clubs, rank, suit, suit_mask,
+    deck, seen, t, two_clubs, rank, suit, suit_mask,
 ):  # fmt: skip
     """Play one game's hand out by the heuristic's card play (hands, trick, voids and won
     in place), the card `first` first if it is >= 0. `t`: a `_decision_table` (its trump
-    set). The rules are the core's (RULES.md §3), the voids recorded as the engine does."""
+    set); `seen` (P,): RULES.md §6 two_player's cards each seat looked at and discarded
+    (0 elsewhere). The rules are the core's (RULES.md §3), the voids recorded as the
+    engine does."""
     p = hands.shape[0]
     trump = t[TRUMP]
     while tricks < t[HAND_SIZE]:
@@ -557,7 +559,8 @@ def heuristic_game(
             c, first = first, -1
         else:
             legal = _legal_cards(h, size, tricks, two_clubs, broken, lead, trump)
-            t[SEAT], t[HAND], t[LEGAL], t[UNSEEN] = seat, h, legal, deck & ~played & ~h
+            t[SEAT], t[HAND], t[LEGAL] = seat, h, legal
+            t[UNSEEN] = deck & ~played & ~h & ~seen[seat]
             t[LEADER], t[SIZE], t[LEAD], t[TRICKS] = leader, size, lead, tricks
             c = _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask)
         voids[seat] |= shown_voids(c, size, lead, broken, trump)
@@ -570,7 +573,7 @@ def heuristic_game(
 @_jit
 def _play_out_batch(
     hands, played, trick, voids, bids, won, leader, trick_size, lead, broken, tricks_played,
-    trump, deck, p, teams, partnerships, hand_size, nil_counts, two_clubs,
+    trump, deck, seen, p, teams, partnerships, hand_size, nil_counts, two_clubs,
     rank, suit, suit_mask,
 ):  # fmt: skip
     t = _decision_table(p, teams, partnerships, hand_size, nil_counts, 0)
@@ -578,7 +581,8 @@ def _play_out_batch(
         t[TRUMP] = trump[g]
         heuristic_game(
             hands[g], played[g], trick[g], voids[g], bids[g], won[g], leader[g], trick_size[g],
-            lead[g], broken[g], tricks_played[g], -1, deck, t, two_clubs, rank, suit, suit_mask,
+            lead[g], broken[g], tricks_played[g], -1, deck, seen[g], t, two_clubs, rank, suit,
+            suit_mask,
         )  # fmt: skip
 
 
@@ -594,8 +598,9 @@ def play_out_state(state) -> npt.NDArray[np.int64]:
         state.leader.astype(np.int64), state.trick_size.astype(np.int64),
         state.lead_suit.astype(np.int64), state.broken.copy(),
         state.tricks_played.astype(np.int64), state.trump.astype(np.int64),
-        int(deck_mask(rules)), rules.num_players, rules.num_teams, rules.partnerships,
-        rules.hand_size, rules.nil_tricks == "count", rules.first_lead == "two_of_clubs",
+        int(deck_mask(rules)), state.seen.astype(np.int64), rules.num_players, rules.num_teams,
+        rules.partnerships, rules.hand_size, rules.nil_tricks == "count",
+        rules.first_lead == "two_of_clubs",
         _RANK, _SUIT, _SUIT_MASK,
     )  # fmt: skip
     return won

@@ -64,7 +64,7 @@ def _roll_play(
 def _roll_heuristic(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
     tricks_played0, hand_size, two_clubs, partnerships, out,
-    played0, voids0, bids, deck, teams, nil_counts, trump,
+    played0, voids0, bids, deck, seen, teams, nil_counts, trump,
     rank, suit, suit_mask,
 ):  # fmt: skip
     """The heuristic's card play (`heuristic_play`), the games in the same order."""
@@ -84,10 +84,18 @@ def _roll_heuristic(
                     out[i, s] = won0[s]
                 heuristic_game(
                     hands, played0, trick, voids, bids, out[i], leader0, trick_size0, lead0,
-                    broken0, tricks_played0, actions[a], deck, t, two_clubs, rank, suit,
+                    broken0, tricks_played0, actions[a], deck, seen, t, two_clubs, rank, suit,
                     suit_mask,
                 )  # fmt: skip
                 i += 1
+
+
+def _seen(view: SeatView, g: int) -> npt.NDArray[np.int64]:
+    """(P,) RULES.md §6 two_player: the cards each seat looked at and discarded, as far as
+    the seat deciding knows (its own; `state_from_world` does the same)."""
+    seen = np.zeros(view.rules.num_players, dtype=np.int64)
+    seen[int(view.seat[g])] = int(view.seen[g])
+    return seen
 
 
 def play_rollouts(
@@ -122,8 +130,8 @@ def play_rollouts(
         _roll_heuristic(
             *position, rules.partnerships, won, int(view.played[g]),
             view.voids[g].astype(np.int64), view.bids[g].astype(np.int64),
-            int(deck_mask(rules)), rules.num_teams, rules.nil_tricks == "count",
-            int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK,
+            int(deck_mask(rules)), _seen(view, g), rules.num_teams,
+            rules.nil_tricks == "count", int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK,
         )  # fmt: skip
     else:
         _roll_play(*position, policy, rules.partnerships, won, stream, int(view.trump[g]))
