@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -35,17 +37,43 @@ def hold(run_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 512, 0).decode(errors="replace").strip()
             raise RunLockedError(
-                f"run folder {str(run_dir)!r} is in use by {holder or 'another process'}; "
+                f"run folder {str(run_dir)!r} is in use by {_holder(fd)}; "
                 "wait for it to end, or choose another --out"
             ) from None
         since = datetime.now(UTC).isoformat(timespec="seconds")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0)
+        text = f"pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode()
+        os.pwrite(fd, text, 0)
+        os.ftruncate(fd, len(text))
         try:
             yield
         finally:
             os.ftruncate(fd, 0)  # a clean exit leaves no holder behind
     finally:
         os.close(fd)  # releases the lock
+
+
+def _holder(fd: int) -> str:
+    """The holder as its lock file names it. The holder writes its name just after taking
+    the lock, so for a moment the file may still be empty or name a dead process (a
+    killed earlier holder): read again briefly until it names a live one."""
+    text = ""
+    for _ in range(50):
+        text = os.pread(fd, 512, 0).decode(errors="replace").strip()
+        if text and not _names_a_dead_process(text):
+            return text
+        time.sleep(0.01)
+    return text or "another process"
+
+
+def _names_a_dead_process(text: str) -> bool:
+    match = re.match(r"pid (\d+) on (\S+)", text)
+    if match is None or match[2] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(match[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
