@@ -12,6 +12,7 @@ random generators' states (`training.checkpoint` writes them). The agent refuses
 a `CheckpointError` naming the problem and the way out:
 
 - a missing file, or one that is not a readable checkpoint (corrupt, truncated);
+- non-finite weights (NaN or inf, a diverged run), which would play garbage;
 - another observation encoding version (`OBS_VERSION`): the inputs would mean other things;
 - other rules: any option of bidding, play or scoring that differs from the training
   rules. Game-length options (`GAME_LENGTH_OPTIONS`) may differ: a hand is played the
@@ -30,7 +31,7 @@ import numpy.typing as npt
 import torch
 
 from agents.base import BaseAgent
-from agents.networks import PolicyValueNet, QNet, build_network
+from agents.networks import POLICY_KINDS, Network, build_network
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION, SeatView, obs_size
 from spades_env.rules import Rules, RulesError
@@ -93,6 +94,13 @@ def _read_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError, RuntimeError, RulesError) as exc:
         reason = str(exc).strip().splitlines()[0]
         raise CheckpointError(f"checkpoint {path!r} is corrupt: {reason[:200]}") from None
+    bad = [k for k, v in ckpt["model"].items() if v.is_floating_point() and not v.isfinite().all()]
+    if bad:
+        raise CheckpointError(
+            f"checkpoint {path!r} has non-finite (NaN or inf) weights in {bad[0]}"
+            f"{f' and {len(bad) - 1} more tensors' if len(bad) > 1 else ''}; the run that "
+            "wrote it diverged: use an earlier checkpoint of it"
+        )
     return ckpt
 
 
@@ -102,7 +110,7 @@ def rules_mismatch(trained: Rules, playing: Rules) -> list[str]:
     return [f"{k}={a[k]}/{b[k]}" for k in a if k not in GAME_LENGTH_OPTIONS and a[k] != b.get(k)]
 
 
-def load_network(ckpt: dict[str, Any], device: str = "cpu") -> PolicyValueNet | QNet:
+def load_network(ckpt: dict[str, Any], device: str = "cpu") -> Network:
     """The checkpoint's network, weights loaded, in eval mode."""
     net = build_network(ckpt["network"], Rules.from_dict(ckpt["rules"]))
     net.load_state_dict(ckpt["model"])
@@ -122,7 +130,7 @@ class NetworkAgent(BaseAgent):
 
     def __init__(
         self,
-        net: PolicyValueNet | QNet,
+        net: Network,
         rules: Rules,
         seed: int | None = None,
         sample: bool = False,
@@ -167,7 +175,7 @@ class NetworkAgent(BaseAgent):
             prefs = self.net.preferences(x, m).cpu()
         if not self.sample:
             return prefs.argmax(dim=1).numpy().astype(np.int64)
-        if self.kind == "ppo":
+        if self.kind in POLICY_KINDS:
             probs = torch.softmax(prefs, dim=1)
             return torch.multinomial(probs, 1, generator=self.torch_rng)[:, 0].numpy()
         return epsilon_greedy(prefs.numpy(), mask, self.epsilon, self.rng)

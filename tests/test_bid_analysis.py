@@ -99,6 +99,12 @@ def test_wilson_interval_matches_the_textbook_values(hits, n, lo, hi):
     assert got == pytest.approx((lo, hi), abs=1e-6)
 
 
+@pytest.mark.parametrize(("hits", "n"), [(2.5, 10), (-1, 10), (11, 10)])
+def test_wilson_refuses_a_count_that_is_not_hits_of_n(hits, n):
+    with pytest.raises(ValueError, match="whole number of hits"):
+        wilson(hits, n)
+
+
 def test_intervals_of_empty_and_single_samples_are_missing():
     assert wilson(0, 0) is None
     assert rate_interval([]) == (0, None, None, None)

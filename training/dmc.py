@@ -115,6 +115,15 @@ class Args:
     """ray backend: join this running cluster (auto or HOST:PORT; default: start a local Ray)"""
     max_policy_lag: int = 1
     """ray backend: drop a batch collected with weights more than this many updates old"""
+    init: str = ""
+    """checkpoint to start from instead of new weights (a DMC network); it stays, frozen, as the
+    teacher"""
+    pool_teacher: bool = True
+    """with --init: the teacher is a permanent member of the opponent pool"""
+    eval_search: str = ""
+    """also evaluate against this agent spec (e.g. pimc:worlds=16) at every evaluation"""
+    eval_search_deals: int = 50
+    """duplicate deals of each evaluation against --eval-search"""
 
 
 def explore_fn(net: QNet, device: torch.device, epsilon: float, rng: np.random.Generator):
@@ -178,7 +187,9 @@ def dmc_update(
 def train(args: Args, progress=None) -> Path:
     """Run (or resume) DMC self-play; return the final (or last) checkpoint's path."""
     hidden = [int(h) for h in args.hidden.split(",")]
-    session = Session(args, network_config("dmc", hidden, head=args.head), progress)
+    session = Session(
+        args, network_config("dmc", hidden, head=args.head), progress, init_kinds=("dmc",)
+    )
     args, net = session.args, session.net
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     session.restore_optimizer(optimizer)

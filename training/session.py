@@ -3,14 +3,22 @@
 A `Session` owns the parts of a run that are not the learning algorithm:
 
 - the run folder `runs/{exp}__{seed}__{time}/` with TensorBoard events (`charts/`,
-  `losses/`, `eval/` tags and a `hyperparameters` table) and `checkpoints/`;
+  `losses/`, `eval/` tags, a `hyperparameters` table and the HParams tab's entry, with
+  the `eval/` metrics) and `checkpoints/`;
 - seeding: one `numpy.random.Generator` (deals, the pool draw, minibatch order) and one
   `torch.Generator` (action sampling), both seeded from `--seed`; the initial weights come
   from `--seed` too. With the same seed and `--threads`, a CPU run repeats exactly
   (`torch.use_deterministic_algorithms` is on while the session runs);
+- `--init CHECKPOINT`: start from a trained network (a distilled one, `training.bc`)
+  instead of new weights; its network config replaces `--hidden`. A checkpoint of another
+  observation version or action count, of another network kind or other rules is
+  refused in one line. The starting network is kept, frozen, as the *teacher*: it joins
+  the opponent pool for good (`--pool-teacher`) and PPO's optional KL term pulls towards it;
 - the opponent pool: the heuristic agent and the last `--pool-size` periodic checkpoints
-  (past selves, sampling as in training), mixed per rollout as the args say;
-- periodic duplicate evaluation against the heuristic (`training.evaluation`);
+  (past selves, sampling as in training), plus the teacher, mixed per rollout as the
+  args say;
+- periodic duplicate evaluation against the heuristic, and against `--eval-search` (a
+  search agent, on fewer deals since it is slow) when given (`training.evaluation`);
 - checkpoints every `--save-every` updates and at the end, and `--resume RUN_DIR`, which
   reloads the last checkpoint (weights, optimizer, generators, counters, pool) and goes
   on as if never stopped. A resumed run keeps its saved args except `--resume`,
@@ -34,10 +42,18 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
+from torch.utils.tensorboard.summary import hparams
 
 from agents.heuristic import HeuristicAgent
-from agents.networks import build_network
-from agents.rl_agent import NetworkAgent, load_network, read_checkpoint
+from agents.networks import POLICY_KINDS, build_network
+from agents.registry import make_agent
+from agents.rl_agent import (
+    CheckpointError,
+    NetworkAgent,
+    load_network,
+    read_checkpoint,
+    rules_mismatch,
+)
 from spades_env.rules import Rules
 from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
 from training.checkpoint import (
@@ -150,10 +166,10 @@ def resume_args(args: Any, ckpt: dict[str, Any], given: set[str] | None = None) 
 def check_resume_kind(run_dir: Any, ckpt: dict[str, Any], kind: str) -> None:
     """`spades train dmc --resume` of a PPO run (or the reverse) is an error."""
     saved = ckpt["network"].get("kind")
-    if saved != kind:
+    if saved != kind and not (kind == "ppo" and saved in POLICY_KINDS):  # PPO trains split
         raise ValueError(
             f"--resume {str(run_dir)!r}: that run trained {saved}, not {kind}; "
-            f"resume it with spades train {saved}"
+            f"resume it with spades train {'ppo' if saved in POLICY_KINDS else saved}"
         )
 
 
@@ -174,6 +190,23 @@ def check_backend(args: Any) -> None:
             raise ValueError(f"--backend ray: {RAY_HINT}") from None
 
 
+def init_checkpoint(args: Any, kinds: tuple[str, ...], rules: Rules) -> dict[str, Any]:
+    """The `--init` checkpoint, refused in one line if it cannot start this run."""
+    ckpt = read_checkpoint(args.init)  # format, encoding version, action count, weights
+    kind = ckpt["network"]["kind"]
+    if kind not in kinds:
+        raise CheckpointError(
+            f"--init {args.init!r} holds a {kind} network; this algorithm trains "
+            f"{' or '.join(kinds)} networks"
+        )
+    diff = rules_mismatch(Rules.from_dict(ckpt["rules"]), rules)
+    if diff:
+        raise CheckpointError(
+            f"--init {args.init!r} was trained on other rules (trained/now: {', '.join(diff)})"
+        )
+    return ckpt
+
+
 class LocalRollouts:
     """`--backend local`: each rollout played here, on the run's own generators."""
 
@@ -189,6 +222,18 @@ class LocalRollouts:
         pass
 
 
+#: The metrics TensorBoard's HParams tab sets against the hyperparameters (`evaluate`).
+HPARAM_METRICS = ("eval/margin", "eval/bid_error", "eval/set_rate", "eval/nil_rate")
+
+
+def hparam_values(args: Any) -> dict[str, bool | int | float | str]:
+    """The args as TensorBoard hparams: numbers, flags and text as they are, others as text."""
+    return {
+        k: v if isinstance(v, bool | int | float | str) else str(v)
+        for k, v in dataclasses.asdict(args).items()
+    }
+
+
 def hparam_table(args: Any) -> str:
     rows = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items())
     return f"|param|value|\n|-|-|\n{rows}"
@@ -197,7 +242,13 @@ def hparam_table(args: Any) -> str:
 class Session:
     """One training run's folder, generators, network, pool, evaluation and checkpoints."""
 
-    def __init__(self, args: Any, network: dict[str, Any], progress=None) -> None:
+    def __init__(
+        self,
+        args: Any,
+        network: dict[str, Any],
+        progress=None,
+        init_kinds: tuple[str, ...] = ("ppo", "split"),
+    ) -> None:
         ckpt = None
         if args.resume:
             ckpt = read_checkpoint(latest_checkpoint(args.resume))
@@ -223,13 +274,29 @@ class Session:
         self.rules = Rules.build(args.rules, args.option)
         self.rng = np.random.default_rng(args.seed)
         self.torch_rng = torch.Generator().manual_seed(args.seed)
+        self.teacher: torch.nn.Module | None = None
+        if args.init:
+            init = init_checkpoint(args, init_kinds, self.rules)
+            self.network = network = init["network"]
+            self.teacher = load_network(init, str(self.device))
+            for p in self.teacher.parameters():
+                p.requires_grad_(False)
+        self.eval_search = None
+        if args.eval_search:
+            self.eval_search = make_agent(args.eval_search, seed=args.eval_seed, rules=self.rules)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(args.seed)
             self.net = build_network(network, self.rules).to(self.device)
+        if self.teacher is not None:
+            self.net.load_state_dict(self.teacher.state_dict())
         self.update, self.global_step, self.learner_steps = 0, 0, 0
         self.heuristic = HeuristicAgent(seed=0)
         self.pool: list[NetworkAgent] = []
         self.pool_version = 0  # counts the pool's changes (Ray actors copy the pool anew)
+        self.pinned: list[NetworkAgent] = []  # the teacher, never pushed out of the pool
+        if self.teacher is not None and args.pool_teacher:
+            self.pinned = [pool_agent(copy.deepcopy(self.teacher).cpu(), self.rules, args)]
+            self.pool = list(self.pinned)
         self.rollouts: LocalRollouts | Any = None
         if ckpt is not None:
             self.run_dir = Path(args.resume)
@@ -249,6 +316,9 @@ class Session:
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1)
         if ckpt is None:
             self.writer.add_text("hyperparameters", hparam_table(args))
+            # The HParams tab: in this run's own event file, not the subfolder add_hparams makes.
+            for summary in hparams(hparam_values(args), dict.fromkeys(HPARAM_METRICS, 0.0)):
+                self.writer.file_writer.add_summary(summary)
         self.session_updates = 0
         self.last_eval: dict[str, Any] | None = None
         if ckpt is None and args.eval_every:
@@ -303,7 +373,9 @@ class Session:
         return hands
 
     def _add_to_pool(self, net: torch.nn.Module) -> None:
-        self.pool = [*self.pool, pool_agent(net, self.rules, self.args)][-self.args.pool_size :]
+        past = self.pool[len(self.pinned) :]
+        past = [*past, pool_agent(net, self.rules, self.args)][-self.args.pool_size :]
+        self.pool = [*self.pinned, *past]
         self.pool_version += 1
 
     # ------------------------------------------------------------------ bookkeeping
@@ -338,6 +410,24 @@ class Session:
             self.args.eval_deals,
             self.args.eval_seed,
         )
+        if self.eval_search is not None and self.args.eval_search_deals > 0:
+            search = duplicate_eval(
+                greedy_fn(self.net, self.device),
+                self.eval_search,
+                self.rules,
+                self.args.eval_search_deals,
+                self.args.eval_seed,
+            )
+            sm = search["margin"]
+            slo, shi = sm["ci"] if sm["ci"] else (None, None)
+            self.log(
+                {
+                    "eval/search_margin": sm["mean"],
+                    "eval/search_margin_ci_low": slo,
+                    "eval/search_margin_ci_high": shi,
+                }
+            )
+            result["search"] = search
         self.net.train()
         m = result["margin"]
         lo, hi = m["ci"] if m["ci"] else (None, None)

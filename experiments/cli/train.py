@@ -1,4 +1,7 @@
-"""`spades train ppo|dmc [flags]`: run a training script with a progress bar.
+"""`spades train ppo|dmc|bc [flags]`: run a training script with a progress bar.
+
+`bc` distils any registry agent into a network (`training.bc`); `ppo` and `dmc` train by
+self-play, from new weights or from a checkpoint (`--init`).
 
 The flags are the script's `Args` fields (`spades train ppo --help` lists them with their
 docstrings); they are parsed only once the algorithm is known, so `spades --help` does
@@ -21,16 +24,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-SCRIPTS = {"ppo": "training.ppo_selfplay", "dmc": "training.dmc"}
+SCRIPTS = {"ppo": "training.ppo_selfplay", "dmc": "training.dmc", "bc": "training.bc"}
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "train",
-        help="train an agent by self-play (PPO or Deep Monte Carlo)",
+        help="train an agent: self-play (PPO, Deep Monte Carlo) or distillation (bc)",
         description="Train an agent by self-play: `spades train ppo --help` lists the flags.",
     )
-    p.add_argument("algo", choices=sorted(SCRIPTS), help="ppo or dmc")
+    p.add_argument("algo", choices=sorted(SCRIPTS), help="ppo, dmc or bc")
     p.add_argument(
         "flags", nargs=argparse.REMAINDER, help="the script's flags (spades train ALGO --help)"
     )
@@ -47,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     quiet = args.no_progress or "--no-progress" in flags
     flags = [f for f in flags if f != "--no-progress"]
     train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")
-    if train_args.resume:  # refuse a bad run folder or a conflicting flag before the bar
+    if getattr(train_args, "resume", ""):  # refuse a bad run folder or a conflicting flag
         from agents.rl_agent import read_checkpoint
         from training.checkpoint import latest_checkpoint
 
@@ -62,16 +65,16 @@ def run(args: argparse.Namespace) -> int:
         TextColumn(f"[progress.description]{args.algo}"),
         BarColumn(),
         TaskProgressColumn(),
-        TextColumn("{task.completed:,.0f} decisions"),
+        TextColumn("{task.completed:,.0f} " + ("steps" if args.algo == "bc" else "decisions")),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=err,
         disable=quiet,
     ) as progress:
-        task = progress.add_task(args.algo, total=train_args.total_timesteps)
+        task = progress.add_task(args.algo, total=getattr(train_args, "total_timesteps", None))
 
         def on_update(step: int, total: int) -> None:
-            progress.update(task, completed=min(step, total))
+            progress.update(task, completed=min(step, total), total=total)
 
         path = module.train(train_args, progress=on_update)
     run_dir = path.parent if path.name == "final.pt" else path.parent.parent
