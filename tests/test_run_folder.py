@@ -277,3 +277,14 @@ def test_ctrl_c_ends_the_run_and_resume_finishes_it(tmp_path, delay):
 @pytest.mark.parametrize("delay", [-0.5, -1.5, 0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0])
 def test_ctrl_c_at_many_moments(tmp_path, delay):
     interrupt_and_resume(tmp_path, delay)
+
+
+def test_a_last_row_without_its_newline_is_torn_and_cut_off(tmp_path):
+    """The write of a unit may stop just before a row's newline; the next unit must not be
+    appended to that line."""
+    log = tmp_path / "log.jsonl"
+    rows = [{"tournament": "t", "unit": 0, "unit_rows": 2, "deal": 0, "side": s} for s in (0, 1)]
+    log.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1]))
+    assert read_rows(log) == rows[:1]
+    assert repair(log, "t").done == set()
+    assert log.read_text() == ""

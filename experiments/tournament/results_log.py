@@ -72,6 +72,8 @@ def parse(path: str | Path, data: bytes) -> list[tuple[int, int, int, dict[str, 
     Any other line that is not a JSON object raises `LogError` naming it.
     """
     lines = list(_lines(data))
+    if lines and not data.endswith(b"\n"):
+        lines.pop()  # every row ends with a newline: text after the last one is torn
     while lines and not lines[-1][3].strip():
         lines.pop()  # blank lines at the end (a newline written twice) mean nothing
     out = []
