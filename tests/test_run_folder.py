@@ -157,6 +157,14 @@ def test_resume_refuses_a_unit_logged_twice_with_other_rows(finished, tmp_path):
 
 
 # ----------------------------------------------------------------------------- damage
+def damage_line_5(run_dir: Path, bad: str) -> Path:
+    log = run_dir / "log.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    lines[4] = bad + "\n"
+    log.write_text("".join(lines))
+    return log
+
+
 @pytest.mark.parametrize(
     ("bad", "words"),
     [
@@ -166,6 +174,17 @@ def test_resume_refuses_a_unit_logged_twice_with_other_rows(finished, tmp_path):
         pytest.param("null", ["line 5", "not a JSON object"], id="null"),
     ],
 )
+def test_a_damaged_line_in_the_middle_is_a_log_error_naming_it(finished, tmp_path, bad, words):
+    log = damage_line_5(copy_of(finished, tmp_path), bad)
+    before = log.read_bytes()
+    for read in (read_rows, lambda path: repair(path, "any")):
+        with pytest.raises(LogError) as err:
+            read(log)
+        for word in words:
+            assert word in str(err.value)
+    assert log.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -175,19 +194,12 @@ def test_resume_refuses_a_unit_logged_twice_with_other_rows(finished, tmp_path):
     ],
     ids=["analyze", "show", "resume"],
 )
-def test_a_damaged_line_in_the_middle_is_an_error_naming_it(
-    finished, tmp_path, bad, words, command
-):
+def test_a_damaged_line_stops_every_command_naming_it(finished, tmp_path, command):
     run_dir = copy_of(finished, tmp_path)
-    log = run_dir / "log.jsonl"
-    lines = log.read_text().splitlines(keepends=True)
-    lines[4] = bad + "\n"
-    log.write_text("".join(lines))
+    log = damage_line_5(run_dir, "[]")
     before = log.read_bytes()
-    argv = [a.format(log=log, dir=run_dir) for a in command]
-    line = one_line_error(spades(*argv))
-    for word in words:
-        assert word in line
+    line = one_line_error(spades(*[a.format(log=log, dir=run_dir) for a in command]))
+    assert "line 5" in line and "not a JSON object" in line
     assert log.read_bytes() == before  # nothing dropped, nothing played again
 
 
