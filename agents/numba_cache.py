@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numba
+
 _AGENTS = Path(__file__).resolve().parent
 _SOURCES = (_AGENTS.parent / "spades_env", _AGENTS)
 _CACHES = (_AGENTS / "__pycache__", _AGENTS / "dd" / "__pycache__")
@@ -58,3 +60,8 @@ def ensure_fresh() -> bool:
     except OSError:
         pass
     return True
+
+
+#: how every kernel is compiled: cached on disk (checked by `ensure_fresh`); numpy's error
+#: model: no zero-division checks (no kernel divides by zero)
+jit = numba.njit(cache=True, error_model="numpy")

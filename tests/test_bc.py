@@ -64,6 +64,22 @@ def test_distillation_agrees_with_the_heuristic_on_held_out_states(bc_run):
     assert summary["evaluation"]["heuristic"]["deals"] == 4
 
 
+def test_a_distillation_run_logs_its_hyperparameters_for_tensorboard(bc_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    ea = EventAccumulator(str(bc_run.parent))  # the run folder
+    ea.Reload()
+    assert "hyperparameters/text_summary" in ea.Tags()["tensors"]
+    content = ea.PluginTagToContent("hparams")
+    experiment = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/experiment"])
+    metrics = {m.name.tag for m in experiment.experiment.metric_infos}
+    assert metrics == {"eval/agreement", "eval/value_mse"} <= set(ea.Tags()["scalars"])
+    start = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/session_start_info"])
+    assert start.session_start_info.hparams["epochs"].number_value == 3
+    assert start.session_start_info.hparams["teacher"].string_value == "heuristic"
+
+
 def test_dataset_rows_are_the_teachers_legal_decisions(tmp_path):
     generate(tmp_path / "d", SPEC)
     rows = load_dataset(tmp_path / "d")
