@@ -247,7 +247,9 @@ def interrupt_and_resume(tmp_path: Path, delay: float) -> None:
     """Ctrl-C (SIGINT to the process group) `delay` s after the first row, or before any
     row when negative; the run must end at once and `--resume` must finish it."""
     run_dir = tmp_path / f"int{delay}"
-    args = ["--agents", "random,heuristic", "--deals", "120", "--chunk", "4", "--workers", "2"]
+    # Units of 50 deals: the larger a unit's result, the longer a worker spends sending it,
+    # which is where an interrupted worker used to leave the pool's teardown waiting.
+    args = ["--agents", "random,heuristic", "--deals", "200", "--chunk", "50", "--workers", "2"]
     proc = start("tournament", *args, "--no-progress", "--out", str(run_dir))
     if delay < 0:
         time.sleep(-delay)
@@ -277,7 +279,7 @@ def interrupt_and_resume(tmp_path: Path, delay: float) -> None:
         return  # interrupted before the run began
     out = spades("tournament", "--resume", "--no-progress", "--out", str(run_dir))
     assert out.returncode == 0, out.stderr
-    assert_once_each(run_dir, 120)
+    assert_once_each(run_dir, 200)
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.5])

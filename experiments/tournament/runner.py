@@ -37,23 +37,20 @@ deal set, reusable with `--deal-file`; a resume checks it against the tournament
 end), `.lock` (`experiments.tournament.run_lock`: one process at a time works in a run
 folder; a second is refused, naming the holder).
 
-**Interruption.** Ctrl-C reaches the driver alone (the local workers ignore SIGINT) and
-ends the run within moments; the log then ends with whole units, or a partial last unit
-that `--resume` cuts off before playing what is missing.
+**Interruption.** Ctrl-C reaches the driver alone (the local workers ignore SIGINT, and
+the driver kills them: `experiments.tournament.local_pool`) and ends the run at once;
+the log then ends with whole units, or a partial last unit that `--resume` cuts off
+before playing what is missing.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import shutil
-import signal
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
-from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +63,7 @@ from experiments.tournament.config import (
     tournament_id,
 )
 from experiments.tournament.deals import DealSet
+from experiments.tournament.local_pool import ordered_results
 from experiments.tournament.ray_backend import ray_results
 from experiments.tournament.results_log import append_unit, read_rows, repair
 from experiments.tournament.summary import summarize
@@ -80,39 +78,8 @@ CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
 )
 
 
-_CTX: RunContext | None = None
-
-
-def _worker_init(run_dir: str) -> None:
-    global _CTX
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's (see _start_pool)
-    _CTX = load_context(Path(run_dir))
-
-
-def _start_pool(workers: int, run_dir: Path) -> Pool:
-    """A spawn pool whose workers ignore SIGINT from their first instruction.
-
-    Ctrl-C in a terminal reaches every process of the group. A worker interrupted while
-    it writes a result to the pool's pipe dies holding the pipe's lock, and the pool's
-    teardown then waits for that lock for ever. So only the driver takes the interrupt:
-    SIGINT is ignored while the workers are spawned (a spawned Python keeps an ignored
-    SIGINT ignored), and the driver's `terminate` ends them.
-    """
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-    try:
-        # spawn, not fork: the caller may run threads (a progress bar) that fork would copy.
-        return mp.get_context("spawn").Pool(
-            workers, initializer=_worker_init, initargs=(str(run_dir),)
-        )
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
-
-
-def _worker_unit(unit: int) -> list[dict[str, Any]]:
-    assert _CTX is not None, "worker not initialised"
-    return execute_unit(_CTX, unit)
+def _worker_context(run_dir: str) -> RunContext:
+    return load_context(Path(run_dir))
 
 
 # ----------------------------------------------------------------------------- run folder
@@ -251,8 +218,11 @@ def play_units(
     if workers <= 1 or len(todo) == 1:
         _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit)
         return
-    with _start_pool(min(workers, len(todo)), run_dir) as pool:
-        _append_all(log, todo, pool.imap(_worker_unit, todo), ctx, on_unit)
+    results = ordered_results(
+        todo, min(workers, len(todo)), _worker_context, execute_unit, str(run_dir)
+    )
+    with closing(results):  # an interrupt or error kills the workers at once (local_pool)
+        _append_all(log, todo, results, ctx, on_unit)
 
 
 def _append_all(
