@@ -18,6 +18,7 @@ import numpy as np
 from agents.random_agent import random_legal_actions
 from experiments.bench import envs as bench_envs
 from experiments.bench import search as bench_search
+from experiments.bench import training as bench_training
 from spades_env.engine import reset_done, step
 from spades_env.rules import PRESETS, Rules
 from spades_env.single import SingleGame
@@ -148,6 +149,7 @@ SECTIONS: dict[str, Callable[[float], list[Row]]] = {
 }
 SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
 SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
+SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
 
 
 def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:
