@@ -7,7 +7,7 @@ torch); the measured run then plays and learns for about `seconds`. Two rates: t
 learner's own decisions (forced moves included; its batches keep the others) and every
 decision played (opponents' too), per second of wall time, rollouts and updates
 together. The reference is the engine alone in the same process: random legal play of
-the same batch of hands (`experiments.bench.runner.engine_rate`).
+the same batch of hands (`experiments.bench.engine.engine_rate`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def ppo_rates(seconds: float) -> tuple[float, float, int]:
 
 
 def training_section(seconds: float) -> list[Row]:
-    from experiments.bench.runner import engine_rate
+    from experiments.bench.engine import engine_rate
     from spades_env.rules import Rules
 
     learner, played, batch = ppo_rates(seconds)
