@@ -50,6 +50,7 @@ from spades_env.state import (
     PHASE_NAMES,
     TRUMP,
     State,
+    field_view,
 )
 from spades_env.variants import describe
 
@@ -149,6 +150,7 @@ class _Scratch:
     """Per-state buffers the kernel writes finished hands into (reused every step)."""
 
     def __init__(self, rules: Rules, b: int, row: int) -> None:
+        self.spec = spec(rules)
         self.fin = np.zeros((b, row), dtype=np.uint8)
         self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
 
@@ -174,11 +176,12 @@ def step(
     flags = np.zeros((b, 2), dtype=bool)  # hand over, illegal
     points = np.zeros((b, state.rules.num_teams), dtype=np.int32)
     scratch = _scratch(state)
-    r = spec(state.rules)
-    bad = _kernel.step_batch(
-        r, state.buffer, acts, on_illegal == "report", flags, points, scratch.fin, scratch.res
-    )
-    if bad >= 0:
+    ended = _kernel.step_batch(
+        scratch.spec, state.buffer, acts, on_illegal == "report", flags, points, scratch.fin,
+        scratch.res,
+    )  # fmt: skip
+    if ended < 0:
+        bad = -1 - ended
         act = int(acts[bad])
         raise IllegalActionError(
             bad,
@@ -188,38 +191,58 @@ def step(
             legal_actions(state, bad),
         )
     hand_over = flags[:, 0]
-    finished = _finished(state, scratch, np.flatnonzero(hand_over)) if hand_over.any() else None
+    finished = _finished(state, scratch, np.flatnonzero(hand_over)) if ended else None
     return StepInfo(hand_over=hand_over, hand_points=points, illegal=flags[:, 1], finished=finished)
+
+
+#: HandResult fields read from the saved rows: field -> the State field it copies.
+_SAVED = {
+    "seed": "seed", "hand_no": "hand_no", "dealer": "dealer", "deal": "deal",
+    "bids": "bids", "blind": "blind", "history": "history", "history_len": "history_len",
+    "tricks": "tricks_won", "trump": "trump", "scores_before": "scores",
+    "bags_before": "bags",
+}  # fmt: skip
+
+
+class _SavedHands(HandResult):
+    """A `HandResult` whose fields are read, on first use, from the rows the kernel saved
+    at the end of each hand (most steppers never read most of them)."""
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        if "_saved" not in d:
+            raise AttributeError(name)
+        t = d["_rules"].num_teams
+        res = d["_res"]
+        if name in _SAVED:
+            value = field_view(d["_rules"], d["_saved"], _SAVED[name]).copy()
+        elif name == "points":
+            value = res[:, :t].copy()
+        elif name == "bags_gained":
+            value = res[:, t : 2 * t].copy()
+        elif name == "penalty":
+            value = res[:, 2 * t : 3 * t].copy()
+        elif name == "winner":
+            value = res[:, 3 * t].astype(np.int8)
+        elif name == "game_over":
+            value = res[:, 3 * t] >= 0
+        else:
+            raise AttributeError(name)
+        d[name] = value
+        return value
 
 
 def _finished(state: State, scratch: _Scratch, rows: npt.NDArray[np.int64]) -> HandResult:
     """The records of the hands that ended, from the rows the kernel saved at their end."""
-    t = state.rules.num_teams
-    before = State.wrap(state.rules, scratch.fin[rows])
-    res = scratch.res[rows]
-    winner = res[:, 3 * t].astype(np.int8)
-    return HandResult(
-        games=rows,
-        seed=before.seed.copy(),
-        hand_no=before.hand_no.copy(),
-        dealer=before.dealer.copy(),
-        deal=before.deal.copy(),
-        bids=before.bids.copy(),
-        blind=before.blind.copy(),
-        history=before.history.copy(),
-        history_len=before.history_len.copy(),
-        tricks=before.tricks_won.copy(),
-        trump=before.trump.copy(),
-        scores_before=before.scores.copy(),
-        bags_before=before.bags.copy(),
-        points=res[:, :t].copy(),
-        bags_gained=res[:, t : 2 * t].copy(),
-        penalty=res[:, 2 * t : 3 * t].copy(),
-        scores=state.scores[rows],
-        bags=state.bags[rows],
-        game_over=winner >= 0,
-        winner=winner,
-    )
+    out = object.__new__(_SavedHands)
+    d = out.__dict__
+    d["_rules"] = state.rules
+    d["_saved"] = scratch.fin[rows]
+    d["_res"] = scratch.res[rows]
+    d["games"] = rows
+    d["scores"] = state.scores[rows]
+    d["bags"] = state.bags[rows]
+    return out
 
 
 def reset_done(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:

@@ -423,8 +423,8 @@ def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
 def step_batch(r, buf, actions, report, flags, points, fin, res):
     """One action per game (DONE games ignore theirs). Illegal actions: with `report`,
     those games stay as they were and `flags[g, 1]` is set; otherwise nothing changes and
-    the first illegal game is returned. Returns -1 when every game stepped.
-    `flags[g, 0]`: the hand ended (see `_end_hand` for `fin`, `res`, `points`)."""
+    `-1 - g` is returned for the first illegal game `g`. Else returns the number of hands
+    that ended (`flags[g, 0]`; see `_end_hand` for `fin`, `res`, `points`)."""
     buf, u64, i32, i16, i8 = _views(buf)
     r, actions, flags, points = borrow(r), borrow(actions), borrow(flags), borrow(points)
     fin, res = borrow(fin), borrow(res)
@@ -432,7 +432,8 @@ def step_batch(r, buf, actions, report, flags, points, fin, res):
     if not report:
         for g in range(b):
             if not is_legal(r, u64, i8, g, actions[g]):
-                return g
+                return -1 - g
+    ended = 0
     for g in range(b):
         a = actions[g]
         if report and not is_legal(r, u64, i8, g, a):
@@ -440,7 +441,8 @@ def step_batch(r, buf, actions, report, flags, points, fin, res):
             continue
         if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
             flags[g, 0] = True
-    return -1
+            ended += 1
+    return ended
 
 
 @njit(cache=True)
