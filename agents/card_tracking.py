@@ -1,269 +1,256 @@
-"""What one seat can work out about one game: card counting on plain Python ints.
+"""What one seat can work out about one game, compiled: card counting on int64 card masks
+for the heuristic's card play (`agents.heuristic_play`).
 
-`Table.from_view(view, i)` turns row `i` of a batched `SeatView` into a small per-game
-object whose hands are Python `int` bitmasks (bit `card` set; see `spades_env.cards`).
-Python ints make the per-card questions a rule-based player asks cheap: which cards are
-still out (`unseen`), who may hold them (`voids`), is a card the master of its suit, who
-is winning the trick and can a later player still beat it.
+Everything here is built from the seat's own view only: its hand, the cards played, the
+voids players have shown, the bids. No hidden card is ever read. Seed 000 "Räkna
+spadern: 13 kort" (count the spades and the cards gone) is the habit this module gives
+the agent.
 
-Everything here is built from the seat's own view only: its hand, the cards played and
-who played them, the voids players have shown, the bids. No hidden card is ever read.
-Seed 000 "Räkna spadern: 13 kort" (count the spades and the cards gone) is the habit this
-module gives the agent.
-
-The trump is `Table.trump`: spades, or in RULES.md §6 auction the named suit (-1 while it
-is not named yet, during the bidding); every question about trumps reads it.
+A decision's scalars are an int64 array `t` indexed by the constants below (`SEAT`,
+`HAND`, ...): the first `NT_GIVEN` are given, `_prepare` derives the rest once per
+decision, and the card play writes the reason of its choice into `CTX`, `WHY` and `NEED`.
+A list of cards is a mask; a choice "the lowest by some key" scans the mask in ascending
+card order and keeps the first of equal keys. The trump is `t[TRUMP]`: spades, or in
+RULES.md §6 auction the named suit, which takes every role spades have (RULES.md §3);
+`tmask` is its card mask (jokers are spades) and `strt` the (C, 4) trick strength of
+every card by led suit under that trump (`spades_env.auction.TRUMP_STRENGTH[trump]`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from agents.search_kernel import _bit_index, _jit, _popcount
+from spades_env.cards import NUM_SUITS
 
-from spades_env.auction import TRUMP_STRENGTH
-from spades_env.cards import CARD_SUIT, NUM_CARDS, NUM_SUITS, SPADES, SUIT_MASK, SUIT_NAMES
-from spades_env.observation import SeatView
-from spades_env.rules import Rules
-from spades_env.state import deck_mask
-
-#: Python-int versions of the card tables: cheaper than numpy scalars in a per-card loop.
-SUIT_BITS: list[int] = [int(m) for m in SUIT_MASK]
-SUIT_OF: list[int] = [int(s) for s in CARD_SUIT]
-#: [trump][card][lead suit] trick strength (RULES.md §3; §6 auction: any trump suit)
-STRENGTH_OF: list[list[list[int]]] = TRUMP_STRENGTH.astype(int).tolist()
+# the scalars of one decision, by index in the int64 array `t` (module doc)
+SEAT, HAND, LEGAL, UNSEEN, LEADER, SIZE, LEAD, TRICKS = range(8)
+P, TEAMS, PARTNERS, HAND_SIZE, NIL_COUNTS, TRUMP = range(8, 14)
+NT_GIVEN = 14
+PARTNER, LATER, OPPS, WIN_SEAT, WIN_CARD, CTX, WHY, NEED = range(14, 22)
+HOLD = 22  # HOLD + seat: the unseen cards that seat may hold
+NT = HOLD + 8
 
 
-def cards(mask: int) -> list[int]:
-    """Cards of a mask, lowest bit first (within a suit: lowest rank first)."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+@_jit
+def _high_bit(x: int) -> int:
+    i = -1
+    while x:
+        i = _bit_index(x & -x)
+        x &= x - 1
+    return i
 
 
-def lowest(mask: int) -> int:
-    """The lowest card of a non-empty mask (within one suit: the lowest rank)."""
-    return (mask & -mask).bit_length() - 1
+@_jit
+def _above(c, suit, suit_mask):
+    """The cards of `c`'s suit that rank above it (jokers sit above A♠)."""
+    return suit_mask[suit[c]] & ~((2 << c) - 1)
 
 
-def highest(mask: int) -> int:
-    """The highest card of a non-empty mask (within one suit: the highest rank)."""
-    return mask.bit_length() - 1
+@_jit
+def _low(cs, rank, tmask):
+    """The lowest card of `cs`, a non-trump before a trump of the same rank."""
+    best, best_k = -1, 1 << 30
+    while cs:
+        c = _bit_index(cs & -cs)
+        cs &= cs - 1
+        k = rank[c] * 2 + (tmask >> c & 1)
+        if k < best_k:
+            best, best_k = c, k
+    return best
 
 
-def above(card: int) -> int:
-    """Mask of the cards of `card`'s suit that rank above it (jokers sit above A♠)."""
-    return SUIT_BITS[SUIT_OF[card]] & ~((2 << card) - 1)
+@_jit
+def _high(cs, rank, tmask):
+    """The highest card of `cs`, a trump before a non-trump of the same rank (ties: the
+    last in card order)."""
+    best, best_k = -1, -1
+    while cs:
+        c = _bit_index(cs & -cs)
+        cs &= cs - 1
+        k = rank[c] * 2 + (tmask >> c & 1)
+        if k >= best_k:
+            best, best_k = c, k
+    return best
 
 
-def below(card: int) -> int:
-    """Mask of the cards of `card`'s suit that rank below it."""
-    return SUIT_BITS[SUIT_OF[card]] & ((1 << card) - 1)
+@_jit
+def _side(cs, tmask):
+    """The non-trumps among `cs`, or all of them."""
+    out = cs & ~tmask
+    return out if out else cs
 
 
-def beats(card: int, best: int, lead: int, trump: int = SPADES) -> bool:
-    """RULES.md §3: does `card` beat `best` in a trick led in suit `lead`?"""
-    strength = STRENGTH_OF[trump]
-    return strength[card][lead] > strength[best][lead]
+@_jit
+def _prepare(t, trick, voids, strt, suit_mask):
+    """Derive the seats and the trick's winner of the decision `t` (in place)."""
+    seat, p = t[SEAT], t[P]
+    t[PARTNER] = (seat + p // 2) % p if t[PARTNERS] else seat
+    later = 0
+    for k in range(1, p - t[SIZE]):  # the seats still to play to this trick after me
+        later |= 1 << ((seat + k) % p)
+    t[LATER] = later
+    opps = 0
+    for s in range(p):
+        if s % t[TEAMS] != seat % t[TEAMS]:
+            opps |= 1 << s
+    t[OPPS] = opps
+    best_seat, best = -1, -1
+    for k in range(t[SIZE]):
+        s = (t[LEADER] + k) % p
+        c = trick[s]
+        if best < 0 or strt[c, t[LEAD]] > strt[best, t[LEAD]]:
+            best_seat, best = s, c
+    t[WIN_SEAT], t[WIN_CARD] = best_seat, best
+    for s in range(p):  # unseen cards seat s may hold: none of a suit it showed void in
+        mask = t[UNSEEN]
+        for k in range(NUM_SUITS):
+            if voids[s] >> k & 1:
+                mask &= ~suit_mask[k]
+        t[HOLD + s] = mask
 
 
-@dataclass
-class Table:
-    """One game as seen from one seat, with Python ints (see the module docstring)."""
+@_jit
+def _team_need(t, bids, won, team):
+    """Tricks the team still needs for its contract (<= 0: made; RULES.md §4; with
+    nil_tricks=bags a nil bidder's tricks do not count for the contract)."""
+    contract, taken = 0, 0
+    for s in range(t[P]):
+        if s % t[TEAMS] == team:
+            contract += max(bids[s], 0)
+            if t[NIL_COUNTS] or bids[s] != 0:
+                taken += won[s]
+    return contract - taken
 
-    rules: Rules
-    seat: int
-    hand: int  # my cards now
-    legal: int  # legal-action bits of this phase (engine.PHASE_BASE)
-    phase: int
-    bids: list[int]  # per seat, -1 = not yet, 0 = nil
-    blind: list[bool]
-    tricks_won: list[int]
-    trick: list[int]  # card per seat on the table, -1 = none
-    leader: int
-    trick_size: int
-    lead_suit: int
-    tricks_played: int
-    played: int  # every card played this hand, the table included
-    voids: list[int]  # bit s: seat has shown no suit s
-    broken: bool
-    scores: list[int]  # per team
-    bags: list[int]  # per team
-    dealer: int
-    unseen: int  # cards in the other three hands (deck - played - mine)
-    looking: int = -1  # RULES.md §6 two_player: the stock's top card I decide on, else -1
-    trump: int = SPADES  # RULES.md §6 auction: the named suit, -1 before it is named
 
-    @classmethod
-    def from_view(cls, view: SeatView, i: int) -> Table:
-        """Row `i` of a batched view (slow-ish; `rows_from_view` converts a whole batch)."""
-        return rows_from_view(view)[i]
+@_jit
+def _is_nil(bids, won, s):
+    """Seat `s` bid nil (or blind nil) and has taken no trick yet: the nil still stands."""
+    return bids[s] == 0 and won[s] == 0
 
-    @property
-    def trump_word(self) -> str:
-        """The trump suit in reasons: "spade", "heart", ... ("trump" before it is named)."""
-        return SUIT_NAMES[self.trump][:-1] if self.trump >= 0 else "trump"
 
-    # ------------------------------------------------------------------ seats
-    @property
-    def players(self) -> int:
-        return self.rules.num_players
+@_jit
+def _is_master(t, c, suit, suit_mask):
+    """No unseen card of its suit ranks higher: it wins its suit (if not trumped)."""
+    return t[UNSEEN] & _above(c, suit, suit_mask) == 0
 
-    @property
-    def has_partner(self) -> bool:
-        """RULES.md §6: the one-player-team presets (family, cutthroat) have no partner."""
-        return self.rules.partnerships
 
-    @property
-    def partner(self) -> int:
-        """The partner's seat; without partnerships (RULES.md §6) my own seat, so code that
-        reads the partner's bid or cards sees nothing it could count on twice."""
-        if not self.has_partner:
-            return self.seat
-        return (self.seat + self.players // 2) % self.players
+@_jit
+def _may_ruff(t, voids, seat, s, suit_mask):
+    """Might `seat` trump a lead of suit `s`? Shown void, or the suit is nearly gone
+    (seed 000 "Räkna spadern": at most one card of it left among the other hands)."""
+    trump = t[TRUMP]
+    if s == trump or t[HOLD + seat] & suit_mask[trump] == 0:
+        return False
+    if voids[seat] >> s & 1:
+        return True
+    return _popcount(t[UNSEEN] & suit_mask[s]) <= 1
 
-    @property
-    def team(self) -> int:
-        return self.seat % self.rules.num_teams
 
-    def opponents(self) -> tuple[int, ...]:
-        """Every seat of another team (RULES.md §6: all other seats without partners)."""
-        t = self.rules.num_teams
-        return tuple(s for s in range(self.players) if s % t != self.team)
-
-    def later_seats(self) -> list[int]:
-        """Seats still to play to the current trick after me, in order."""
-        left = self.players - self.trick_size - 1
-        return [(self.seat + k) % self.players for k in range(1, left + 1)]
-
-    def is_nil(self, seat: int) -> bool:
-        """Seat bid nil (or blind nil) and has taken no trick yet: the nil still stands."""
-        return self.bids[seat] == 0 and self.tricks_won[seat] == 0
-
-    # ------------------------------------------------------------------ counting
-    @property
-    def remaining(self) -> int:
-        """Tricks not yet completed, the current one included."""
-        return self.rules.hand_size - self.tricks_played
-
-    def team_need(self, team: int) -> int:
-        """Tricks the team still needs for its contract (<= 0: made; RULES.md §4)."""
-        seats = [s for s in range(self.players) if s % self.rules.num_teams == team]
-        contract = sum(max(self.bids[s], 0) for s in seats)
-        counting = self.rules.nil_tricks == "count"
-        # RULES.md §4 nil_tricks=bags: a nil bidder's tricks do not count for the contract.
-        taken = sum(self.tricks_won[s] for s in seats if counting or self.bids[s] != 0)
-        return contract - taken
-
-    def can_hold(self, seat: int) -> int:
-        """Unseen cards `seat` may hold: none of a suit it has shown void in."""
-        mask = self.unseen
-        for s in range(NUM_SUITS):
-            if self.voids[seat] >> s & 1:
-                mask &= ~SUIT_BITS[s]
-        return mask
-
-    def spades_out(self) -> int:
-        """Seed 000 "Räkna spadern": trumps (spades unless named) still in the other hands."""
-        return (self.unseen & SUIT_BITS[self.trump]).bit_count()
-
-    def is_master(self, card: int) -> bool:
-        """No unseen card of its suit ranks higher: it wins its suit (if not trumped)."""
-        return self.unseen & above(card) == 0
-
-    def may_ruff(self, seat: int, suit: int) -> bool:
-        """Might `seat` trump a lead of `suit`? Shown void, or the suit is nearly gone."""
-        trump = self.trump
-        if suit == trump or self.can_hold(seat) & SUIT_BITS[trump] == 0:
-            return False
-        if self.voids[seat] >> suit & 1:
+@_jit
+def _can_beat_later(t, voids, seat, c, lead, suit, suit_mask):
+    """Could `seat`, still to play, beat card `c` in a trick led in `lead`?"""
+    hold, trump = t[HOLD + seat], t[TRUMP]
+    if suit[c] == lead and lead != trump:
+        if hold & _above(c, suit, suit_mask):
             return True
-        # Seed 000 "Räkna spadern": with at most one card of the suit left among the three
-        # other hands, a player is likely out of it.
-        return (self.unseen & SUIT_BITS[suit]).bit_count() <= 1
-
-    # ------------------------------------------------------------------ the trick
-    def winner(self) -> tuple[int, int]:
-        """(seat, card) winning the current trick so far; (-1, -1) before the lead."""
-        best_seat, best = -1, -1
-        for k in range(self.trick_size):
-            s = (self.leader + k) % self.players
-            c = self.trick[s]
-            if best < 0 or beats(c, best, self.lead_suit, self.trump):
-                best_seat, best = s, c
-        return best_seat, best
-
-    def can_beat_later(self, seat: int, card: int, lead: int) -> bool:
-        """Could `seat`, still to play, beat `card` in a trick led in `lead`?"""
-        hold, trump = self.can_hold(seat), self.trump
-        if SUIT_OF[card] == lead and lead != trump:
-            if hold & above(card):
-                return True
-            return self.may_ruff(seat, lead)
-        if SUIT_OF[card] == trump:
-            higher = hold & above(card)
-            if not higher:
-                return False
-            return lead == trump or self.may_ruff(seat, lead)
-        return False  # a discard never wins
-
-    def sure_win(self, card: int, seats: list[int] | None = None) -> bool:
-        """`card` beats the trick now and no opponent still to play can beat it."""
-        lead = SUIT_OF[card] if self.trick_size == 0 else self.lead_suit
-        _, best = self.winner()
-        if best >= 0 and not beats(card, best, lead, self.trump):
+        return _may_ruff(t, voids, seat, lead, suit_mask)
+    if suit[c] == trump:
+        if not hold & _above(c, suit, suit_mask):
             return False
-        later = self.later_seats() if seats is None else seats
-        return not any(self.can_beat_later(s, card, lead) for s in later if s in self.opponents())
-
-    def winning(self, legal: list[int]) -> list[int]:
-        """The legal cards that beat the current winner (all of them when leading)."""
-        _, best = self.winner()
-        if best < 0:
-            return list(legal)
-        return [c for c in legal if beats(c, best, self.lead_suit, self.trump)]
+        return lead == trump or _may_ruff(t, voids, seat, lead, suit_mask)
+    return False  # a discard never wins
 
 
-def rows_from_view(view: SeatView) -> list[Table]:
-    """Every game of a batched view as a `Table` (one `.tolist()` per field)."""
-    rules = view.rules
-    deck = int(deck_mask(rules))
-    hand = view.hand.tolist()
-    played = view.played.tolist()
-    looking = view.looking.tolist()
-    # RULES.md §6 two_player: cards I looked at and discarded are in nobody's hand.
-    seen = view.seen.tolist()
-    cols = {
-        "seat": view.seat.tolist(),
-        "legal": view.legal.tolist(),
-        "phase": view.phase.tolist(),
-        "bids": view.bids.tolist(),
-        "blind": view.blind.tolist(),
-        "tricks_won": view.tricks_won.tolist(),
-        "trick": view.trick.tolist(),
-        "leader": view.leader.tolist(),
-        "trick_size": view.trick_size.tolist(),
-        "lead_suit": view.lead_suit.tolist(),
-        "tricks_played": view.tricks_played.tolist(),
-        "voids": view.voids.tolist(),
-        "broken": view.broken.tolist(),
-        "scores": view.scores.tolist(),
-        "bags": view.bags.tolist(),
-        "dealer": view.dealer.tolist(),
-        "trump": view.trump.tolist(),
-    }
-    out = []
-    for i in range(view.batch_size):
-        row = {k: v[i] for k, v in cols.items()}
-        out.append(
-            Table(
-                rules=rules,
-                hand=hand[i],
-                played=played[i],
-                unseen=deck & ~played[i] & ~hand[i] & ~seen[i] & ((1 << NUM_CARDS) - 1),
-                looking=looking[i],
-                **row,
-            )
-        )
+@_jit
+def _sure_win(t, voids, c, strt, suit, suit_mask):
+    """`c` beats the trick now and no opponent still to play can beat it."""
+    lead = suit[c] if t[SIZE] == 0 else t[LEAD]
+    best = t[WIN_CARD]
+    if best >= 0 and not strt[c, lead] > strt[best, lead]:
+        return False
+    seats = t[LATER] & t[OPPS]
+    for s in range(t[P]):
+        if seats >> s & 1 and _can_beat_later(t, voids, s, c, lead, suit, suit_mask):
+            return False
+    return True
+
+
+@_jit
+def _sure(t, voids, cs, strt, suit, suit_mask):
+    """The cards of `cs` that win the trick surely (`_sure_win`)."""
+    out = 0
+    while cs:
+        c = _bit_index(cs & -cs)
+        cs &= cs - 1
+        if _sure_win(t, voids, c, strt, suit, suit_mask):
+            out |= 1 << c
     return out
+
+
+@_jit
+def _beating(t, cs, strt):
+    """(the cards of cs that beat the trick's winner, those that do not); when leading
+    (all, none)."""
+    best = t[WIN_CARD]
+    if best < 0:
+        return cs, 0
+    win = 0
+    bits = cs
+    while bits:
+        c = _bit_index(bits & -bits)
+        bits &= bits - 1
+        if strt[c, t[LEAD]] > strt[best, t[LEAD]]:
+            win |= 1 << c
+    return win, cs & ~win
+
+
+@_jit
+def _higher_out(t, c, suit, suit_mask):
+    """Unseen cards of the suit that outrank `c` (0: it is the master)."""
+    return _popcount(t[UNSEEN] & _above(c, suit, suit_mask))
+
+
+@_jit
+def _suit_len(t, s, suit_mask):
+    return _popcount(t[HAND] & suit_mask[s])
+
+
+@_jit
+def _max_danger(t, cs, rank, suit, suit_mask):
+    """The card most likely to win a trick later: fewest higher cards out, then rank."""
+    best, best_k = -1, -(1 << 30)
+    while cs:
+        c = _bit_index(cs & -cs)
+        cs &= cs - 1
+        k = -_higher_out(t, c, suit, suit_mask) * 100 + rank[c]
+        if k > best_k:
+            best, best_k = c, k
+    return best
+
+
+@_jit
+def _max_rank(cs, rank):
+    best, best_k = -1, -1
+    while cs:
+        c = _bit_index(cs & -cs)
+        cs &= cs - 1
+        if rank[c] > best_k:
+            best, best_k = c, rank[c]
+    return best
+
+
+@_jit
+def _void_among(seats, voids, s, n):
+    """Whether a seat of the bit set `seats` (of `n` seats) has shown a void in suit `s`."""
+    for o in range(n):  # noqa: SIM110 (numba compiles no generator expressions)
+        if seats >> o & 1 and voids[o] >> s & 1:
+            return True
+    return False
+
+
+@_jit
+def _ruffed(t, voids, s, suit_mask):
+    """Might an opponent trump a lead of suit `s`?"""
+    for o in range(t[P]):  # noqa: SIM110 (numba compiles no generator expressions)
+        if t[OPPS] >> o & 1 and _may_ruff(t, voids, o, s, suit_mask):
+            return True
+    return False

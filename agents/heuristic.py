@@ -8,10 +8,11 @@ and plays), with its nil sections, is the whole playbook:
   made; nil on low hands; blind nil only as a rescue when far behind; in RULES.md §6
   auction, count the hand with the trump suit it would name when it may win the
   auction, more cautiously otherwise, and name the suit of best length and honours;
-- card play (`agents.heuristic_play`): second hand low, third hand high enough, win
-  cheaply, duck when the contract is safe, keep trumps for the right trick, count the
-  spades, protect a partner's nil, set the opponents' nil, feed bags when set;
-- card counting (`agents.card_tracking`): only what the seat has seen.
+- card play (`agents.heuristic_play`, compiled, with the counting of
+  `agents.card_tracking`: only what the seat has seen): second hand low, third
+  hand high enough, win cheaply, duck when the contract is safe, keep trumps for the
+  right trick, count the spades, protect a partner's nil, set the opponents' nil, feed
+  bags when set.
 
 The agent is deterministic (the seed is kept for the interface). `explain(view)` gives
 the reason for each game's decision, quoting the rule; `last_reasons` keeps those of the
@@ -32,10 +33,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
-from agents.card_tracking import Table, rows_from_view
 from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass, choose_trump
 from agents.heuristic_draw import choose_draw
-from agents.heuristic_play import choose_card
+from agents.heuristic_play import choose_cards, reason_text
+from agents.seat_table import Table, rows_from_view
 from spades_env.cards import BID_BASE
 from spades_env.observation import SeatView
 from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY, TRUMP
@@ -60,11 +61,9 @@ class HeuristicAgent(BaseAgent):
         self.last_reasons: list[str] = []
 
     def decide(self, t: Table) -> tuple[int, str]:
-        """One game: (action, reason)."""
+        """One game before or outside the card play: (action, reason)."""
         if t.legal == 0:
             return 0, "no legal action: not this seat's turn, or the game is over"
-        if t.phase == PLAY:
-            return choose_card(t)
         if t.phase == BID:
             bid, why = choose_bid(t, self.aggression, self.nil_risk)
             if not t.legal >> bid & 1:
@@ -87,16 +86,29 @@ class HeuristicAgent(BaseAgent):
             return choose_trump(t)  # RULES.md §6 auction
         return 0, "game over"  # DONE: the engine ignores the action
 
+    def _decide_all(self, view: SeatView) -> tuple[npt.NDArray[np.int64], list[str]]:
+        """Every game's action and reason: the card play in one compiled call, the other
+        decisions one game at a time."""
+        actions = np.zeros(view.batch_size, dtype=np.int64)
+        reasons = [""] * view.batch_size
+        play = (view.phase == PLAY) & (view.legal != 0)
+        rows = np.flatnonzero(play)
+        if rows.size:
+            out = choose_cards(view, rows)
+            actions[rows] = out[rows, 0]
+            trump = view.trump.tolist()
+            for i, (ctx, why, need) in zip(rows.tolist(), out[rows, 1:].tolist(), strict=True):
+                reasons[i] = reason_text(ctx, why, need, trump[i])
+        rest = np.flatnonzero(~play)
+        for i, t in zip(rest.tolist(), rows_from_view(view, rest), strict=True):
+            actions[i], reasons[i] = self.decide(t)
+        return actions, reasons
+
     def explain(self, view: SeatView) -> list[str]:
         """The reason for each game's decision, quoting the rule that chose it."""
-        return [self.decide(t)[1] for t in rows_from_view(view)]
+        return self._decide_all(view)[1]
 
     def act(self, view: SeatView, obs, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         del obs, mask  # the view carries the legal bits
-        out = np.zeros(view.batch_size, dtype=np.int64)
-        reasons = []
-        for i, t in enumerate(rows_from_view(view)):
-            out[i], why = self.decide(t)
-            reasons.append(why)
-        self.last_reasons = reasons
-        return out
+        actions, self.last_reasons = self._decide_all(view)
+        return actions

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from agents.card_tracking import SUIT_BITS, SUIT_OF, Table, cards, highest
+from agents.seat_table import SUIT_BITS, SUIT_OF, Table, cards, highest
 from spades_env.cards import (
     BLIND_NIL,
     CARD_RANK,

@@ -10,7 +10,7 @@ side suit wins no trick, and the blind card is at least as likely to be useful.
 
 from __future__ import annotations
 
-from agents.card_tracking import Table
+from agents.seat_table import Table
 from spades_env.cards import CARD_RANK, CARD_SUIT, DRAW_DISCARD, DRAW_KEEP, SPADES, card_to_str
 
 _SPADE_FROM = 6  # rank index of the 8

@@ -1,294 +1,633 @@
-"""The heuristic agent's card play: one card per decision, with the rule that chose it.
+"""The heuristic agent's card play, compiled: one card per decision, with the rule that
+chose it.
 
 The rules come from seed 000 ("Så bjuder och spelar den som vill vinna", "Så täcker
 partnern ett noll-bud", "Spara spadern till rätt stick", "Räkna spadern", "Bet") and
-the whist-family maxims issue 4 names ("second hand low", "third hand high enough",
-"win cheaply"). In order of priority:
+the whist-family maxims "second hand low", "third hand high enough", "win cheaply". In
+order of priority:
 
-1. I bid nil: never win a trick (`play_nil`).
-2. Partner bid nil: protect it (`protect_nil`): cash high cards early, overtake the
+1. I bid nil: never win a trick (`_play_nil`).
+2. Partner bid nil: protect it (`_protect_nil`): cash high cards early, overtake the
    partner's card, lead suits the partner is void in.
-3. An opponent bid nil: set it (`set_nil`): lead low toward the nil bidder and never
+3. An opponent bid nil: set it (`_set_nil`): lead low toward the nil bidder and never
    overtake a nil bidder's card.
-4. Otherwise play for the contract (`play_contract`): take tricks while the team needs
+4. Otherwise play for the contract (`_play_contract`): take tricks while the team needs
    them (second hand low, third hand high enough, win cheaply, trump when void, keep
    trumps for the right trick, draw trumps with long spades); duck once the contract is
    safe, to avoid bags; when the contract is lost, feed bags to the opponents.
 
-"Spades" above means the trump: spades, or in RULES.md §6 auction the named suit
-(`Table.trump`), which takes every role spades have here.
+"Spades" above means the trump: spades, or in RULES.md §6 auction the named suit, which
+takes every role spades have here. The counting is `agents.card_tracking`'s.
 
-`choose_card(t)` returns `(card, reason)`; the reason quotes the rule.
+Every choice records its reason in the decision array: `t[CTX]` the situation (the
+prefix), `t[WHY]` the rule (`WHYS`), `t[NEED]` the tricks the team needs; `reason_text`
+turns them into the sentence `HeuristicAgent.explain` gives.
+
+`choose_cards` decides every card-play game of a `SeatView` in one call (the agent's
+`act`); `play_out_state` plays every game of an engine `State` in card play to the end
+of the hand with it (PIMC's heuristic rollouts).
 """
 
 from __future__ import annotations
 
-from agents.card_tracking import SUIT_BITS, SUIT_OF, Table, above, beats, cards
-from spades_env.cards import CARD_RANK
+import numpy as np
+import numpy.typing as npt
 
-RANK: list[int] = [int(r) for r in CARD_RANK]
-Choice = tuple[int, str]
+from agents.card_tracking import (
+    CTX,
+    HAND,
+    HAND_SIZE,
+    HOLD,
+    LATER,
+    LEAD,
+    LEADER,
+    LEGAL,
+    NEED,
+    NIL_COUNTS,
+    NT,
+    OPPS,
+    PARTNER,
+    PARTNERS,
+    SEAT,
+    SIZE,
+    TEAMS,
+    TRICKS,
+    TRUMP,
+    UNSEEN,
+    WHY,
+    WIN_CARD,
+    WIN_SEAT,
+    P,
+    _beating,
+    _can_beat_later,
+    _high,
+    _high_bit,
+    _higher_out,
+    _is_master,
+    _is_nil,
+    _low,
+    _max_danger,
+    _max_rank,
+    _prepare,
+    _ruffed,
+    _side,
+    _suit_len,
+    _sure,
+    _team_need,
+    _void_among,
+)
+from agents.search_kernel import (
+    _CLUB2,
+    _RANK,
+    _SUIT,
+    _SUIT_MASK,
+    _bit_index,
+    _jit,
+    _legal_cards,
+    _play_card,
+    _popcount,
+)
+from spades_env.auction import TRUMP_STRENGTH
+from spades_env.cards import NUM_SUITS, SUIT_NAMES
+from spades_env.observation import SeatView
+from spades_env.state import deck_mask
+
+#: (NUM_SUITS, C, NUM_SUITS) trick strength by trump, card and led suit (RULES.md §3)
+_TSTR = TRUMP_STRENGTH.astype(np.int64)
+_ALL_SUITS = (1 << NUM_SUITS) - 1
+
+# ----------------------------------------------------------------------------- reasons
+#: the situation a card is chosen in (`t[CTX]`): the first part of the reason
+CONTEXTS = (
+    "",
+    'seed 000 "Noll-budet": take no trick',
+    'seed 000 "Så täcker partnern ett noll-bud"',
+    "set the opponents' nil",
+    'seed 000 "Bet": our contract is lost, set theirs',
+    "contract made: take tricks to set the opponents",
+    "the team needs {need} more tricks",
+    'seed 000 "Bet": contract lost, feed the opponents bags',
+    'seed 000 "Säckar": contract made, duck to avoid bags',
+)
+_NIL, _PROTECT, _SET_NIL, _BET_SET, _MADE_SET, _NEED, _BET_FEED, _BAGS = range(1, 9)
+#: the rule that chose the card (`t[WHY]`); the first `_WHOLE` are whole reasons, the
+#: rest follow the situation after a colon; {trump} is the trump suit's word ("spade")
+WHYS = (
+    "the only legal card",
+    'seed 000 "Spara spadern till rätt stick": discard a worthless low card',
+    "partner's card holds: play low",
+    "partner's card holds: discard low",
+    # duck
+    "lead my lowest card",
+    "play the highest loser",
+    "play low, someone may still overtake",
+    "the trick is mine anyway, shed my highest card",
+    # my nil
+    "lead a low card from my safest suit",
+    "void, shed a danger card",
+    "highest card under the winner",
+    "play low and hope to be overtaken",
+    "forced to win; shed my highest card",
+    # the partner's nil
+    "lead a suit the partner is void in",
+    "cash a high card early",
+    "lead high so the partner can duck",
+    "overtake the partner's card",
+    "cannot overtake the partner",
+    "win it surely so the partner can duck",
+    "play high so the partner can duck under",
+    "cannot win it, play low",
+    # the opponents' nil
+    "lead low toward the nil bidder",
+    "do not overtake the nil bidder",
+    "forced over the nil bidder, as low as I can",
+    "play low, leave the nil bidder room to win",
+    # take
+    '"win cheaply" with the lowest sure winner',
+    '"second hand low"',
+    '"third hand high enough" to beat the trick',
+    "cannot win the trick, play my lowest card",
+    "void, trump with the lowest {trump} that wins",
+    "void, trump low (no one after me has shown out)",
+    # lead to take
+    "long {trump}s and the top: draw trumps",
+    "cash a sure winner",
+    "lead a suit the partner can ruff",
+    "lead a singleton to ruff that suit later",
+    "lead low from my longest suit",
+    "only {trump}s left, cash the top one",
+    "only {trump}s left, lead the lowest",
+)
+_WHOLE = 4
+(
+    _ONLY, _DISCARD, _HOLDS_LOW, _HOLDS_DISCARD,
+    _D_LEAD, _D_LOSER, _D_LOW, _D_SHED,
+    _N_LEAD, _N_VOID, _N_UNDER, _N_LOW, _N_FORCED,
+    _P_VOID, _P_CASH, _P_LEAD_HIGH, _P_OVERTAKE, _P_CANNOT_OVERTAKE, _P_SURE, _P_HIGH, _P_LOW,
+    _S_LEAD, _S_UNDER, _S_FORCED, _S_LOW,
+    _T_CHEAP, _T_SECOND, _T_THIRD, _T_LOW, _T_RUFF_SURE, _T_RUFF_LOW,
+    _L_DRAW, _L_CASH, _L_PARTNER_RUFF, _L_SINGLETON, _L_LONG, _L_TOP_TRUMP, _L_LOW_TRUMP,
+) = range(len(WHYS))  # fmt: skip
 
 
-# ----------------------------------------------------------------------------- helpers
-def low(t: Table, cs: list[int]) -> int:
-    """The lowest card, a non-trump before a trump of the same rank."""
-    return min(cs, key=lambda c: (RANK[c], SUIT_OF[c] == t.trump, c))
+def reason_text(ctx: int, why: int, need: int, trump: int) -> str:
+    """The sentence of a recorded reason (`t[CTX]`, `t[WHY]`, `t[NEED]`, the trump)."""
+    word = SUIT_NAMES[trump][:-1] if trump >= 0 else "trump"
+    rule = WHYS[why].format(trump=word)
+    if why < _WHOLE:
+        return rule
+    return f"{CONTEXTS[ctx].format(need=need)}: {rule}"
 
 
-def high(t: Table, cs: list[int]) -> int:
-    return max(cs, key=lambda c: (RANK[c], SUIT_OF[c] == t.trump, c))
+@_jit
+def _say(t, why, card):
+    """Record the rule `why` and return the card it chose."""
+    t[WHY] = why
+    return card
 
 
-def side(t: Table, cs: list[int]) -> list[int]:
-    """The non-trumps (non-spades unless another suit is named) among `cs`, or all."""
-    out = [c for c in cs if SUIT_OF[c] != t.trump]
-    return out or cs
+# ----------------------------------------------------------------------------- play
+@_jit
+def _discard_low(t, legal, rank, suit, suit_mask, tmask):
+    """Throw the least useful card: no trump, no master, the lowest, from the shortest
+    side suit."""
+    cs = _side(legal, tmask)
+    best, best_k = -1, 1 << 30
+    while cs:
+        c = _bit_index(cs & -cs)
+        cs &= cs - 1
+        k = _is_master(t, c, suit, suit_mask) * 10000 + rank[c] * 100
+        k += _suit_len(t, suit[c], suit_mask)
+        if k < best_k:
+            best, best_k = c, k
+    return best
 
 
-def suit_len(t: Table, suit: int) -> int:
-    return (t.hand & SUIT_BITS[suit]).bit_count()
-
-
-def higher_out(t: Table, card: int) -> int:
-    """Unseen cards of the suit that outrank `card` (0: it is the master)."""
-    return (t.unseen & above(card)).bit_count()
-
-
-def danger_key(t: Table, card: int) -> tuple[int, int]:
-    """Sorts cards by how likely they are to win a trick later (most dangerous last)."""
-    return (-higher_out(t, card), RANK[card])
-
-
-def losers(t: Table, legal: list[int]) -> list[int]:
-    """Legal cards that cannot win the trick now (below the card winning it)."""
-    _, best = t.winner()
-    if best < 0:
-        return []
-    return [c for c in legal if not beats(c, best, t.lead_suit, t.trump)]
-
-
-def discard_low(t: Table, legal: list[int]) -> Choice:
-    """Throw the least useful card: no spade, no master, from the shortest side suit."""
-    pool = side(t, legal)
-    card = min(pool, key=lambda c: (t.is_master(c), RANK[c], suit_len(t, SUIT_OF[c])))
-    return card, 'seed 000 "Spara spadern till rätt stick": discard a worthless low card'
-
-
-def duck(t: Table, legal: list[int], why: str) -> Choice:
-    """Lose the trick with the most dangerous card that still loses (sheds future winners)."""
-    if t.trick_size == 0:
-        # Lead the card most certain to be beaten: many unseen cards above it, no spade.
-        card = max(side(t, legal), key=lambda c: (higher_out(t, c), -RANK[c]))
-        return card, f"{why}: lead my lowest card"
-    lose = losers(t, legal)
+@_jit
+def _duck(t, legal, rank, suit, suit_mask, tmask, strt):
+    """Lose the trick with the most dangerous card that still loses (sheds future
+    winners)."""
+    if t[SIZE] == 0:
+        # lead the card most certain to be beaten: many unseen cards above it, no trump
+        cs = _side(legal, tmask)
+        best, best_k = -1, -(1 << 30)
+        while cs:
+            c = _bit_index(cs & -cs)
+            cs &= cs - 1
+            k = _higher_out(t, c, suit, suit_mask) * 100 - rank[c]
+            if k > best_k:
+                best, best_k = c, k
+        return _say(t, _D_LEAD, best)
+    _, lose = _beating(t, legal, strt)
     if lose:
-        non_spade = [c for c in lose if SUIT_OF[c] != t.trump] or lose
-        return max(non_spade, key=lambda c: danger_key(t, c)), f"{why}: play the highest loser"
-    if t.later_seats():
-        return low(t, legal), f"{why}: play low, someone may still overtake"
-    return high(t, legal), f"{why}: the trick is mine anyway, shed my highest card"
+        non_trump = lose & ~tmask
+        card = _max_danger(t, non_trump if non_trump else lose, rank, suit, suit_mask)
+        return _say(t, _D_LOSER, card)
+    if t[LATER]:
+        return _say(t, _D_LOW, _low(legal, rank, tmask))
+    return _say(t, _D_SHED, _high(legal, rank, tmask))
 
 
-# ----------------------------------------------------------------------------- nil
-def play_nil(t: Table, legal: list[int]) -> Choice:
+@_jit
+def _play_nil(t, legal, rank, suit, suit_mask, tmask, strt):
     """seed 000 "Noll-budet": I promised no trick; duck every trick."""
-    why = 'seed 000 "Noll-budet": take no trick'
-    if t.trick_size == 0:
-        # Lead a card sure to be beaten, from the suit whose top card is safest: leading
-        # the low card of a short suit would leave its high card bare.
-        def key(c: int) -> tuple[int, int, int]:
-            top = t.hand & SUIT_BITS[SUIT_OF[c]]
-            return (min(higher_out(t, c), 3), higher_out(t, top.bit_length() - 1), -RANK[c])
-
-        return max(side(t, legal), key=key), f"{why}: lead a low card from my safest suit"
-    lose = losers(t, legal)
+    t[CTX] = _NIL
+    if t[SIZE] == 0:
+        # lead a card sure to be beaten, from the suit whose top card is safest: leading
+        # the low card of a short suit would leave its high card bare
+        cs = _side(legal, tmask)
+        best, best_k = -1, -(1 << 30)
+        while cs:
+            c = _bit_index(cs & -cs)
+            cs &= cs - 1
+            top = _high_bit(t[HAND] & suit_mask[suit[c]])
+            k = (
+                min(_higher_out(t, c, suit, suit_mask), 3) * 10000
+                + _higher_out(t, top, suit, suit_mask) * 100
+                - rank[c]
+            )
+            if k > best_k:
+                best, best_k = c, k
+        return _say(t, _N_LEAD, best)
+    _, lose = _beating(t, legal, strt)
     if lose:
-        if SUIT_OF[lose[0]] != t.lead_suit:
-            # Void: throw the card most likely to win a trick later (a high side card).
-            pool = side(t, lose)
-            return max(pool, key=lambda c: danger_key(t, c)), f"{why}: void, shed a danger card"
-        return max(lose, key=lambda c: RANK[c]), f"{why}: highest card under the winner"
-    if t.later_seats():
-        return low(t, legal), f"{why}: play low and hope to be overtaken"
-    return high(t, legal), f"{why}: forced to win; shed my highest card"
+        if suit[_bit_index(lose & -lose)] != t[LEAD]:
+            # void: throw the card most likely to win a trick later (a high side card)
+            card = _max_danger(t, _side(lose, tmask), rank, suit, suit_mask)
+            return _say(t, _N_VOID, card)
+        return _say(t, _N_UNDER, _max_rank(lose, rank))
+    if t[LATER]:
+        return _say(t, _N_LOW, _low(legal, rank, tmask))
+    return _say(t, _N_FORCED, _high(legal, rank, tmask))
 
 
-def protect_nil(t: Table, legal: list[int]) -> Choice:
+@_jit
+def _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask, strt):
     """seed 000 "Så täcker partnern ett noll-bud": take the tricks myself."""
-    why = 'seed 000 "Så täcker partnern ett noll-bud"'
-    p = t.partner
-    if t.trick_size == 0:
-        # "Spela också ut färger där partnern är kort": partner discards instead.
-        void = [c for c in legal if t.voids[p] >> SUIT_OF[c] & 1 and SUIT_OF[c] != t.trump]
-        if void:
-            return high(t, void), f"{why}: lead a suit the partner is void in"
-        # "Spela dina höga kort tidigt": cash masters while the partner can still unload.
-        masters = [c for c in legal if t.is_master(c)]
-        if masters:
-            return high(t, side(t, masters)), f"{why}: cash a high card early"
-        # Lead high so the partner can play under it.
-        return high(t, side(t, legal)), f"{why}: lead high so the partner can duck"
-    seat, _ = t.winner()
-    win = t.winning(legal)
-    if seat == p:
+    t[CTX] = _PROTECT
+    p = t[PARTNER]
+    if t[SIZE] == 0:
+        void, masters = 0, 0
+        bits = legal
+        while bits:
+            c = _bit_index(bits & -bits)
+            bits &= bits - 1
+            if voids[p] >> suit[c] & 1 and suit[c] != t[TRUMP]:
+                void |= 1 << c
+            if _is_master(t, c, suit, suit_mask):
+                masters |= 1 << c
+        if void:  # "Spela också ut färger där partnern är kort": partner discards
+            return _say(t, _P_VOID, _high(void, rank, tmask))
+        if masters:  # "Spela dina höga kort tidigt": cash while the partner can unload
+            return _say(t, _P_CASH, _high(_side(masters, tmask), rank, tmask))
+        return _say(t, _P_LEAD_HIGH, _high(_side(legal, tmask), rank, tmask))
+    win, _ = _beating(t, legal, strt)
+    if t[WIN_SEAT] == p:
+        if win:  # "Lägg alltid över partnerns kort när du kan"
+            return _say(t, _P_OVERTAKE, _low(win, rank, tmask))
+        return _say(t, _P_CANNOT_OVERTAKE, _low(legal, rank, tmask))
+    if t[LATER] >> p & 1:
         if win:
-            # "Lägg alltid över partnerns kort när du kan".
-            return low(t, win), f"{why}: overtake the partner's card"
-        return low(t, legal), f"{why}: cannot overtake the partner"
-    if p in t.later_seats():
-        if win:
-            sure = [c for c in win if t.sure_win(c)]
+            sure = _sure(t, voids, win, strt, suit, suit_mask)
             if sure:
-                return low(t, sure), f"{why}: win it surely so the partner can duck"
-            return high(t, win), f"{why}: play high so the partner can duck under"
-        return low(t, legal), f"{why}: cannot win it, play low"
-    return play_contract(t, legal)
+                return _say(t, _P_SURE, _low(sure, rank, tmask))
+            return _say(t, _P_HIGH, _high(win, rank, tmask))
+        return _say(t, _P_LOW, _low(legal, rank, tmask))
+    return _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask, strt)
 
 
-def set_nil(t: Table, legal: list[int], nils: list[int]) -> Choice | None:
-    """Set an opponent's nil: lead low toward it, never overtake its card."""
-    why = "set the opponents' nil"
-    if t.trick_size == 0:
-        # Lead low toward the nil bidder, in a suit it still holds.
-        pool = [c for c in legal if not any(t.voids[n] >> SUIT_OF[c] & 1 for n in nils)]
-        pool = side(t, pool) if pool else []
+@_jit
+def _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask, strt):
+    """The card that sets an opponent's nil (lead low toward it, never overtake its
+    card), or -1 to play for the contract instead."""
+    t[CTX] = _SET_NIL
+    if t[SIZE] == 0:  # lead low toward the nil bidder, in a suit it still holds
+        pool = 0
+        bits = legal
+        while bits:
+            c = _bit_index(bits & -bits)
+            bits &= bits - 1
+            if not _void_among(nils, voids, suit[c], t[P]):
+                pool |= 1 << c
+        if pool:
+            pool = _side(pool, tmask)
         if not pool:
-            return None
-        card = min(pool, key=lambda c: (RANK[c], c))
-        if RANK[card] > 7:
-            return None  # no low card to lead: play for the contract
-        return card, f"{why}: lead low toward the nil bidder"
-    seat, _ = t.winner()
-    if seat in nils:
-        # Don't overtake a nil bidder's card.
-        lose = losers(t, legal)
+            return -1
+        card, best_k = -1, 1 << 30  # the lowest rank, the first card among equals
+        while pool:
+            c = _bit_index(pool & -pool)
+            pool &= pool - 1
+            if rank[c] < best_k:
+                card, best_k = c, rank[c]
+        if rank[card] > 7:
+            return -1  # no low card to lead
+        return _say(t, _S_LEAD, card)
+    seat = t[WIN_SEAT]
+    if seat >= 0 and nils >> seat & 1:  # never overtake a nil bidder's card
+        _, lose = _beating(t, legal, strt)
         if lose:
-            return max(lose, key=lambda c: RANK[c]), f"{why}: do not overtake the nil bidder"
-        return low(t, legal), f"{why}: forced over the nil bidder, as low as I can"
-    if any(n in t.later_seats() for n in nils) and seat != t.partner:
-        # The nil bidder plays after me: keep the trick low so it may be forced to win.
-        follow = [c for c in legal if SUIT_OF[c] == t.lead_suit]
+            return _say(t, _S_UNDER, _max_rank(lose, rank))
+        return _say(t, _S_FORCED, _low(legal, rank, tmask))
+    if t[LATER] & nils and seat != t[PARTNER]:
+        # the nil bidder plays after me: keep the trick low so it may be forced to win
+        follow = legal & suit_mask[t[LEAD]]
         if follow:
-            return low(t, follow), f"{why}: play low, leave the nil bidder room to win"
-    return None
+            return _say(t, _S_LOW, _low(follow, rank, tmask))
+    return -1
 
 
-# ----------------------------------------------------------------------------- contract
-def play_contract(t: Table, legal: list[int]) -> Choice:
-    """Play for the team's contract: take, duck, or feed bags (see the module docstring)."""
-    need = t.team_need(t.team)
-    # RULES.md §6 one-player teams: the opponent closest to a contract stands for them all.
-    opp_need = max(t.team_need(u) for u in range(t.rules.num_teams) if u != t.team)
-    rem = t.remaining
-    to_set = rem - opp_need + 1  # tricks we need to set the opponents
+@_jit
+def _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask, strt):
+    """Play for the team's contract: take, duck, or feed bags (module doc)."""
+    team = t[SEAT] % t[TEAMS]
+    need = _team_need(t, bids, won, team)
+    # RULES.md §6 one-player teams: the opponent closest to a contract stands for them all
+    opp_need = -(1 << 30)
+    for u in range(t[TEAMS]):
+        if u != team:
+            opp_need = max(opp_need, _team_need(t, bids, won, u))
+    rem = t[HAND_SIZE] - t[TRICKS]
+    set_them = opp_need > 0 and rem - opp_need + 1 <= 2  # two tricks or fewer set them
+    t[NEED] = need
     if need > rem:
-        if opp_need > 0 and to_set <= 2:
-            return take(t, legal, 'seed 000 "Bet": our contract is lost, set theirs')
-        return duck(t, legal, 'seed 000 "Bet": contract lost, feed the opponents bags')
-    if need <= 0:
-        if opp_need > 0 and to_set <= 2:
-            return take(t, legal, "contract made: take tricks to set the opponents")
-        return duck(t, legal, 'seed 000 "Säckar": contract made, duck to avoid bags')
-    return take(t, legal, f"the team needs {need} more tricks")
+        t[CTX] = _BET_SET if set_them else _BET_FEED
+    elif need <= 0:
+        t[CTX] = _MADE_SET if set_them else _BAGS
+    else:
+        t[CTX] = _NEED
+    if t[CTX] == _BET_FEED or t[CTX] == _BAGS:
+        return _duck(t, legal, rank, suit, suit_mask, tmask, strt)
+    return _take(t, voids, legal, rank, suit, suit_mask, tmask, strt)
 
 
-def take(t: Table, legal: list[int], why: str) -> Choice:
+@_jit
+def _take(t, voids, legal, rank, suit, suit_mask, tmask, strt):
     """Win the tricks the team needs, as cheaply as possible."""
-    if t.trick_size == 0:
-        return lead_to_take(t, legal, why)
-    seat, best = t.winner()
-    follow = SUIT_OF[legal[0]] == t.lead_suit
-    later = t.later_seats()
-    if seat == t.partner and not any(t.can_beat_later(s, best, t.lead_suit) for s in later):
-        if follow:
-            return low(t, legal), "partner's card holds: play low"
-        return discard_low(t, legal)[0], "partner's card holds: discard low"
-    win = t.winning(legal)
-    sure = [c for c in win if t.sure_win(c)]
+    if t[SIZE] == 0:
+        return _lead_to_take(t, voids, legal, rank, suit, suit_mask, tmask)
+    seat, best = t[WIN_SEAT], t[WIN_CARD]
+    follow = suit[_bit_index(legal & -legal)] == t[LEAD]
+    later = t[LATER]
+    partner = t[PARTNER]
+    if seat == partner:
+        beaten = False
+        for s in range(t[P]):
+            if later >> s & 1 and _can_beat_later(t, voids, s, best, t[LEAD], suit, suit_mask):
+                beaten = True
+        if not beaten:
+            if follow:
+                return _say(t, _HOLDS_LOW, _low(legal, rank, tmask))
+            card = _discard_low(t, legal, rank, suit, suit_mask, tmask)
+            return _say(t, _HOLDS_DISCARD, card)
+    win, _ = _beating(t, legal, strt)
+    sure = _sure(t, voids, win, strt, suit, suit_mask)
     if follow:
         if sure:
-            return low(t, sure), f'{why}: "win cheaply" with the lowest sure winner'
-        if t.trick_size == 1:
-            return low(t, legal), f'{why}: "second hand low"'
-        if win and seat != t.partner:
-            return high(t, win), f'{why}: "third hand high enough" to beat the trick'
-        return low(t, legal), f"{why}: cannot win the trick, play my lowest card"
-    # Void in the led suit: trump, with the lowest spade that wins.
-    trumps = [c for c in sure if SUIT_OF[c] == t.trump]
-    if trumps:
-        return low(t, trumps), f"{why}: void, trump with the lowest {t.trump_word} that wins"
-    trumps = [c for c in win if SUIT_OF[c] == t.trump]
-    shown = any(t.voids[s] >> t.lead_suit & 1 for s in later if s != t.partner)
-    if trumps and not shown:
-        # Nobody after me has shown out of the suit: an over-ruff is only a risk.
-        return low(t, trumps), f"{why}: void, trump low (no one after me has shown out)"
-    return discard_low(t, legal)
+            return _say(t, _T_CHEAP, _low(sure, rank, tmask))
+        if t[SIZE] == 1:
+            return _say(t, _T_SECOND, _low(legal, rank, tmask))
+        if win and seat != partner:
+            return _say(t, _T_THIRD, _high(win, rank, tmask))
+        return _say(t, _T_LOW, _low(legal, rank, tmask))
+    # void in the led suit: trump, with the lowest trump that wins
+    if sure & tmask:
+        return _say(t, _T_RUFF_SURE, _low(sure & tmask, rank, tmask))
+    shown = False
+    for s in range(t[P]):
+        if later >> s & 1 and s != partner and voids[s] >> t[LEAD] & 1:
+            shown = True
+    if win & tmask and not shown:  # nobody after me has shown out: an over-ruff is a risk
+        return _say(t, _T_RUFF_LOW, _low(win & tmask, rank, tmask))
+    return _say(t, _DISCARD, _discard_low(t, legal, rank, suit, suit_mask, tmask))
 
 
-def lead_to_take(t: Table, legal: list[int], why: str) -> Choice:
+@_jit
+def _lead_to_take(t, voids, legal, rank, suit, suit_mask, tmask):
     """Lead to win tricks: draw trumps, cash winners, set up ruffs, else lead low."""
-    spades = [c for c in legal if SUIT_OF[c] == t.trump]
-    sides = [c for c in legal if SUIT_OF[c] != t.trump]
-    mine = (t.hand & SUIT_BITS[t.trump]).bit_count()
-    out = t.spades_out()
-    if spades and out and t.is_master(max(spades)) and mine >= out:
-        # seed 000 "Har du däremot lång trumf och toppkorten": draw the spades early.
-        return max(spades), f"{why}: long {t.trump_word}s and the top: draw trumps"
-    opps = t.opponents()
-
-    def ruffed(suit: int) -> bool:
-        return any(t.may_ruff(o, suit) for o in opps)
-
-    masters = [c for c in sides if t.is_master(c) and not ruffed(SUIT_OF[c])]
+    trumps, sides = legal & tmask, legal & ~tmask
+    mine = _popcount(t[HAND] & tmask)
+    out = _popcount(t[UNSEEN] & tmask)
+    if trumps and out:
+        top = _high_bit(trumps)
+        if _is_master(t, top, suit, suit_mask) and mine >= out:
+            # seed 000 "Har du däremot lång trumf och toppkorten": draw the trumps early
+            return _say(t, _L_DRAW, top)
+    p = t[PARTNER]
+    masters, partner_ruffs, safe = 0, 0, 0
+    bits = sides
+    while bits:
+        c = _bit_index(bits & -bits)
+        bits &= bits - 1
+        if _is_master(t, c, suit, suit_mask) and not _ruffed(t, voids, suit[c], suit_mask):
+            masters |= 1 << c
+        if t[PARTNERS] and voids[p] >> suit[c] & 1 and t[HOLD + p] & tmask:
+            partner_ruffs |= 1 << c
+        if not _void_among(t[OPPS], voids, suit[c], t[P]):
+            safe |= 1 << c  # no lead into an opponent's void: a cheap ruff for them
     if masters:
-        # Cash a sure winner; with no spade left outside, every master is as good as an
-        # ace (seed 000 "Räkna spadern").
-        return high(t, masters), f"{why}: cash a sure winner"
-    p = t.partner
-    partner_ruffs = [
-        c
-        for c in sides
-        if t.has_partner and t.voids[p] >> SUIT_OF[c] & 1 and t.can_hold(p) & SUIT_BITS[t.trump]
-    ]
+        # a sure winner; with no trump left outside, every master is as good as an ace
+        # (seed 000 "Räkna spadern")
+        return _say(t, _L_CASH, _high(masters, rank, tmask))
     if partner_ruffs:
-        return low(t, partner_ruffs), f"{why}: lead a suit the partner can ruff"
-    # No lead into an opponent's void: it would hand them a cheap ruff.
-    safe = [c for c in sides if not any(t.voids[o] >> SUIT_OF[c] & 1 for o in opps)] or sides
+        return _say(t, _L_PARTNER_RUFF, _low(partner_ruffs, rank, tmask))
+    if not safe:
+        safe = sides
     if safe and mine >= 1:
-        single = [c for c in safe if suit_len(t, SUIT_OF[c]) == 1 and not t.is_master(c)]
-        if single and RANK[single[0]] < 10:
-            return low(t, single), f"{why}: lead a singleton to ruff that suit later"
+        single = 0
+        bits = safe
+        while bits:
+            c = _bit_index(bits & -bits)
+            bits &= bits - 1
+            if _suit_len(t, suit[c], suit_mask) == 1 and not _is_master(t, c, suit, suit_mask):
+                single |= 1 << c
+        if single and rank[_bit_index(single & -single)] < 10:
+            return _say(t, _L_SINGLETON, _low(single, rank, tmask))
     if safe:
-        # Lead low from a long suit not headed by a king or queen that waits to be guarded.
-        def key(c: int) -> tuple[bool, int, int]:
-            top = max(x for x in safe if SUIT_OF[x] == SUIT_OF[c])
-            unguarded = higher_out(t, top) > 0 and RANK[top] >= 10
-            return (unguarded, -suit_len(t, SUIT_OF[c]), RANK[c])
-
-        return min(safe, key=key), f"{why}: lead low from my longest suit"
-    masters = [c for c in spades if t.is_master(c)]
+        # low from a long suit not headed by a king or queen that waits to be guarded:
+        # the least by (unguarded top, -length, rank)
+        best, best_k = -1, 1 << 30
+        bits = safe
+        while bits:
+            c = _bit_index(bits & -bits)
+            bits &= bits - 1
+            top = _high_bit(safe & suit_mask[suit[c]])
+            unguarded = _higher_out(t, top, suit, suit_mask) > 0 and rank[top] >= 10
+            k = unguarded * 10000 - _suit_len(t, suit[c], suit_mask) * 100 + rank[c]
+            if k < best_k:
+                best, best_k = c, k
+        return _say(t, _L_LONG, best)
+    masters = 0
+    bits = trumps
+    while bits:
+        c = _bit_index(bits & -bits)
+        bits &= bits - 1
+        if _is_master(t, c, suit, suit_mask):
+            masters |= 1 << c
     if masters:
-        return low(t, masters), f"{why}: only {t.trump_word}s left, cash the top one"
-    # seed 000 "Vänta med att bryta trumfen så länge motståndarna har fler spader än du".
-    return low(t, spades), f"{why}: only {t.trump_word}s left, lead the lowest"
+        return _say(t, _L_TOP_TRUMP, _low(masters, rank, tmask))
+    # seed 000 "Vänta med att bryta trumfen så länge motståndarna har fler spader än du"
+    return _say(t, _L_LOW_TRUMP, _low(trumps, rank, tmask))
 
 
-def choose_card(t: Table) -> Choice:
-    """The card to play now, and why (see the module docstring for the priorities)."""
-    legal = cards(t.legal)
-    if len(legal) == 1:
-        return legal[0], "the only legal card"
-    me = t.seat
-    if t.bids[me] == 0 and (t.tricks_won[me] == 0 or t.rules.nil_tricks == "bags"):
-        return play_nil(t, legal)
-    if t.has_partner and t.is_nil(t.partner):
-        return protect_nil(t, legal)
-    nils = [s for s in t.opponents() if t.is_nil(s)]
+@_jit
+def _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask, tstr):
+    """The card of the decision `t` (module doc), its reason recorded in `t`."""
+    legal = t[LEGAL]
+    t[CTX], t[NEED] = 0, 0
+    if _popcount(legal) == 1:
+        return _say(t, _ONLY, _bit_index(legal))
+    trump = t[TRUMP]
+    tmask, strt = suit_mask[trump], tstr[trump]
+    _prepare(t, trick, voids, strt, suit_mask)
+    me = t[SEAT]
+    if bids[me] == 0 and (won[me] == 0 or not t[NIL_COUNTS]):
+        return _play_nil(t, legal, rank, suit, suit_mask, tmask, strt)
+    if t[PARTNERS] and _is_nil(bids, won, t[PARTNER]):
+        return _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask, strt)
+    nils = 0
+    for s in range(t[P]):
+        if t[OPPS] >> s & 1 and _is_nil(bids, won, s):
+            nils |= 1 << s
     if nils:
-        need, rem = t.team_need(t.team), t.remaining
+        need = _team_need(t, bids, won, me % t[TEAMS])
+        rem = t[HAND_SIZE] - t[TRICKS]
         if not rem - 1 <= need <= rem:  # the nil is worth more, unless the contract is tight
-            choice = set_nil(t, legal, nils)
-            if choice is not None:
-                return choice
-    return play_contract(t, legal)
+            card = _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask, strt)
+            if card >= 0:
+                return card
+    return _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask, strt)
+
+
+@_jit
+def _decision_table(p, teams, partnerships, hand_size, nil_counts, trump):
+    t = np.zeros(NT, dtype=np.int64)
+    t[P], t[TEAMS], t[PARTNERS], t[HAND_SIZE], t[NIL_COUNTS], t[TRUMP] = (
+        p, teams, partnerships, hand_size, nil_counts, trump,
+    )  # fmt: skip
+    return t
+
+
+# ----------------------------------------------------------------------------- a view
+@_jit
+def _choose_cards(
+    rows, seat, hand, legal, unseen, leader, size, lead, tricks, trump, bids, won, trick,
+    voids, p, teams, partnerships, hand_size, nil_counts, out,
+    rank, suit, suit_mask, tstr,
+):  # fmt: skip
+    t = _decision_table(p, teams, partnerships, hand_size, nil_counts, 0)
+    for i in rows:
+        t[SEAT], t[HAND], t[LEGAL], t[UNSEEN] = seat[i], hand[i], legal[i], unseen[i]
+        t[LEADER], t[SIZE], t[LEAD], t[TRICKS] = leader[i], size[i], lead[i], tricks[i]
+        t[TRUMP] = trump[i]
+        out[i, 0] = _choose_card(t, bids[i], won[i], trick[i], voids[i], rank, suit,
+                                 suit_mask, tstr)  # fmt: skip
+        out[i, 1], out[i, 2], out[i, 3] = t[CTX], t[WHY], t[NEED]
+
+
+def choose_cards(view: SeatView, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """(B, 4) int64 per game: the card, and its reason (ctx, why, need; `reason_text`),
+    for the card-play games `rows` of the view (other rows are left 0)."""
+    rules = view.rules
+    i64 = np.int64
+    # RULES.md §6 two_player: cards I looked at and discarded are in nobody's hand
+    hidden = view.played | view.hand | view.seen
+    unseen = (np.uint64(deck_mask(rules)) & ~hidden).astype(i64)
+    out = np.zeros((view.batch_size, 4), dtype=i64)
+    _choose_cards(
+        np.asarray(rows, dtype=i64), view.seat.astype(i64), view.hand.astype(i64),
+        view.legal.astype(i64), unseen, view.leader.astype(i64), view.trick_size.astype(i64),
+        view.lead_suit.astype(i64), view.tricks_played.astype(i64), view.trump.astype(i64),
+        view.bids.astype(i64), view.tricks_won.astype(i64), view.trick.astype(i64),
+        view.voids.astype(i64), rules.num_players, rules.num_teams, rules.partnerships,
+        rules.hand_size, rules.nil_tricks == "count", out, _RANK, _SUIT, _SUIT_MASK, _TSTR,
+    )  # fmt: skip
+    return out
+
+
+# ----------------------------------------------------------------------------- play-outs
+@_jit
+def heuristic_game(
+    hands, played, trick, voids, bids, won, leader, size, lead, broken, tricks, first,
+    deck, t, two_clubs, rank, suit, suit_mask, club2, tstr,
+):  # fmt: skip
+    """Play one game's hand out by the heuristic's card play (hands, trick, voids and won
+    in place), the card `first` first if it is >= 0. `t`: a `_decision_table` (its trump
+    set)."""
+    p = hands.shape[0]
+    trump = t[TRUMP]
+    tmask, strt = suit_mask[trump], tstr[trump]
+    while tricks < t[HAND_SIZE]:
+        seat = (leader + size) % p
+        h = hands[seat]
+        if first >= 0:
+            c, first = first, -1
+        else:
+            legal = _legal_cards(h, size, tricks, two_clubs, broken, lead, suit_mask, tmask, club2)
+            t[SEAT], t[HAND], t[LEGAL], t[UNSEEN] = seat, h, legal, deck & ~played & ~h
+            t[LEADER], t[SIZE], t[LEAD], t[TRICKS] = leader, size, lead, tricks
+            c = _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask, tstr)
+        # RULES.md §3, as the engine records it: a seat that does not follow is void in
+        # the led suit; one that leads a trump before trumps are broken held only trumps
+        if size == 0:
+            if suit[c] == trump and not broken:
+                voids[seat] |= _ALL_SUITS ^ (1 << trump)
+        elif suit[c] != lead:
+            voids[seat] |= 1 << lead
+        played |= 1 << c
+        leader, size, lead, broken, tricks = _play_card(
+            hands, trick, won, seat, c, leader, size, lead, broken, tricks, strt, suit
+        )
+
+
+@_jit
+def _play_out_batch(
+    hands, played, trick, voids, bids, won, leader, trick_size, lead, broken, tricks_played,
+    trump, deck, p, teams, partnerships, hand_size, nil_counts, two_clubs,
+    rank, suit, suit_mask, club2, tstr,
+):  # fmt: skip
+    t = _decision_table(p, teams, partnerships, hand_size, nil_counts, 0)
+    for g in range(hands.shape[0]):
+        t[TRUMP] = trump[g]
+        heuristic_game(
+            hands[g], played[g], trick[g], voids[g], bids[g], won[g], leader[g], trick_size[g],
+            lead[g], broken[g], tricks_played[g], -1, deck, t, two_clubs, rank, suit,
+            suit_mask, club2, tstr,
+        )  # fmt: skip
+
+
+def play_out_state(state) -> npt.NDArray[np.int64]:
+    """(B, P) tricks per seat at the end of the hand of every game of an engine `State`
+    in card play, played by the heuristic's card play (the state is not changed)."""
+    rules = state.rules
+    won = state.tricks_won.astype(np.int64)
+    _play_out_batch(
+        (state.hands & ~state.played[:, None]).astype(np.int64),
+        state.played.astype(np.int64), state.trick.astype(np.int64),
+        state.voids.astype(np.int64), state.bids.astype(np.int64), won,
+        state.leader.astype(np.int64), state.trick_size.astype(np.int64),
+        state.lead_suit.astype(np.int64), state.broken.copy(),
+        state.tricks_played.astype(np.int64), state.trump.astype(np.int64),
+        int(deck_mask(rules)), rules.num_players, rules.num_teams, rules.partnerships,
+        rules.hand_size, rules.nil_tricks == "count", rules.first_lead == "two_of_clubs",
+        _RANK, _SUIT, _SUIT_MASK, _CLUB2, _TSTR,
+    )  # fmt: skip
+    return won
+
+
+def decide_card(rules, position: dict) -> tuple[int, str]:
+    """(card, reason) of one card-play decision given as a dict of its fields: `seat`,
+    `hand`, `legal`, `unseen`, `leader`, `trick_size`, `lead_suit`, `tricks_played`,
+    `trump` (ints; masks as card bits) and `bids`, `tricks_won`, `trick`, `voids` (per
+    seat). For tests and single decisions; `choose_cards` decides a whole view."""
+    i64 = np.int64
+    one = {k: np.asarray([v], dtype=i64) for k, v in position.items()}
+    out = np.zeros((1, 4), dtype=i64)
+    _choose_cards(
+        np.zeros(1, dtype=i64), one["seat"], one["hand"], one["legal"], one["unseen"],
+        one["leader"], one["trick_size"], one["lead_suit"], one["tricks_played"], one["trump"],
+        one["bids"], one["tricks_won"], one["trick"], one["voids"], rules.num_players,
+        rules.num_teams, rules.partnerships, rules.hand_size, rules.nil_tricks == "count", out,
+        _RANK, _SUIT, _SUIT_MASK, _TSTR,
+    )  # fmt: skip
+    ctx, why, need = out[0, 1:].tolist()
+    return int(out[0, 0]), reason_text(ctx, why, need, int(position["trump"]))

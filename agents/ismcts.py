@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import copy
 import math
-import random
 import time
 
 import numpy as np
@@ -47,7 +46,8 @@ import numpy.typing as npt
 
 from agents.base import BaseAgent
 from agents.ismcts_bid_kernel import bid_search, team_tables
-from agents.ismcts_kernel import Tree, py_random_state, reward_table, search, set_py_random_state
+from agents.ismcts_kernel import Tree, reward_table, search
+from agents.kernel_random import below, new_stream
 from agents.sampling import WorldSampler, knowledge
 from agents.search_common import (
     bid_then_search,
@@ -56,14 +56,13 @@ from agents.search_common import (
     search_bidder,
     state_from_world,
 )
-from agents.search_kernel import GREEDY, RANDOM, play_out, seed_kernel
+from agents.search_kernel import GREEDY, RANDOM, play_out
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.single import SingleGame
 from spades_env.state import BID, DONE, PLAY, State
 
 _TIMED_CHUNK = 16  # iterations between clock reads under a time budget
-_COPIED = ("hands", "bids", "blind", "passing", "trick", "tricks_won")
 
 
 class FastGame(SingleGame):
@@ -81,13 +80,8 @@ class FastGame(SingleGame):
         return self
 
     def clone(self) -> FastGame:
-        """A copy for one iteration. Only the lists that search reads after changing
-        them are copied; the write-only records (history, card_seat, card_trick, voids,
-        deal) are shared, and scores and bags do not change before the hand ends."""
-        new = copy.copy(self)
-        for name in _COPIED:
-            setattr(new, name, list(getattr(self, name)))
-        return new
+        """A copy for one iteration (the game's packed row is copied)."""
+        return copy.copy(self)
 
     def step(self, action: int, on_illegal: str = "raise"):
         info = super().step(action, on_illegal)
@@ -129,9 +123,10 @@ def select_child(node: Node, legal: list[int], c: float) -> Node:
     return best
 
 
-def rollout(game: FastGame, policy: str, rnd: random.Random, scores: dict | None = None) -> None:
+def rollout(game: FastGame, policy: str, stream, scores: dict | None = None) -> None:
     """Play `game` to the end of its hand (in place, or for card play by the numba
-    kernel `agents.search_kernel.play_out`, which then sets `game.points` alone)."""
+    kernel `agents.search_kernel.play_out`, which then sets `game.points` alone); random
+    choices are draws of `stream` (`agents.kernel_random`)."""
     while game.points is None and game.phase != PLAY:
         legal = game.legal
         if game.phase == BID:  # both policies: a count of the top cards, not random
@@ -139,7 +134,7 @@ def rollout(game: FastGame, policy: str, rnd: random.Random, scores: dict | None
             a = int(quick_bid(hand, np.array([legal], dtype=np.uint64))[0])
         else:
             acts = game.legal_list()
-            a = acts[rnd.randrange(len(acts))]
+            a = acts[below(stream, len(acts))]
         game.step(a)
     if game.points is not None:
         return
@@ -155,6 +150,7 @@ def rollout(game: FastGame, policy: str, rnd: random.Random, scores: dict | None
         game.tricks_played,
         game.rules,
         GREEDY if policy == "greedy" else RANDOM,
+        stream,
     )
     key = (tuple(game.bids), tuple(game.blind), tuple(won.tolist()))
     pts = None if scores is None else scores.get(key)
@@ -191,7 +187,7 @@ class ISMCTSAgent(BaseAgent):
             raise ValueError("ismcts: give iterations >= 1 or a time budget time_ms > 0")
         self.iterations, self.time_ms = int(iterations), float(time_ms)
         self.c, self.policy = float(c), policy
-        self.rnd = random.Random(seed)
+        self._stream = np.zeros(2, dtype=np.uint64)  # each decision draws a new one
         self._root: Node | None = None
         self._tree: Tree | None = None
         self.last_iterations = 0
@@ -209,7 +205,7 @@ class ISMCTSAgent(BaseAgent):
         if len(legal) <= 1:
             self.last_root, self.last_iterations = None, 0
             return legal[0] if legal else 0
-        seed_kernel(int(self.rng.integers(2**31)))
+        self._stream = new_stream(self.rng)  # the decision's random draws
         if self.use_kernel:  # the compiled search (agents.ismcts_kernel, ismcts_bid_kernel)
             return self._decide_kernel(base, sampler)
         played_by = [int(x) for x in view.played_by[g]]
@@ -237,21 +233,21 @@ class ISMCTSAgent(BaseAgent):
         """`decide` by the numba kernels, `agents.ismcts_kernel.search` in card play and
         `agents.ismcts_bid_kernel.bid_search` before it: the same iterations, worlds and
         random draws as the loop over `iterate`."""
+        stream = self._stream
         policy = GREEDY if self.policy == "greedy" else RANDOM
         if base.phase == PLAY:
             rewards, radix = reward_table(base.rules, base.tricks_won, _points_of(base))
 
-            def run(tree, worlds, lo, hi, mt, pos):
+            def run(tree, worlds, lo, hi):
                 search(
-                    tree, worlds, lo, hi, base, base.rules, self.c, policy, rewards, radix, mt, pos
+                    tree, worlds, lo, hi, base, base.rules, self.c, policy, rewards, radix, stream
                 )
         else:
             tables = team_tables(base.rules, base.bags)
 
-            def run(tree, worlds, lo, hi, mt, pos):
-                bid_search(tree, worlds, lo, hi, base, self.c, policy, tables, mt, pos)
+            def run(tree, worlds, lo, hi):
+                bid_search(tree, worlds, lo, hi, base, self.c, policy, tables, stream)
 
-        mt, pos = py_random_state(self.rnd)
         timed = self.time_ms > 0
         tree = Tree(1 + (256 if timed else min(self.iterations, 4096)))  # grown as needed
         deadline = time.perf_counter() + self.time_ms / 1e3
@@ -263,13 +259,12 @@ class ISMCTSAgent(BaseAgent):
             step = _TIMED_CHUNK if timed else n
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
-                run(tree, worlds, lo, hi, mt, pos)
+                run(tree, worlds, lo, hi)
                 done += hi - lo
                 if timed and time.perf_counter() >= deadline:
                     break
             if timed and time.perf_counter() >= deadline:
                 break
-        set_py_random_state(self.rnd, mt, pos)
         self._tree, self._root, self.last_iterations = tree, None, done
         kids = tree.children(0)
         best = max(kids, key=lambda i: (tree.visits[i], tree.reward[i]))
@@ -294,7 +289,7 @@ class ISMCTSAgent(BaseAgent):
             legal = game.legal_list()
             untried = [a for a in legal if a not in node.children]
             if untried:
-                a = untried[self.rnd.randrange(len(untried))]
+                a = untried[below(self._stream, len(untried))]
                 for b in legal:  # availability: every legal child was available
                     if b in node.children:
                         node.children[b].avail += 1
@@ -307,7 +302,7 @@ class ISMCTSAgent(BaseAgent):
             node = select_child(node, legal, self.c)
             game.step(node.action)
             path.append(node)
-        rollout(game, self.policy, self.rnd, self._scores)
+        rollout(game, self.policy, self._stream, self._scores)
         pts = game.points
         t = self.rules_teams(game)
         rewards = []

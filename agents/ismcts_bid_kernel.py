@@ -10,10 +10,9 @@ first), expands one node, then rolls out as `agents.ismcts.rollout` does:
 - bids by `search_common.quick_bid` (`_quick_bid`: aces, half the kings, the spades from
   the queen up and every spade past the third, `np.rint` to even, the nearest legal bid,
   ties to the lowest);
-- the blind-nil choice and the exchange cards uniformly among the legal actions by
-  `random.Random.randrange` of the agent's Python generator (`randbelow`: MT19937 on the
-  generator's own state, as the tree's expansion draws);
-- the card play by `agents.search_kernel._play_out` with numba's generator.
+- the blind-nil choice and the exchange cards uniformly among the legal actions, by a
+  draw of the decision's stream (`agents.kernel_random`) as the tree's expansion draws;
+- the card play by `agents.search_kernel._play_out`, drawing from the same stream.
 
 The bidding rules are `SingleGame`'s (RULES.md §2, §6 bid constraints: `_bid_bits`,
 `_blind_allowed`; the exchange order and hand-over of `hand_flow._next_passer`; the first
@@ -31,7 +30,8 @@ import copy
 import numpy as np
 import numpy.typing as npt
 
-from agents.ismcts_kernel import Tree, _descend, _low_bit, randbelow
+from agents.ismcts_kernel import Tree, _descend, _low_bit
+from agents.kernel_random import below
 from agents.search_kernel import (
     _CLUB2,
     _RANK,
@@ -205,7 +205,7 @@ def _quick_bid(hand, legal, rank, suit) -> int:
 def _bid_search(
     worlds, lo, hi, st0, bids0, blind0, passing0, trick0, won0, dealer, hand_size, policy,
     partnerships, c, blind_ok, rule, team_pts, members, digit, max_bid, teams,
-    action, mover, visits, reward, avail, first, last, sibling, size, mt, pos,
+    action, mover, visits, reward, avail, first, last, sibling, size, stream,
     strt, rank, suit, suit_mask, spade_mask, club2,
 ):  # fmt: skip
     p = worlds.shape[1]
@@ -228,7 +228,7 @@ def _bid_search(
         while st[_TP] < hand_size:  # selection and expansion
             legal, base, seat = _legal(st, hands, bids, passing, rule, spade_mask, suit_mask, club2)
             node = _descend(
-                node, legal, base, seat, c, mt, pos, child_of, size, action, mover, visits,
+                node, legal, base, seat, c, stream, child_of, size, action, mover, visits,
                 reward, avail, first, last, sibling,
             )  # fmt: skip
             path[plen] = node
@@ -245,12 +245,13 @@ def _bid_search(
             else:
                 legal, base, _ = _legal(st, hands, bids, passing, rule, spade_mask, suit_mask,
                                         club2)  # fmt: skip
-                a = base + _kth_bit(legal, randbelow(mt, pos, _popcount(legal)))
+                a = base + _kth_bit(legal, below(stream, _popcount(legal)))
             _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rule, strt,
                    suit, club2)  # fmt: skip
         _play_out(
             hands, trick, st[_LD], st[_TS], st[_LS], st[_BR] != 0, won, st[_TP], hand_size,
             rule[5] != 0, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
+            stream,
         )  # fmt: skip
         total = 0
         for t in range(teams):
@@ -316,7 +317,7 @@ def team_tables(rules: Rules, bags_before) -> tuple[npt.NDArray, npt.NDArray, in
 
 
 def bid_search(tree: Tree, worlds, lo: int, hi: int, game, c: float, policy: int, tables,
-               mt, pos) -> None:  # fmt: skip
+               stream) -> None:  # fmt: skip
     """Iterations `lo..hi` (rows of `worlds`, (N, P) int64 hands) from the position of
     `game` (a `FastGame` before the card play) into `tree` (grown to fit); `tables` from
     `team_tables`."""
@@ -342,7 +343,7 @@ def bid_search(tree: Tree, worlds, lo: int, hi: int, game, c: float, policy: int
         int(game.dealer), rules.hand_size, policy, rules.partnerships, float(c), blind_ok,
         rule, team_pts, members, digit, rules.max_bid, rules.num_teams,
         tree.action, tree.mover, tree.visits, tree.reward, tree.avail, tree.first, tree.last,
-        tree.sibling, tree.size, mt, pos, _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
+        tree.sibling, tree.size, stream, _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
     )  # fmt: skip
 
 

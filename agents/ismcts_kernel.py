@@ -6,13 +6,9 @@
 exactly as `ISMCTSAgent.iterate` does on a `FastGame`: the same UCB1 with availability
 counts, the same order of children (legal actions in ascending order, ties to the
 first), the same rewards (a table by tricks per seat, `reward_table`), and the same
-random draws:
-
-- the expansion's choice among the untried actions is `random.Random.randrange` of the
-  agent's Python generator, reproduced here by MT19937 on the generator's own state
-  (`getstate` before, `setstate` after: `py_random_state`, `set_py_random_state`);
-- the random rollouts are the kernel `agents.search_kernel._play_out` with numba's
-  generator, seeded once per decision as before.
+random draws, in the same order, from the decision's stream (`agents.kernel_random`):
+the expansion's choice among the untried actions, then the random rollout's cards
+(`agents.search_kernel._play_out`).
 
 The tree: node 0 is the root; each node has its action, the seat that chose it
 (`mover`), visits, summed reward, availability count, and its children as a linked list
@@ -23,11 +19,11 @@ iteration, so `1 + iterations` nodes always suffice.
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
 import numpy.typing as npt
 
+from agents.kernel_random import below
 from agents.search_kernel import (
     _CLUB2,
     _RANK,
@@ -42,51 +38,6 @@ from agents.search_kernel import (
     _play_out,
 )
 from spades_env.cards import NUM_CARDS
-
-_MT_N, _MT_M = 624, 397
-
-
-# ----------------------------------------------------------------------------- MT19937
-@_jit
-def _mt_next(mt, pos) -> int:
-    """The next 32-bit output of CPython's MT19937 (`genrand_uint32`), state in place."""
-    i = pos[0]
-    if i >= _MT_N:
-        for k in range(_MT_N):
-            y = (mt[k] & 0x80000000) | (mt[(k + 1) % _MT_N] & 0x7FFFFFFF)
-            mag = 0x9908B0DF if y & 1 else 0
-            mt[k] = mt[(k + _MT_M) % _MT_N] ^ (y >> 1) ^ mag
-        i = 0
-    y = mt[i]
-    pos[0] = i + 1
-    y ^= y >> 11
-    y ^= (y << 7) & 0x9D2C5680
-    y ^= (y << 15) & 0xEFC60000
-    y ^= y >> 18
-    return y & 0xFFFFFFFF
-
-
-@_jit
-def randbelow(mt, pos, n: int) -> int:
-    """`random.Random.randrange(n)` (n >= 1): CPython's `_randbelow_with_getrandbits`."""
-    k = 0
-    while (n >> k) > 0:
-        k += 1
-    r = _mt_next(mt, pos) >> (32 - k)
-    while r >= n:
-        r = _mt_next(mt, pos) >> (32 - k)
-    return r
-
-
-def py_random_state(rnd: random.Random) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """(mt (624,), pos (1,)) int64 arrays of a Python generator's state."""
-    words = rnd.getstate()[1]
-    return np.array(words[:_MT_N], dtype=np.int64), np.array([words[_MT_N]], dtype=np.int64)
-
-
-def set_py_random_state(rnd: random.Random, mt: npt.NDArray, pos: npt.NDArray) -> None:
-    version, _, gauss = rnd.getstate()
-    rnd.setstate((version, (*(int(x) for x in mt), int(pos[0])), gauss))
 
 
 # ----------------------------------------------------------------------------- tree
@@ -155,7 +106,7 @@ def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], in
 def _search(
     worlds, lo, hi, trick0, won0, leader0, trick_size0, lead0, broken0, tricks_played0,
     hand_size, two_clubs, policy, partnerships, c, rewards, base, teams,
-    action, mover, visits, reward, avail, first, last, sibling, size, mt, pos,
+    action, mover, visits, reward, avail, first, last, sibling, size, stream,
     strt, rank, suit, suit_mask, spade_mask, club2,
 ):  # fmt: skip
     p = worlds.shape[1]
@@ -182,7 +133,7 @@ def _search(
                 spade_mask, club2,
             )  # fmt: skip
             node = _descend(
-                node, legal, 0, seat, c, mt, pos, child_of, size, action, mover, visits,
+                node, legal, 0, seat, c, stream, child_of, size, action, mover, visits,
                 reward, avail, first, last, sibling,
             )  # fmt: skip
             path[plen] = node
@@ -196,6 +147,7 @@ def _search(
         _play_out(
             hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
             two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
+            stream,
         )  # fmt: skip
         code = 0
         mult = 1
@@ -211,12 +163,12 @@ def _search(
 
 @_jit
 def _descend(
-    node, legal, base, seat, c, mt, pos, child_of, size, action, mover, visits, reward, avail,
+    node, legal, base, seat, c, stream, child_of, size, action, mover, visits, reward, avail,
     first, last, sibling,
 ):  # fmt: skip
     """One step of SO-ISMCTS down from `node`, over the actions `base + bit` of `legal`:
-    if some legal action has no child yet, one of them chosen uniformly (Python's
-    `randbelow` draw) becomes a new child (expansion, 0 visits); otherwise the UCB child
+    if some legal action has no child yet, one of them chosen uniformly (one draw
+    of `stream`) becomes a new child (expansion, 0 visits); otherwise the UCB child
     with availability counts (selection). Either way the availability of every existing
     child that is legal now goes up by one. Returns the child; its action is `action[child]`.
     """
@@ -232,7 +184,7 @@ def _descend(
         if child_of[a] < 0:
             untried += 1
     if untried:
-        r = randbelow(mt, pos, untried)
+        r = below(stream, untried)
         chosen = -1
         bits = legal
         while bits:
@@ -283,7 +235,7 @@ def _clear(child_of, first, sibling, action, node) -> None:
 
 
 def search(tree: Tree, worlds, lo: int, hi: int, game, rules, c: float, policy: int,
-           rewards, base: int, mt, pos) -> None:  # fmt: skip
+           rewards, base: int, stream) -> None:  # fmt: skip
     """Iterations `lo..hi` (rows of `worlds`, (N, P) int64 hands now) from the card-play
     position of `game` (a `FastGame`), into `tree` (grown to fit)."""
     tree.grow(int(tree.size[0]) + hi - lo)
@@ -293,9 +245,9 @@ def search(tree: Tree, worlds, lo: int, hi: int, game, rules, c: float, policy: 
         int(game.lead_suit), bool(game.broken), int(game.tricks_played), rules.hand_size,
         rules.first_lead == "two_of_clubs", policy, rules.partnerships, float(c), rewards,
         base, rules.num_teams, tree.action, tree.mover, tree.visits, tree.reward, tree.avail,
-        tree.first, tree.last, tree.sibling, tree.size, mt, pos,
+        tree.first, tree.last, tree.sibling, tree.size, stream,
         _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
     )  # fmt: skip
 
 
-__all__ = ["Tree", "py_random_state", "randbelow", "reward_table", "search", "set_py_random_state"]
+__all__ = ["Tree", "reward_table", "search"]

@@ -8,6 +8,12 @@ The int16 encoding travels as it is from the engine to here; the float conversio
 the per-block scaling happen inside the net (`ObsScaler`), where the learner needs it.
 
 - `PolicyValueNet` (PPO): an MLP trunk, masked policy logits and a state value.
+- `SplitPolicyValueNet` (kind `split`, the distilled and fine-tuned agents): the same
+  trunk and value, with separate bidding and card-play heads: the bidding head (blind
+  nil and bid phases) has a hidden layer of its own, since a bid decides the hand's
+  contract from the whole hand at once, while a card is chosen from the trick at hand.
+  The phase comes from the encoding's phase block. It has PPO's interface, so PPO
+  fine-tunes it.
 - `QNet` (Deep Monte Carlo, DouZero-style): the same trunk gives a state embedding h(s);
   Q(s, a) = v · relu(W h(s) + U f(a) + b) + c, where f(a) are the action's features
   (which card: suit, rank, spade; which bid: value, nil; blind nil; see hand; which
@@ -42,6 +48,7 @@ from spades_env.cards import (
 )
 from spades_env.observation import obs_size, obs_slices
 from spades_env.rules import Rules
+from spades_env.state import BID, BLIND
 
 #: A logit low enough to never be sampled, finite so entropy and softmax stay NaN-free.
 MASKED_LOGIT = -1e8
@@ -112,6 +119,40 @@ class PolicyValueNet(nn.Module):
         return self(obs, mask)[0]
 
 
+class SplitPolicyValueNet(nn.Module):
+    """Shared trunk, a bidding head and a card-play head, a value (see the module doc)."""
+
+    kind = "split"
+
+    def __init__(self, rules: Rules, hidden: list[int], bid_hidden: int = 128) -> None:
+        super().__init__()
+        self.scaler = ObsScaler(rules)
+        self.trunk = mlp_trunk(obs_size(rules), hidden)
+        self.play = layer_init(nn.Linear(hidden[-1], NUM_ACTIONS), std=0.01)
+        self.bid = nn.Sequential(
+            layer_init(nn.Linear(hidden[-1], bid_hidden)),
+            nn.ReLU(),
+            layer_init(nn.Linear(bid_hidden, NUM_ACTIONS), std=0.01),
+        )
+        self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
+        start = obs_slices(rules)["phase"].start
+        # RULES.md §2: the blind-nil decision and the bid are the bidding phases
+        self.register_buffer("bid_cols", torch.tensor([start + BLIND, start + BID]))
+
+    def bidding(self, obs: torch.Tensor) -> torch.Tensor:
+        """(B, 1) bool: the seat is in a bidding phase."""
+        return (obs[:, self.bid_cols] > 0).any(dim=1, keepdim=True)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(masked logits (B, 80), value (B,))."""
+        h = self.trunk(self.scaler(obs))
+        logits = torch.where(self.bidding(obs), self.bid(h), self.play(h))
+        return masked(logits, mask), self.value(h).squeeze(-1)
+
+    def preferences(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self(obs, mask)[0]
+
+
 def action_features() -> torch.Tensor:
     """(80, F) float32 static features of every action (see the module doc)."""
     f = np.zeros((NUM_ACTIONS, NUM_ACTIONS + NUM_SUITS + 6), dtype=np.float32)
@@ -167,11 +208,18 @@ def network_config(kind: str, hidden: list[int], **extra: Any) -> dict[str, Any]
     return {"kind": kind, "hidden": [int(h) for h in hidden], **extra}
 
 
-def build_network(config: dict[str, Any], rules: Rules) -> PolicyValueNet | QNet:
+#: Networks with a policy and a value: what PPO trains and distillation writes.
+POLICY_KINDS = ("ppo", "split")
+Network = PolicyValueNet | SplitPolicyValueNet | QNet
+
+
+def build_network(config: dict[str, Any], rules: Rules) -> Network:
     """A fresh network of the kind and sizes `config` names."""
     kind, hidden = config["kind"], list(config["hidden"])
     if kind == "ppo":
         return PolicyValueNet(rules, hidden)
+    if kind == "split":
+        return SplitPolicyValueNet(rules, hidden, int(config.get("bid_hidden", 128)))
     if kind == "dmc":
         return QNet(rules, hidden, int(config.get("head", 64)))
-    raise ValueError(f"unknown network kind {kind!r}; known: ppo, dmc")
+    raise ValueError(f"unknown network kind {kind!r}; known: ppo, split, dmc")

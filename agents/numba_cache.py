@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numba
+
 from spades_env.numba_cache import refresh, sources_digest
 
-__all__ = ["ensure_fresh", "sources_digest"]
+__all__ = ["ensure_fresh", "jit", "sources_digest"]
 
 _AGENTS = Path(__file__).resolve().parent
 _SOURCES = (_AGENTS.parent / "spades_env", _AGENTS)
@@ -28,3 +30,8 @@ def ensure_fresh() -> bool:
         return False
     _checked = True
     return refresh(_SOURCES, _CACHES, _STAMP)
+
+
+#: how every kernel is compiled: cached on disk (checked by `ensure_fresh`); numpy's error
+#: model: no zero-division checks (no kernel divides by zero)
+jit = numba.njit(cache=True, error_model="numpy")

@@ -14,19 +14,20 @@ Evaluators:
   (win a trick cheaply unless the partner has it, else play low; bids by a count of top
   cards) or `random`. A card-play decision is one call of a numba loop
   (`agents.pimc_kernel`: the kernels `agents.search_kernel` for greedy and random,
-  `agents.heuristic_kernel` for the heuristic's card play, each differential-tested
+  `agents.heuristic_play` for the heuristic's card play, each differential-tested
   against the engine and the Python agent). A bidding decision plays its games as ONE
   batched engine `State` (`agents.search_common.state_from_world`) until every game is
   in card play (the heuristic's bids in Python), then hands the card play to the
   kernels. Both paths draw the same random numbers in the same order as the engine
-  path (`use_kernel = False`, kept for the tests).
+  path (`use_kernel = False`, kept for the tests): the kernels' random policy from a
+  stream keyed by the agent's generator (`agents.kernel_random`).
 - `dd`: in card play, the double-dummy solver's value of each card under the score
   objective (`agents.dd`); exact per world but slow before the last ~8 tricks. Bidding
   still uses rollouts.
 
 PIMC's known weaknesses are those of every determinized search: *strategy fusion* (it
 assumes it will know the cards at later decisions, so it overrates finesses and guesses)
-and *non-locality*. See experiments/strength.py for how it fares.
+and *non-locality*. See experiments/tournament/strength.py for how it fares.
 
 Parameters (`pimc:worlds=64,rollouts=1,evaluator=rollout,policy=heuristic,time_ms=0,bid=search`):
 `worlds` K; `rollouts` per world and action; `evaluator`; `policy`; `time_ms` a time
@@ -47,7 +48,8 @@ import numpy.typing as npt
 
 from agents.base import BaseAgent
 from agents.heuristic import HeuristicAgent
-from agents.heuristic_kernel import play_out_state as heuristic_play_out
+from agents.heuristic_play import play_out_state as heuristic_play_out
+from agents.kernel_random import new_stream
 from agents.pimc_kernel import HEURISTIC, play_rollouts
 from agents.sampling import sample_worlds
 from agents.search_common import (
@@ -59,7 +61,7 @@ from agents.search_common import (
     search_bidder,
     state_from_world,
 )
-from agents.search_kernel import GREEDY, RANDOM, play_out_state, seed_kernel
+from agents.search_kernel import GREEDY, RANDOM, play_out_state
 from spades_env.engine import PHASE_BASE, random_legal_actions, step
 from spades_env.observation import SeatView, seat_view
 from spades_env.scoring import apply_bags, score_hand
@@ -84,20 +86,16 @@ def rollout_values(
     kernel: bool = True,
 ) -> npt.NDArray[np.float64]:
     """(N,) value to `team` of the current hand of each game, played out by `policy`
-    (`kernel`: the card play by the compiled heuristic; False: the Python agent)."""
+    (`kernel`: the card play of the rest of the hand in one compiled call; False: step
+    by step on the engine). The heuristic draws no random numbers."""
     n = st.batch_size
     value = np.zeros(n)
     done = np.zeros(n, dtype=bool)
     while not done.all():
         if policy == "heuristic" and kernel and (st.phase[~done] == PLAY).all():
-            # the heuristic's card play, compiled (agents.heuristic_kernel); the generator
-            # draws what the loop's random_legal_actions would: a batch per step
+            # the heuristic's card play of the whole hand (agents.heuristic_play)
             live = np.flatnonzero(~done)
             sub = st.take(live)
-            p = st.rules.num_players
-            left = p * st.rules.hand_size - (p * sub.tricks_played + sub.trick_size)
-            for _ in range(int(left.max())):
-                rng.random(n)
             pts = hand_points(sub, heuristic_play_out(sub))
             value[live] = margins(pts, team) if objective == "margin" else pts[:, team]
             break
@@ -105,19 +103,16 @@ def rollout_values(
             # the card play of the rest of the hand: the numba kernel, one call
             live = np.flatnonzero(~done)
             sub = st.take(live)
-            seed_kernel(int(rng.integers(2**31)))  # the kernel's random policy, seeded
-            won = play_out_state(sub, GREEDY if policy == "greedy" else RANDOM)
+            won = play_out_state(sub, GREEDY if policy == "greedy" else RANDOM, new_stream(rng))
             pts = hand_points(sub, won)
             value[live] = margins(pts, team) if objective == "margin" else pts[:, team]
             break
         if policy == "greedy":
             acts = greedy_actions(st, rng)
+        elif policy == "heuristic":  # every game: a finished one may be in its next hand
+            acts = (heuristic or HeuristicAgent()).act(seat_view(st), None, None)
         else:
             acts = random_legal_actions(st.legal, st.phase, rng)
-            if policy == "heuristic":
-                live = np.flatnonzero(~done)
-                view = seat_view(st.take(live))
-                acts[live] = (heuristic or HeuristicAgent()).act(view, None, None)
         info = step(st, acts)
         new = info.hand_over & ~done
         if new.any():

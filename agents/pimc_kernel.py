@@ -5,12 +5,11 @@ to the end of the hand in one compiled loop, with no engine `State` per game.
 engine in card play (RULES.md §3): game `(world * A + action) * R + rollout` plays the
 action with the world's hands, then the rest of the hand by the greedy or random policy
 of `agents.search_kernel._play_out` (differential-tested against the engine), in that
-game order, so that the random policy draws the same numbers from numba's generator,
-seeded once per call as `pimc.rollout_values` seeds it; or by the heuristic's card play
-(`agents.heuristic_kernel.heuristic_game`, tested against `HeuristicAgent`), after
-which the agent's generator draws what the engine loop's `random_legal_actions` would
-have drawn. The hand is scored as `pimc.hand_points` scores it (RULES.md §4, bag
-penalty included).
+game order, so that the random policy draws the same numbers from a stream keyed once
+per call as `pimc.rollout_values` keys it (`agents.kernel_random`); or by the
+heuristic's card play (`agents.heuristic_play.heuristic_game`, tested against
+`HeuristicAgent`), which draws none. The hand is scored as `pimc.hand_points` scores it
+(RULES.md §4, bag penalty included).
 """
 
 from __future__ import annotations
@@ -18,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.heuristic_kernel import _decision_table, heuristic_game
+from agents.heuristic_play import _TSTR, _decision_table, heuristic_game
+from agents.kernel_random import new_stream
 from agents.search_common import margins, state_from_world
 from agents.search_kernel import (
     _CLUB2,
@@ -30,7 +30,6 @@ from agents.search_kernel import (
     _jit,
     _play_card,
     _play_out,
-    seed_kernel,
 )
 from spades_env.cards import NUM_CARDS
 from spades_env.observation import SeatView
@@ -43,7 +42,7 @@ HEURISTIC = 2  # policy code next to search_kernel's RANDOM and GREEDY
 @_jit
 def _roll_play(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
-    tricks_played0, hand_size, two_clubs, policy, partnerships, out,
+    tricks_played0, hand_size, two_clubs, policy, partnerships, out, stream,
     strt, rank, suit, suit_mask, spade_mask, club2,
 ):  # fmt: skip
     """The greedy or random policy: game i = (world * A + action) * reps + rollout."""
@@ -68,7 +67,7 @@ def _roll_play(
                 _play_out(
                     hands, trick, leader, trick_size, lead, broken, won, tricks_played,
                     hand_size, two_clubs, policy, partnerships, strt, rank, suit,
-                    suit_mask, spade_mask, club2, seq,
+                    suit_mask, spade_mask, club2, seq, stream,
                 )  # fmt: skip
                 i += 1
 
@@ -77,15 +76,15 @@ def _roll_play(
 def _roll_heuristic(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
     tricks_played0, hand_size, two_clubs, partnerships, out,
-    played0, voids0, bids, deck, teams, nil_counts,
-    strt, rank, suit, suit_mask, spade_mask, club2,
+    played0, voids0, bids, deck, teams, nil_counts, trump,
+    rank, suit, suit_mask, club2, tstr,
 ):  # fmt: skip
-    """The heuristic's card play (`heuristic_kernel`), the games in the same order."""
+    """The heuristic's card play (`heuristic_play`), the games in the same order."""
     k, p = worlds.shape
     hands = np.empty(p, dtype=np.int64)
     trick = np.empty(p, dtype=np.int64)
     voids = np.empty(p, dtype=np.int64)
-    t = _decision_table(p, teams, partnerships, hand_size, nil_counts)
+    t = _decision_table(p, teams, partnerships, hand_size, nil_counts, trump)
     i = 0
     for w in range(k):
         for a in range(actions.size):
@@ -98,7 +97,7 @@ def _roll_heuristic(
                 heuristic_game(
                     hands, played0, trick, voids, bids, out[i], leader0, trick_size0, lead0,
                     broken0, tricks_played0, actions[a], deck, t, two_clubs, rank, suit,
-                    suit_mask, spade_mask, club2, strt,
+                    suit_mask, club2, tstr,
                 )  # fmt: skip
                 i += 1
 
@@ -121,8 +120,9 @@ def play_rollouts(
     last_card = (
         int(view.tricks_played[g]) == rules.hand_size - 1 and int(view.trick_size[g]) == p - 1
     )
-    if not last_card and policy != HEURISTIC:  # a live game after the action: seeded
-        seed_kernel(int(rng.integers(2**31)))
+    stream = np.zeros(2, dtype=np.uint64)
+    if not last_card and policy != HEURISTIC:  # a live game after the action: random draws
+        stream = new_stream(rng)
     position = (
         np.asarray(worlds, dtype=np.uint64).astype(np.int64), np.asarray(actions, dtype=np.int64),
         reps, view.trick[g].astype(np.int64), view.tricks_won[g].astype(np.int64),
@@ -135,16 +135,11 @@ def play_rollouts(
         _roll_heuristic(
             *position, rules.partnerships, won, int(view.played[g]),
             view.voids[g].astype(np.int64), view.bids[g].astype(np.int64),
-            int(deck_mask(rules)), rules.num_teams, rules.nil_tricks == "count", *tables,
+            int(deck_mask(rules)), rules.num_teams, rules.nil_tricks == "count",
+            int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK, _CLUB2, _TSTR,
         )  # fmt: skip
     else:
-        _roll_play(*position, policy, rules.partnerships, won, *tables)
-    if policy == HEURISTIC and not last_card:
-        # pimc.rollout_values' loop draws a batch per step (random_legal_actions) while
-        # the heuristic plays: the same draws, for the generator's next use
-        left = p * rules.hand_size - (p * int(view.tricks_played[g]) + int(view.trick_size[g]))
-        for _ in range(left - 1):
-            rng.random(won.shape[0])
+        _roll_play(*position, policy, rules.partnerships, won, stream, *tables)
     one = state_from_world(view, worlds[:1], g)  # the State's own dtypes for the scoring
     n = won.shape[0]
     bids, blind = np.repeat(one.bids, n, axis=0), np.repeat(one.blind, n, axis=0)

@@ -3,7 +3,9 @@
 `checkpoint:runs/x/checkpoints/final.pt` plays greedily (the argmax of the policy
 logits, or of Q); `checkpoint:PATH,sample=true` samples (PPO: from the policy; DMC:
 epsilon-greedy with the run's exploration rate). `ppo` is the checkpoint shipped in
-`agents/checkpoints/ppo_small.pt`.
+`agents/checkpoints/ppo_small.pt`, `learned` the strongest learned agent,
+`agents/checkpoints/learned.pt` (distilled, then fine-tuned; `learned.json` beside it
+holds the commands that reproduce it, their wall time and its results).
 
 A checkpoint is a `torch.save`d dict (read with `weights_only=True`, so loading one runs
 no code): the network config and weights, the training args, the rules, the observation
@@ -12,6 +14,7 @@ random generators' states (`training.checkpoint` writes them). The agent refuses
 a `CheckpointError` naming the problem and the way out:
 
 - a missing file, or one that is not a readable checkpoint (corrupt, truncated);
+- non-finite weights (NaN or inf, a diverged run), which would play garbage;
 - another observation encoding version (`OBS_VERSION`): the inputs would mean other things;
 - other rules: any option of bidding, play or scoring that differs from the training
   rules. Game-length options (`GAME_LENGTH_OPTIONS`) may differ: a hand is played the
@@ -30,7 +33,7 @@ import numpy.typing as npt
 import torch
 
 from agents.base import BaseAgent
-from agents.networks import PolicyValueNet, QNet, build_network
+from agents.networks import POLICY_KINDS, Network, build_network
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION, SeatView, obs_size
 from spades_env.rules import Rules, RulesError
@@ -39,8 +42,10 @@ FORMAT = "spades-checkpoint"
 FORMAT_VERSION = 1
 #: Rules options that end the game but do not change how a hand is bid, played or scored.
 GAME_LENGTH_OPTIONS = ("target", "max_hands", "lose_at")
-#: The checkpoint shipped in the repository (`ppo` in the agent registry).
+#: The checkpoints shipped in the repository: `ppo` (PPO from scratch) and `learned` (the
+#: strongest learned agent; its recipe in `learned.json` beside it) in the agent registry.
 SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ppo_small.pt"
+LEARNED = SHIPPED.with_name("learned.pt")
 
 
 class CheckpointError(ValueError):
@@ -93,6 +98,13 @@ def _read_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError, RuntimeError, RulesError) as exc:
         reason = str(exc).strip().splitlines()[0]
         raise CheckpointError(f"checkpoint {path!r} is corrupt: {reason[:200]}") from None
+    bad = [k for k, v in ckpt["model"].items() if v.is_floating_point() and not v.isfinite().all()]
+    if bad:
+        raise CheckpointError(
+            f"checkpoint {path!r} has non-finite (NaN or inf) weights in {bad[0]}"
+            f"{f' and {len(bad) - 1} more tensors' if len(bad) > 1 else ''}; the run that "
+            "wrote it diverged: use an earlier checkpoint of it"
+        )
     return ckpt
 
 
@@ -102,7 +114,7 @@ def rules_mismatch(trained: Rules, playing: Rules) -> list[str]:
     return [f"{k}={a[k]}/{b[k]}" for k in a if k not in GAME_LENGTH_OPTIONS and a[k] != b.get(k)]
 
 
-def load_network(ckpt: dict[str, Any], device: str = "cpu") -> PolicyValueNet | QNet:
+def load_network(ckpt: dict[str, Any], device: str = "cpu") -> Network:
     """The checkpoint's network, weights loaded, in eval mode."""
     net = build_network(ckpt["network"], Rules.from_dict(ckpt["rules"]))
     net.load_state_dict(ckpt["model"])
@@ -122,7 +134,7 @@ class NetworkAgent(BaseAgent):
 
     def __init__(
         self,
-        net: PolicyValueNet | QNet,
+        net: Network,
         rules: Rules,
         seed: int | None = None,
         sample: bool = False,
@@ -167,7 +179,7 @@ class NetworkAgent(BaseAgent):
             prefs = self.net.preferences(x, m).cpu()
         if not self.sample:
             return prefs.argmax(dim=1).numpy().astype(np.int64)
-        if self.kind == "ppo":
+        if self.kind in POLICY_KINDS:
             probs = torch.softmax(prefs, dim=1)
             return torch.multinomial(probs, 1, generator=self.torch_rng)[:, 0].numpy()
         return epsilon_greedy(prefs.numpy(), mask, self.epsilon, self.rng)
@@ -218,6 +230,11 @@ def shipped_agent(seed: int | None = None, sample: bool = False) -> RLAgent:
     return RLAgent(seed, SHIPPED, sample=sample)
 
 
+def learned_agent(seed: int | None = None, sample: bool = False) -> RLAgent:
+    """Registry factory for `learned`: the strongest learned agent shipped."""
+    return RLAgent(seed, LEARNED, sample=sample)
+
+
 def check_params(params: dict[str, Any]) -> None:
     """Registry check: the spec names a loadable checkpoint (before any game starts)."""
     if "path" not in params:
@@ -229,3 +246,9 @@ def check_shipped(params: dict[str, Any]) -> None:
     """Registry check for `ppo`: the shipped checkpoint is present and loads."""
     del params
     read_checkpoint(SHIPPED)
+
+
+def check_learned(params: dict[str, Any]) -> None:
+    """Registry check for `learned`: the shipped checkpoint is present and loads."""
+    del params
+    read_checkpoint(LEARNED)

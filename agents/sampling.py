@@ -19,8 +19,11 @@ What a seat knows about where the cards it cannot see are (`knowledge`):
   by the exchange; a seat whose unseen exchange could have moved spades is not held to
   it).
 
-Only games whose whole deck is dealt are supported (not `two_player`, whose discards
-are in no hand).
+- RULES.md §6 `two_player`, after the draw: the cards nobody kept are out of play. The
+  seat knows the ones it looked at and discarded (`SeatView.seen`); the others it never
+  saw are shared, with the other hand's cards, between that hand and the discards. The
+  discards are sampled as one more seat (`Knowledge.discards`: its index P) that may hold
+  anything, and left out of the worlds.
 
 A *world* is a (P,) uint64 vector of hands now (the observer's own included) that agrees
 with all of it. `sample_worlds` draws worlds uniformly among all such worlds, exactly:
@@ -53,7 +56,7 @@ from spades_env.cards import (
 )
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
-from spades_env.state import PLAY, deck_mask
+from spades_env.state import DRAW, PLAY, deck_mask
 
 Worlds = npt.NDArray[np.uint64]  # (n, P) hands now, one row per sampled world
 ALL_SUITS = (1 << NUM_SUITS) - 1
@@ -75,22 +78,21 @@ class Knowledge:
     need: tuple[int, ...]  # (P,) free cards each seat still needs
     allowed: tuple[int, ...]  # (P,) bit s: the seat may hold suit s
     spades: tuple[int, ...] = ()  # (P,) free spades each seat must get, -1 = any
+    discards: bool = False  # RULES.md §6 two_player: a last "seat" P holds the discards
 
 
 def knowledge(view: SeatView, game: int = 0) -> Knowledge:
     """What seat `view.seat[game]` knows about the hidden hands of its game."""
     rules = view.rules
     p = rules.num_players
-    if int(deck_mask(rules)).bit_count() != p * rules.hand_size:
-        raise NotImplementedError(
-            f"preset {rules.name!r}: sampling needs a game whose whole deck is dealt"
-        )
+    if rules.draw and int(view.phase[game]) == DRAW:
+        raise NotImplementedError("sampling starts after the RULES.md §6 two_player draw")
     seat = int(view.seat[game])
     played = int(view.played[game])
     hidden_hand = bool(view.hand_hidden[game])
     hand = 0 if hidden_hand else int(view.hand[game])
     counts = [rules.hand_size - int(view.played_by[game, s]).bit_count() for s in range(p)]
-    unseen = int(deck_mask(rules)) & ~played & ~hand
+    unseen = int(deck_mask(rules)) & ~played & ~hand & ~int(view.seen[game])
     known = [0] * p
     known[seat] = hand
     allowed = [ALL_SUITS & ~int(view.voids[game, s]) for s in range(p)]
@@ -111,11 +113,17 @@ def knowledge(view: SeatView, game: int = 0) -> Knowledge:
     free = unseen & ~_union(known)
     need = [counts[s] - known[s].bit_count() for s in range(p)]
     spades = _spade_counts(view, game, known)
+    discards = free.bit_count() - sum(need)
+    if rules.draw:  # RULES.md §6 two_player: the cards nobody kept (module doc)
+        known, need, allowed = [*known, 0], [*need, discards], [*allowed, ALL_SUITS]
+        spades = (*spades, -1)
     if min(need) < 0 or sum(need) != free.bit_count():
         raise InconsistentViewError(
             f"seat {seat}: hand counts {counts} do not fit {unseen.bit_count()} unseen cards"
         )
-    return Knowledge(rules, seat, tuple(known), free, tuple(need), tuple(allowed), spades)
+    return Knowledge(
+        rules, seat, tuple(known), free, tuple(need), tuple(allowed), spades, rules.draw
+    )
 
 
 def _spade_counts(view: SeatView, game: int, known: list[int]) -> tuple[int, ...]:
@@ -254,6 +262,10 @@ class WorldSampler:
     # ------------------------------------------------------------------ sampling
     def sample(self, n: int, rng: np.random.Generator) -> Worlds:
         """(n, P) uint64: n worlds drawn independently and uniformly."""
+        worlds = self._sample(n, rng)
+        return worlds[:, : self.know.rules.num_players] if self.know.discards else worlds
+
+    def _sample(self, n: int, rng: np.random.Generator) -> Worlds:
         know = self.know
         worlds = np.tile(np.array(know.known, dtype=np.uint64), (n, 1))
         m = len(self.seats)
@@ -377,10 +389,12 @@ def world_violations(view: SeatView, world: npt.ArrayLike, game: int = 0) -> lis
     seat = int(view.seat[game])
     played = int(view.played[game])
     out = []
-    if (
-        _union(hands) != int(deck_mask(rules)) & ~played
-        or sum(h.bit_count() for h in hands) != _union(hands).bit_count()
-    ):
+    in_play = int(deck_mask(rules)) & ~played
+    if rules.draw:  # RULES.md §6 two_player: some of the cards I never saw are discarded
+        whole = _union(hands) & ~(in_play & ~int(view.seen[game])) == 0
+    else:
+        whole = _union(hands) == in_play
+    if not whole or sum(h.bit_count() for h in hands) != _union(hands).bit_count():
         out.append("hands are not a partition of the cards not yet played")
     if not view.hand_hidden[game] and hands[seat] != int(view.hand[game]):
         out.append(f"seat {seat}'s own hand differs from the one it sees")

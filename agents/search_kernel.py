@@ -11,10 +11,10 @@ differential-tested against the batched engine on the same positions and cards
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from agents.numba_cache import ensure_fresh
+from agents.kernel_random import below
+from agents.numba_cache import ensure_fresh, jit
 from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK, TWO_OF_CLUBS
 from spades_env.engine import STRENGTH
 
@@ -29,13 +29,7 @@ _CLUB2 = 1 << TWO_OF_CLUBS
 RANDOM, GREEDY = 0, 1
 
 
-#: compiled, cached; numpy's error model: no zero-division checks (no divisor here is 0)
-_jit = numba.njit(cache=True, error_model="numpy")
-
-
-@_jit
-def seed_kernel(seed: int) -> None:
-    np.random.seed(seed)
+_jit = jit  # agents/numba_cache.py: compiled and cached on disk
 
 
 @_jit
@@ -153,7 +147,9 @@ def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tri
 def _play_out(
     hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
     two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
+    stream,
 ):  # fmt: skip
+    """The random policy draws from `stream` (agents/kernel_random.py)."""
     p = hands.shape[0]
     n = 0
     while tricks_played < hand_size:
@@ -165,7 +161,7 @@ def _play_out(
         if policy == GREEDY:
             c = _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, suit)
         else:
-            c = _kth_bit(legal, np.random.randint(_popcount(legal)))
+            c = _kth_bit(legal, below(stream, _popcount(legal)))
         seq[n] = c
         n += 1
         leader, trick_size, lead, broken, tricks_played = _play_card(
@@ -176,12 +172,13 @@ def _play_out(
 
 
 def play_out(
-    hands, trick, leader, trick_size, lead, broken, won, tricks_played, rules, policy=RANDOM
+    hands, trick, leader, trick_size, lead, broken, won, tricks_played, rules, policy, stream
 ):
     """Play the hand out; returns (tricks per seat (P,), cards in play order).
 
     `hands`: (P,) cards each seat holds now; `trick`: (P,) card per seat on the table
-    (-1 = none); `won`: (P,) tricks so far. Inputs are not changed.
+    (-1 = none); `won`: (P,) tricks so far. Inputs are not changed; the random policy
+    draws from `stream` (`agents.kernel_random.new_stream`), which advances.
     """
     h = np.asarray(hands, dtype=np.uint64).astype(np.int64)
     t = np.asarray(trick, dtype=np.int64).copy()
@@ -190,7 +187,7 @@ def play_out(
     n = _play_out(
         h, t, int(leader), int(trick_size), int(lead), bool(broken), w, int(tricks_played),
         rules.hand_size, rules.first_lead == "two_of_clubs", policy, rules.partnerships,
-        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2, seq,
+        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2, seq, stream,
     )  # fmt: skip
     return w, seq[:n]
 
@@ -198,20 +195,21 @@ def play_out(
 @_jit
 def _play_out_batch(
     hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
-    two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2,
+    two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, stream,
 ):  # fmt: skip
     seq = np.empty(NUM_CARDS, dtype=np.int64)
     for i in range(hands.shape[0]):
         _play_out(
             hands[i], trick[i], leader[i], trick_size[i], lead[i], broken[i], won[i],
             tricks_played[i], hand_size, two_clubs, policy, partnerships, strt, rank, suit,
-            suit_mask, spade_mask, club2, seq,
+            suit_mask, spade_mask, club2, seq, stream,
         )  # fmt: skip
 
 
-def play_out_state(state, policy: int = RANDOM) -> np.ndarray:
+def play_out_state(state, policy: int, stream) -> np.ndarray:
     """(B, P) tricks per seat at the end of the hand of every game of an engine `State`
-    in PLAY (the state is not changed)."""
+    in PLAY (the state is not changed); the random policy draws from `stream`, the games
+    in order."""
     rules = state.rules
     hands = (state.hands & ~state.played[:, None]).astype(np.int64)
     won = state.tricks_won.astype(np.int64)
@@ -220,6 +218,6 @@ def play_out_state(state, policy: int = RANDOM) -> np.ndarray:
         state.trick_size.astype(np.int64), state.lead_suit.astype(np.int64),
         state.broken.copy(), won, state.tricks_played.astype(np.int64), rules.hand_size,
         rules.first_lead == "two_of_clubs", policy, rules.partnerships,
-        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
+        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2, stream,
     )  # fmt: skip
     return won

@@ -1,13 +1,11 @@
 """Train the Spades PettingZoo env with RLlib's PPO: the route for users who live in RLlib.
 
-RLlib is NOT part of the project's install: `ray[rllib]` 2.60 pins `gymnasium==1.2.2`,
-older than the gymnasium the project installs (1.4), so it would downgrade it. Use a
-separate virtual environment (the project works with gymnasium 1.2 too)::
+RLlib comes with the project's `rllib` extra (`pip install -e '.[rllib]'`; `.ci/setup`
+installs it, and `tests/test_rllib_example.py` runs this example). Every `ray[rllib]`
+from 2.54 on pins `gymnasium==1.2.2`, so with the extra the project runs on that
+gymnasium; without it, on any gymnasium from 1.1 on::
 
-    python3 -m venv /tmp/rllib-venv
-    /tmp/rllib-venv/bin/pip install torch==2.13.0 'ray[rllib]==2.60.0' pytest -e .
-    /tmp/rllib-venv/bin/python -m experiments.rllib_ppo --iterations 5
-    /tmp/rllib-venv/bin/python -m pytest tests/test_rllib_example.py   # skipped in .venv
+    python -m experiments.rllib_ppo --iterations 5
 
 The AEC env goes through RLlib's PettingZoo wrapper (`PettingZooEnv`); one shared policy
 plays all four seats (observations are seat-relative). Illegal actions are masked by

@@ -25,11 +25,19 @@ action     meaning                      phase
 Version history: 74 actions (0..73) until the two_player draw phase added 74 and 75;
 76 actions (0..75) until the auction preset's trump naming added 76..79.
 
+Action values: an action is an integer. Integer types of any width are taken as they are,
+and a float holding a whole number (`54.0`, e.g. from a network's output) is taken as that
+integer; any other value (`54.7`, NaN, a string) raises `ActionValueError` rather than being
+truncated (`action_index`, `action_array`).
+
 Strings: cards `AS`, `TD`, `10d`, `2C`, `q♥`, `LJ`/`BJ`; bids `nil`, `4`; `blind nil`;
 `see hand`; `keep`, `discard`; `trump hearts` (also `trump h`, `trump ♥`).
 """
 
 from __future__ import annotations
+
+import operator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -90,6 +98,51 @@ DECKS: dict[str, np.uint64] = {
 
 class ActionParseError(ValueError):
     """A string that names no card, bid or decision."""
+
+
+class ActionValueError(ValueError):
+    """An action that is not a whole number (it would have to be truncated to be played)."""
+
+
+def action_index(action: Any) -> int:
+    """One action as an int: integers as they are, whole floats converted, else an error."""
+    try:
+        return operator.index(action)  # int, numpy integers, 0-d integer arrays
+    except TypeError:
+        pass
+    try:
+        if isinstance(action, str | bytes):  # str_to_action parses names
+            raise TypeError
+        value = float(action)
+    except (TypeError, ValueError):
+        raise ActionValueError(
+            f"an action must be an integer 0..{NUM_ACTIONS - 1}; got {action!r}"
+        ) from None
+    if not value.is_integer():
+        raise ActionValueError(
+            f"action {action!r} is not a whole number; actions are integers 0..{NUM_ACTIONS - 1}"
+        )
+    return int(value)
+
+
+def action_array(actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Actions as int64: integer arrays as they are, whole floats converted, else an error."""
+    arr = np.asarray(actions)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind != "f":
+        raise ActionValueError(
+            f"actions must be integers 0..{NUM_ACTIONS - 1}; got an array of {arr.dtype}"
+        )
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero(~(np.isfinite(arr) & (np.round(arr) == arr)).reshape(-1))
+    if bad.size:
+        i = int(bad[0])
+        raise ActionValueError(
+            f"action {arr.reshape(-1)[i].item()!r} (index {i}) is not a whole number; "
+            f"actions are integers 0..{NUM_ACTIONS - 1}"
+        )
+    return arr.astype(np.int64)
 
 
 def card_to_str(card: int, unicode: bool = False) -> str:

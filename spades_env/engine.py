@@ -35,6 +35,7 @@ from spades_env.cards import (
     NUM_CARDS,
     SPADES,
     SUIT_NAMES,
+    action_array,
     action_to_str,
 )
 from spades_env.core import kernel as _kernel
@@ -170,7 +171,7 @@ def step(
 ) -> StepInfo:
     """Apply one action per game (ignored where the game is DONE); update `state`."""
     b = state.batch_size
-    acts = np.asarray(actions, dtype=np.int64).reshape(-1)
+    acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
     flags = np.zeros((b, 2), dtype=bool)  # hand over, illegal

@@ -8,18 +8,28 @@ until a learner seat must act again or the episode ends.
 
 - Observation: ``Box(int16, (775,))``, the engine's encoding for the learner seat to act
   (``spades_env.observation``; seats relative to that seat). ``info["seat"]`` names it.
-- Action: ``Discrete(80)`` (``spades_env.cards``). ``action_masks()`` and
-  ``info["action_mask"]`` give the legal actions (for sb3-contrib's ``MaskablePPO``).
+- Action: ``Discrete(80)`` (``spades_env.cards``). ``info["action_mask"]`` gives the
+  legal actions as int8 0/1, as the PettingZoo env's ``action_mask`` and as Gymnasium's
+  ``action_space.sample(mask)`` takes them; ``action_masks()`` gives them as bool, the
+  method sb3-contrib's ``MaskablePPO`` calls.
 - Reward: the learner team's points of each hand finished during the step (bag penalty
   included); ``zero_sum=True`` subtracts the other team's.
 - Episodes: ``episode="hand"`` (default) or ``"game"`` (truncated after ``hand_limit``
   hands). When a hand ends, ``info`` holds bids, tricks, hand score, scores, bags and the
-  hand record, as in ``spades_v0``. The engine deals on at once, so the last observation
-  of a hand episode shows the next deal's position (scores updated), not the empty table.
+  hand record, as in ``spades_v0`` except that the record's ``seed`` is a numpy
+  ``uint64`` (a game seed may exceed 2**63 - 1, which Gymnasium's vector envs could not
+  stack as a Python int; ``int(seed)`` gives the JSON value). The engine deals on at
+  once, so the last observation of a hand episode shows the next deal's position (scores
+  updated), not the empty table.
 - **Illegal actions.** Gymnasium's ``check_env`` sends unmasked actions, so the env does
   not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
   (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
   Mask your policy to avoid it.
+- Rendering: ``render_mode="ansi"`` returns the table as text; ``"rgb_array"`` returns
+  it as an (720, 960, 3) uint8 picture seen from the learner's seats (their hands face
+  up, the others face down; ``spades_env.table_image``), which Gymnasium's
+  ``RecordVideo`` records (with the ``render`` extra's moviepy); ``"human"`` shows that
+  picture in a pygame window after every reset and step, with no waiting.
 - Seeding: ``reset(seed=s)`` makes the whole episode sequence reproducible, opponents
   included when they are the default random ones; ``reset(options=...)`` takes ``deal``,
   ``dealer``, ``scores`` and ``bags`` as the PettingZoo env does.
@@ -37,7 +47,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
@@ -58,12 +68,16 @@ from spades_env.observation import seat_view
 from spades_env.render import render_record, render_state
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
+from spades_env.table_image import Window, table_image
 
 
 class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
     """One learner seat (or partnership) against opponent agents; see the module doc."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 2,
+    }
 
     def __init__(
         self,
@@ -77,7 +91,9 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of ansi, human or None; got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of ansi, human, rgb_array or None; got {render_mode!r}"
+            )
         self.rules = Rules() if rules is None else rules
         self.seats = learner_seats(seats, self.rules)
         self.team = self.seats[0] % self.rules.num_teams
@@ -95,6 +111,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         self._over = True
         self._seat = self.seats[0]  # the learner seat the last observation is for
         self._last_record: dict[str, Any] | None = None
+        self._window: Window | None = None
 
     # ------------------------------------------------------------------ reset / step
     def reset(
@@ -113,6 +130,8 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         self._last_record = None
         info: dict[str, Any] = {}
         self._play_opponents(info)  # no hand can end before every seat has bid
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), self._info(info)
 
     def step(
@@ -122,7 +141,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         if self._over:
             raise RuntimeError("the episode is over; call reset()")
         info: dict[str, Any] = {}
-        a = int(action)
+        a = action_index(action)  # whole numbers only (cards.py)
         if not 0 <= a < NUM_ACTIONS or not game.legal_mask()[a]:
             self._over = True
             info["illegal"] = True
@@ -145,6 +164,9 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         points = result.points - result.penalty
         reward = float(team_reward(points, self.team, self.zero_sum)[0])
         info.update(hand_info(self.rules, result, 0))
+        # A game seed is any uint64: kept a numpy uint64, Gymnasium's vector envs stack it
+        # (a Python int above 2**63 - 1 overflows the int64 array they would make).
+        info["record"]["seed"] = np.uint64(info["record"]["seed"])
         self._last_record = info["record"]
         terminated = self.episode == "hand" or bool(result.game_over[0])
         truncated = (
@@ -190,21 +212,32 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         info["seat"] = self._seat
-        info["action_mask"] = self.action_masks()
+        info["action_mask"] = self.action_masks().astype(np.int8)
         return info
 
-    def render(self) -> str | None:
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; use ansi or human")
+            gym.logger.warn("render() called without a render_mode; use ansi, human or rgb_array")
             return None
         game = self._require_game()
-        parts = [] if self._last_record is None else [render_record(self._last_record)]
-        parts.append(render_state(game.state))
-        text = "\n".join(parts)
         if self.render_mode == "ansi":
-            return text
-        print(text)
+            parts = [] if self._last_record is None else [render_record(self._last_record)]
+            parts.append(render_state(game.state))
+            return "\n".join(parts)
+        # The learner's view: its own seats' hands face up, the opponents' face down.
+        frame = table_image(game.state, visible=self.seats, last_record=self._last_record)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._window is None:
+            self._window = Window("Spades (spades_env/Spades-v0)")
+        self._window.show(frame)
         return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        super().close()
 
     def _require_game(self) -> SingleGame:
         if self.game is None:

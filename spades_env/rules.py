@@ -45,8 +45,11 @@ two_player with a named trump play too, but only `auction` is a preset).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import numpy as np
 
 BlindNil = Literal["never", "when_behind_100", "always"]
 NilTricks = Literal["bags", "count"]
@@ -65,6 +68,26 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "bid_constraint": ("none", "suicide", "mirror", "whiz"),
     "trump": ("spades", "named"),
 }
+
+_INT_OPTIONS = {
+    "num_players",
+    "hand_size",
+    "bag_limit",
+    "bag_penalty",
+    "nil_value",
+    "blind_nil_value",
+    "target",
+}
+_OPTIONAL_INT = {"max_total_bid", "max_hands", "lose_at"}
+_BOOL_OPTIONS = {
+    "blind_nil_exchange",
+    "thirteen_bid_doubles",
+    "ten_for_two_hundred",
+    "partnerships",
+    "open_hands",
+    "draw",
+}
+
 
 #: Presets of RULES.md §6 that this engine implements.
 PRESETS: tuple[str, ...] = (
@@ -145,6 +168,7 @@ class Rules:
     lose_at: int | None = None
 
     def __post_init__(self) -> None:
+        self._check_types()
         for option, allowed in _CHOICES.items():
             value = getattr(self, option)
             if value not in allowed:
@@ -176,6 +200,31 @@ class Rules:
                 "rules option blind_nil_exchange=true needs blind nil; "
                 "set blind_nil to when_behind_100 or always"
             )
+
+    def _check_types(self) -> None:
+        """Integers must be integers and flags booleans: `target='300'` is an error, not a
+        crash when the first hand ends. numpy integers and booleans become Python ones."""
+        if not isinstance(self.name, str):
+            raise RulesError(f"rules name must be a string; got {self.name!r}")
+        for option in _INT_OPTIONS | _OPTIONAL_INT:
+            value = getattr(self, option)
+            if value is None and option in _OPTIONAL_INT:
+                continue
+            if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+                none = " or None" if option in _OPTIONAL_INT else ""
+                raise RulesError(
+                    f"rules option {option} needs an integer{none}; got {value!r} "
+                    f"({type(value).__name__}; Rules.from_options parses text)"
+                )
+            object.__setattr__(self, option, int(value))
+        for option in _BOOL_OPTIONS:
+            value = getattr(self, option)
+            if not isinstance(value, bool | np.bool_):
+                raise RulesError(
+                    f"rules option {option} needs True or False; got {value!r} "
+                    f"({type(value).__name__})"
+                )
+            object.__setattr__(self, option, bool(value))
 
     def _check_table(self) -> None:
         """RULES.md §1/§6: table size, deck and the options that need partners or 2C."""
@@ -353,11 +402,35 @@ class Rules:
             if "=" not in item:
                 raise RulesError(f"rules option {item!r} must be written as name=value")
             key, raw = (s.strip() for s in item.split("=", 1))
+            if key in options:
+                raise RulesError(f"rules option {key} is given twice in {text!r}; give it once")
             options[key] = _parse_value(key, raw)
         unknown = sorted(set(options) - set(cls.option_names()))
         if unknown:
             return cls.preset(preset).replace(**options)  # raises, naming the option
         return cls.preset(preset, **options)
+
+    @classmethod
+    def build(cls, preset: str = "standard", options: Sequence[str] = ()) -> Rules:
+        """The command line's `--rules PRESET --option NAME=VALUE[,NAME=VALUE] ...`: the
+        preset with the options on top. An option given twice is an error."""
+        try:
+            rules = cls.preset(preset)
+        except RulesError as exc:
+            raise RulesError(f"--rules {preset}: {exc}") from None
+        seen: set[str] = set()
+        for item in options:
+            keys = [p.split("=", 1)[0].strip() for p in item.split(",") if p.strip()]
+            try:
+                twice = seen.intersection(keys)
+                if twice:
+                    raise RulesError(f"rules option {min(twice)} is given twice; give it once")
+                parsed = cls.from_options(item, preset=rules.name)
+                rules = rules.replace(**{k: getattr(parsed, k) for k in keys})
+            except RulesError as exc:
+                raise RulesError(f"--option {item}: {exc}") from None
+            seen.update(keys)
+        return rules
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -369,26 +442,6 @@ class Rules:
         if name.startswith("cutthroat"):
             name = f"cutthroat_{data.get('num_players', 4)}"
         return cls.preset(name, **data)
-
-
-_INT_OPTIONS = {
-    "num_players",
-    "hand_size",
-    "bag_limit",
-    "bag_penalty",
-    "nil_value",
-    "blind_nil_value",
-    "target",
-}
-_OPTIONAL_INT = {"max_total_bid", "max_hands", "lose_at"}
-_BOOL_OPTIONS = {
-    "blind_nil_exchange",
-    "thirteen_bid_doubles",
-    "ten_for_two_hundred",
-    "partnerships",
-    "open_hands",
-    "draw",
-}
 
 
 def _parse_value(key: str, raw: str) -> Any:

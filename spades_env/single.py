@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.core import kernel as _kernel
 from spades_env.core.spec import FIELDS, spec
 from spades_env.engine import (
@@ -156,7 +156,8 @@ class SingleGame:
     # ------------------------------------------------------------------ step
     def step(self, action: int, on_illegal: str = "raise") -> StepInfo:
         """Apply the action of the seat to act; same contract as `engine.step`."""
-        a = int(action)
+        # whole numbers only: never truncate 54.7 to a bid (cards.py)
+        a = action if type(action) is int else action_index(action)
         sc = self._scratch
         code = _kernel.step_one(self._r, self._buf, a, sc.fin, sc.res)
         if code == 0:

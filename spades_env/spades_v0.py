@@ -93,14 +93,27 @@ illegal_reward=-1000.0, render_mode=None)``
   (``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``):
   an illegal action ends the episode and costs the agent this reward. ``raw_env`` instead
   raises ``IllegalActionError`` naming the rule broken.
-- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or ``"human"``
-  (prints it after every step; no sleeping).
+- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text), ``"rgb_array"``
+  (``render()`` returns it as an (720, 960, 3) uint8 picture: every hand face up, as a
+  spectator sees them, bids, tricks won, the trick, scores, bags, trump and the score of
+  the hand that just ended; ``spades_env.table_image``) or ``"human"`` (that picture in
+  a pygame window, redrawn after every step, with no waiting; needs the ``render``
+  extra).
 
 ``reset(seed=None, options=None)``: a seed makes the episode sequence reproducible (each
 later ``reset()`` deals the next game of that sequence). ``options`` may hold ``deal``
 ((P, 13) card indices or (P,) uint64 masks), ``dealer`` (seat), ``scores`` and ``bags``
 (per team): the episode starts from that position (``state.init``); other keys are
 ignored.
+
+Parallel API
+------------
+Spades is turn-based, so ``metadata["is_parallelizable"]`` is False, as in PettingZoo's
+classic games: PettingZoo's ``aec_to_parallel``, which assumes every agent moves once
+per cycle, refuses the env with its own message. ``spades_v0.parallel_env()`` (and
+``pettingzoo.make("parallel", ...)``) wraps it with ``turn_based_aec_to_parallel``
+instead: each parallel step takes the action of the one agent to act (the others' are
+ignored), and only that agent's ``action_mask`` is non-zero.
 
 Structured view
 ---------------
@@ -117,6 +130,8 @@ Version history
   Discrete(76) with keep / discard.
 - v0, encoding version 4: auction (the highest bidder names trump); actions grow to
   Discrete(80) with the four trump suits; the standard observation is unchanged.
+- v0, encoding version 4: ``render_mode="rgb_array"`` and a picture in ``"human"``;
+  ``metadata["is_parallelizable"]`` is False (turn-based); observations unchanged.
 """
 
 from __future__ import annotations
@@ -149,6 +164,7 @@ from spades_env.observation import SeatView, seat_view
 from spades_env.render import render_record, render_state
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
+from spades_env.table_image import Window, table_image
 
 __all__ = ["env", "parallel_env", "raw_env"]
 
@@ -172,9 +188,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "spades_v0",
-        "render_modes": ["ansi", "human"],
-        "is_parallelizable": True,
-        "render_fps": 1,
+        "render_modes": ["ansi", "human", "rgb_array"],
+        # Turn-based: PettingZoo's aec_to_parallel (simultaneous moves) must refuse it;
+        # parallel_env() uses turn_based_aec_to_parallel instead.
+        "is_parallelizable": False,
+        "render_fps": 2,
     }
 
     def __init__(
@@ -188,7 +206,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         EzPickle.__init__(self, rules, episode, zero_sum, hand_limit, render_mode)
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of ansi, human or None; got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of ansi, human, rgb_array or None; got {render_mode!r}"
+            )
         self.rules = Rules() if rules is None else rules
         self.episode = check_episode(episode)
         self.zero_sum = bool(zero_sum)
@@ -214,6 +234,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         self._over = True
         self._last_record: dict[str, Any] | None = None
         self.game: SingleGame | None = None
+        self._window: Window | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -297,14 +318,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
             self._over = True
 
     # ------------------------------------------------------------------ render
-    def render(self) -> str | None:
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:
-            logger.warn("render() called without a render_mode; use ansi or human")
+            logger.warn("render() called without a render_mode; use ansi, human or rgb_array")
             return None
-        text = self._text()
         if self.render_mode == "ansi":
-            return text
-        print(text)
+            return self._text()
+        frame = self._image()
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._window is None:
+            self._window = Window("Spades (spades_v0)")
+        self._window.show(frame)
         return None
 
     def _text(self) -> str:
@@ -314,8 +339,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         parts.append(render_state(self.game.state))
         return "\n".join(parts)
 
+    def _image(self) -> npt.NDArray[np.uint8]:
+        """Every hand face up, as a spectator at the table sees them (and as `ansi` shows)."""
+        return table_image(self._require_game().state, last_record=self._last_record)
+
     def close(self) -> None:
-        pass
+        if self._window is not None:
+            self._window.close()
+            self._window = None
 
     def _require_game(self) -> SingleGame:
         if self.game is None:

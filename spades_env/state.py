@@ -259,10 +259,27 @@ def parse_deals(rules: Rules, deals: npt.ArrayLike, batch: int) -> U64:
     return masks
 
 
-def _fill(value: npt.ArrayLike | None, shape: tuple[int, ...], dtype: type, default: int):
+def _fill(
+    value: npt.ArrayLike | None, shape: tuple[int, ...], dtype: type, default: int, what: str
+):
+    """`value` broadcast to `shape` as `dtype`; a value that does not fit is a `DealError`
+    (never a wrapped integer: a score of 1e20 must not become -2**31)."""
     if value is None:
         return np.full(shape, default, dtype=dtype)
-    arr = np.broadcast_to(np.asarray(value, dtype=dtype), shape)
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "iuf":
+        raise DealError(f"{what} must be integers; got {value!r}")
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore"):
+        fits = np.isfinite(raw) & (raw == np.round(raw)) & (raw >= info.min) & (raw <= info.max)
+    if not fits.all():
+        bad = raw.reshape(-1)[np.flatnonzero(~fits.reshape(-1))[0]].item()
+        raise DealError(f"{what} must be whole numbers in {info.min}..{info.max}; got {bad!r}")
+    try:
+        arr = np.broadcast_to(raw.astype(dtype), shape)
+    except ValueError:
+        shown = f"{shape[-1:]} or {shape}"
+        raise DealError(f"{what} must have shape {shown}; got {raw.shape}") from None
     return arr.copy()
 
 
@@ -292,15 +309,18 @@ def init(
     else:
         seed = np.broadcast_to(np.asarray(seeds, dtype=np.uint64), (b,)).copy()
     p = rules.num_players
-    first = first_dealer(rules, seed) if dealer is None else _fill(dealer, (b,), np.int8, 0)
+    if dealer is None:
+        first = first_dealer(rules, seed)
+    else:
+        first = _fill(dealer, (b,), np.int8, 0, "dealer")
     if ((first < 0) | (first >= p)).any():
         raise DealError(f"dealer must be a seat 0..{p - 1}")
     given = None if deals is None else parse_deals(rules, deals, b)
     state = State.wrap(rules, np.zeros((b, layout(rules)[0]), dtype=np.uint8))
     state.seed[:] = seed
     state.dealer[:] = first
-    state.scores[:] = _fill(scores, (b, t), np.int32, 0)
-    state.bags[:] = _fill(bags, (b, t), np.int32, 0)
+    state.scores[:] = _fill(scores, (b, t), np.int32, 0, "scores")
+    state.bags[:] = _fill(bags, (b, t), np.int32, 0, "bags")
     state.winner[:] = -1
     state.stock[:] = -1
     if given is not None:

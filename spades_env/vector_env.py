@@ -9,9 +9,10 @@ opponent agent) and the observations are array operations on one `State`.
 
 - Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
   ends starts its next episode and ignores its action; on that step its reward is 0.
-  ``info["action_mask"]`` of a sub-env that just ended is all True (any action is
+  ``info["action_mask"]`` of a sub-env that just ended is all 1 (any action is
   accepted, and ignored).
-- Infos are dicts of arrays with Gymnasium's ``_key`` masks: ``action_mask`` (N, 74) and
+- Infos are dicts of arrays with Gymnasium's ``_key`` masks: ``action_mask`` (N, 80) int8
+  0/1 (``action_masks()`` gives it as bool) and
   ``seat`` (N,) every step; ``hand_no``, ``bids``, ``blind``, ``tricks``, ``hand_score``,
   ``scores``, ``bags``, ``game_over``, ``winner`` where a hand ended in the step;
   ``illegal`` where the learner's action was illegal. Hand records are not built here
@@ -30,7 +31,7 @@ import numpy.typing as npt
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, action_array
 from spades_env.engine import PHASE_BASE, HandResult, StepInfo, legal_action_mask, step
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
@@ -147,7 +148,7 @@ class SpadesVectorEnv(VectorEnv):
     ) -> tuple[npt.NDArray[np.int16], npt.NDArray, npt.NDArray, npt.NDArray, dict[str, Any]]:
         state = self._require_state()
         n = self.num_envs
-        acts = np.asarray(actions, dtype=np.int64).reshape(n)
+        acts = action_array(actions).reshape(n)  # whole numbers only (cards.py)
         out = self._outcome()
         restart = np.flatnonzero(self._ended)
         moving = ~self._ended
@@ -240,7 +241,7 @@ class SpadesVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ observing
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(N, 74) bool legal actions of the learner; all True where an episode just ended."""
+        """(N, 80) bool legal actions of the learner; all True where an episode just ended."""
         state = self._require_state()
         mask = legal_action_mask(state)
         mask[self._ended] = True
@@ -253,7 +254,7 @@ class SpadesVectorEnv(VectorEnv):
         n = self.num_envs
         every = np.ones(n, dtype=bool)
         infos: dict[str, Any] = {
-            "action_mask": self.action_masks(),
+            "action_mask": self.action_masks().astype(np.int8),  # int8, as in SpadesEnv
             "_action_mask": every,
             "seat": self._seat.copy(),
             "_seat": every.copy(),

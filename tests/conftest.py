@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# render_mode="human" opens a pygame window: a headless one in the tests.
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,13 @@ import pytest
 from engine_helpers import act, bid_all, fill_deal, start
 from gymnasium.utils.env_checker import check_env
 
-from agents.card_tracking import rows_from_view
 from agents.heuristic import HeuristicAgent
 from agents.heuristic_bidding import best_trump, choose_bid
 from agents.registry import AgentSpecError, make_agent
-from experiments.play import InputError, Session, make_setup, parse_move, prompt_line
-from experiments.tournament import TournamentConfig, run_tournament
+from agents.seat_table import rows_from_view
+from experiments.play.session import InputError, Session, make_setup, parse_move, prompt_line
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import run_tournament
 from spades_env.cards import BID_BASE, CLUBS, HEARTS, NAME_TRUMP, SPADES, str_to_card
 from spades_env.gym_env import SpadesEnv
 from spades_env.observation import obs_size, seat_view

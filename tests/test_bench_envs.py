@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.bench import SECTIONS, format_rows
-from experiments.bench_envs import aec_section, vector_section
+from experiments.bench.envs import aec_section, vector_section
+from experiments.bench.runner import SECTIONS, format_rows
 
 KEYS = {"name", "batch", "rate", "unit", "reference", "reference_rate", "ratio"}
 

@@ -4,8 +4,8 @@ thresholds; the full section, with fresh deals, is slow and runs with `spades be
 from __future__ import annotations
 
 from agents.dd import DDSolver
-from experiments.bench import SECTIONS, format_rows
-from experiments.bench_search import dd_row, dds_solver, midhand_positions, search_section
+from experiments.bench.runner import SECTIONS, format_rows
+from experiments.bench.search import dd_row, dds_solver, midhand_positions, search_section
 
 
 def test_search_section_is_registered_in_spades_bench() -> None:
@@ -22,7 +22,7 @@ def test_dd_row_reports_rate_median_and_p95() -> None:
 
 
 def test_mc_rows_report_pimc_latency_and_ismcts_rate() -> None:
-    from experiments.bench_mc import ismcts_bid_rows, ismcts_rows, pimc_rows
+    from experiments.bench.mc import ismcts_bid_rows, ismcts_rows, pimc_rows
 
     rows = pimc_rows(0.0, policies=("greedy",)) + ismcts_rows(0.0, iterations=50)
     rows += ismcts_bid_rows(0.0, iterations=50)

@@ -14,9 +14,9 @@ from experiments.bid_analysis import double_dummy as dd
 from experiments.bid_analysis.intervals import mean_interval, rate_interval, wilson
 from experiments.bid_analysis.log_frames import check_rows, load_log
 from experiments.bid_analysis.report import cell, confusion_view, report_tables
-from experiments.bid_stats import bid_position, score_diffs, seat_table, situation
-from experiments.results_log import LogError
-from experiments.summary import t975
+from experiments.tournament.bid_stats import bid_position, score_diffs, seat_table, situation
+from experiments.tournament.results_log import LogError
+from experiments.tournament.summary import t975
 from spades_env.cards import card_to_str
 from spades_env.rules import Rules
 
@@ -97,6 +97,12 @@ def test_score_diffs_use_the_scores_before_the_hand():
 def test_wilson_interval_matches_the_textbook_values(hits, n, lo, hi):
     got = wilson(hits, n)
     assert got == pytest.approx((lo, hi), abs=1e-6)
+
+
+@pytest.mark.parametrize(("hits", "n"), [(2.5, 10), (-1, 10), (11, 10)])
+def test_wilson_refuses_a_count_that_is_not_hits_of_n(hits, n):
+    with pytest.raises(ValueError, match="whole number of hits"):
+        wilson(hits, n)
 
 
 def test_intervals_of_empty_and_single_samples_are_missing():

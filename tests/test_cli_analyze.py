@@ -10,9 +10,10 @@ import pytest
 
 from experiments.bid_analysis import FIGURE_FILES
 from experiments.bid_analysis.double_dummy import DD_FILE, DDCache, dd_key, played_hands
-from experiments.cli import main
-from experiments.results_log import read_rows
-from experiments.tournament import TournamentConfig, run_tournament
+from experiments.cli.app import main
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.results_log import read_rows
+from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
 
 REPO = Path(__file__).resolve().parents[1]

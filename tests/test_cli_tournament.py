@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
-from experiments.results_log import TIMING_FIELDS, read_rows
+from experiments.cli.app import main
+from experiments.tournament.results_log import TIMING_FIELDS, read_rows
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]

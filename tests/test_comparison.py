@@ -1,4 +1,4 @@
-"""experiments.comparison, experiments.learning_curve and experiments.sample_log."""
+"""experiments.tournament.comparison and .sample_log, experiments.learning_curve."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from experiments.comparison import (
+from experiments.learning_curve import (
+    LearningCurveError,
+    learning_curve_plot,
+    read_scalars,
+    smooth,
+)
+from experiments.tournament.comparison import (
     Z975,
     agents_of,
     margin_heatmap,
@@ -18,15 +24,9 @@ from experiments.comparison import (
     ratings_plot,
     ratings_table,
 )
-from experiments.learning_curve import (
-    LearningCurveError,
-    learning_curve_plot,
-    read_scalars,
-    smooth,
-)
-from experiments.results_log import read_rows
-from experiments.sample_log import sample_log
-from experiments.summary import t975
+from experiments.tournament.results_log import read_rows
+from experiments.tournament.sample_log import sample_log
+from experiments.tournament.summary import t975
 
 
 def duplicate_rows(deal: int, a: str, b: str, a_diff: tuple[int, int]) -> list[dict]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from spades_env.env_core import (
 )
 from spades_env.gym_env import SpadesEnv
 from spades_env.observation import encode
+from spades_env.records import replay
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
 from spades_env.state import State, init
@@ -62,10 +65,10 @@ def test_check_env_passes(kwargs):
     check_env(SpadesEnv(**kwargs), skip_render_check=True)
 
 
-def test_check_env_passes_through_gymnasium_make_with_every_render_mode(capsys):
+def test_check_env_passes_through_gymnasium_make_with_every_render_mode():
     env = gym.make("spades_env/Spades-v0")
-    check_env(env.unwrapped)  # the spec is there: render modes are checked too
-    assert "North" in capsys.readouterr().out
+    assert env.metadata["render_modes"] == ["ansi", "human", "rgb_array"]
+    check_env(env.unwrapped)  # the spec is there: an env per render mode is checked too
 
 
 def test_action_masks_match_the_info_and_the_engine():
@@ -74,8 +77,10 @@ def test_action_masks_match_the_info_and_the_engine():
     rng = np.random.default_rng(0)
     for _ in range(20):
         mask = env.action_masks()
-        assert mask.dtype == bool and mask.shape == (NUM_ACTIONS,)
+        assert mask.dtype == bool and mask.shape == (NUM_ACTIONS,)  # sb3-contrib's bool
+        assert info["action_mask"].dtype == np.int8  # as PettingZoo's and Gymnasium's masks
         np.testing.assert_array_equal(mask, info["action_mask"])
+        assert env.action_space.sample(info["action_mask"]) in np.flatnonzero(mask)
         state = env.game.state
         np.testing.assert_array_equal(mask, legal_action_mask(state)[0])
         np.testing.assert_array_equal(obs, encode(state, np.array([info["seat"]]))[0])
@@ -87,7 +92,7 @@ def test_action_masks_match_the_info_and_the_engine():
 def test_an_illegal_action_is_penalised_and_ends_the_episode():
     env = SpadesEnv()
     obs, info = env.reset(seed=1)
-    illegal = int(np.flatnonzero(~info["action_mask"])[0])
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
     before = env.game.state
     obs2, reward, terminated, truncated, info2 = env.step(illegal)
     assert reward == DEFAULT_ILLEGAL_REWARD and terminated and not truncated
@@ -226,3 +231,42 @@ def test_new_single_game_equals_the_constructed_game(rules):
         np.testing.assert_array_equal(fast.obs, slow.obs)
         fast.step(fast.legal_list()[0])  # the template is not shared with the new game
         assert new_single_game(rules, seed, {}).history_len == 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_make_vec_wrapper_modes_run_past_many_hand_ends(mode):
+    """Gymnasium's own vector wrappers stack every info, the hand record included: its
+    seed (a uint64 that may exceed 2**63 - 1) and its lists, hand after hand."""
+    envs = gym.make_vec("spades_env/Spades-v0", num_envs=3, vectorization_mode=mode)
+    obs, infos = envs.reset(seed=11)
+    rng = np.random.default_rng(0)
+    ends, high_seeds = 0, 0
+    try:
+        while ends < 12:
+            masks = infos["action_mask"]
+            assert masks.dtype == np.int8 and masks.shape == (3, NUM_ACTIONS)
+            # A sub-env that just ended has an all-0 mask: its next action is ignored.
+            actions = [rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks]
+            obs, _, terms, truncs, infos = envs.step(np.array(actions))
+            assert obs.shape == (3, *envs.single_observation_space.shape)
+            if "record" in infos:
+                done = infos["_record"]
+                assert (done == (terms | truncs)).all()
+                seeds = infos["record"]["seed"]
+                assert seeds.dtype == np.uint64
+                high_seeds += int((seeds[done] > 2**63 - 1).sum())
+                for i in np.flatnonzero(done):
+                    assert infos["record"]["tricks"][i] == infos["tricks"][i]
+            ends += int((terms | truncs).sum())
+    finally:
+        envs.close()
+    assert high_seeds > 0  # the case that overflowed Gymnasium's int64 info arrays
+
+
+def test_a_gym_record_replays_and_its_seed_converts_to_json():
+    env = SpadesEnv()
+    _, info, _ = play(env, 5, np.random.default_rng(5))
+    record = info["record"]
+    assert isinstance(record["seed"], np.uint64)
+    assert replay(record) == {**record, "seed": int(record["seed"])}
+    assert json.loads(json.dumps({**record, "seed": int(record["seed"])}))["seed"] == record["seed"]

@@ -1,21 +1,22 @@
 """ISMCTS: the numba play-out against the engine, availability-count UCB, one
-determinization per iteration, legal and seeded decisions, the registry."""
+determinization per iteration, legal and seeded decisions, the kernels' random stream,
+the registry."""
 
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
 import pytest
 
 from agents import ismcts as ismcts_mod
 from agents.ismcts import FastGame, ISMCTSAgent, Node, select_child
-from agents.ismcts_kernel import py_random_state, randbelow, set_py_random_state
+from agents.kernel_random import below, new_stream, next_u64
 from agents.registry import make_agent
 from agents.search_common import state_from_world
-from agents.search_kernel import GREEDY, RANDOM, play_out, play_out_state, seed_kernel
-from experiments.tournament import TournamentConfig, run_tournament
+from agents.search_kernel import GREEDY, RANDOM, play_out, play_out_state
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
 from spades_env.observation import seat_view
 from spades_env.rules import Rules
@@ -32,7 +33,7 @@ def test_play_out_matches_the_engine(rules, policy):
     """Replaying the kernel's cards through the batched engine: each card is legal and
     the tricks per seat agree."""
     rng = np.random.default_rng(1)
-    seed_kernel(5)
+    stream = new_stream(np.random.default_rng(5))
     state = init(rules, 30, rng)
     for stop in range(4, 56, 3):
         while not ((state.phase == PLAY).all() and (state.history_len >= stop).all()):
@@ -42,6 +43,7 @@ def test_play_out_matches_the_engine(rules, policy):
             won, seq = play_out(
                 s.hands[0] & ~s.played[0], s.trick[0], s.leader[0], s.trick_size[0],
                 s.lead_suit[0], s.broken[0], s.tricks_won[0], s.tricks_played[0], rules, policy,
+                stream,
             )  # fmt: skip
             for c in seq:
                 assert legal_action_mask(s)[0, c]
@@ -56,12 +58,13 @@ def test_play_out_state_is_play_out_per_game():
     state = init(Rules(), 40, rng)
     while not ((state.phase == PLAY).all() and (state.history_len >= 17).all()):
         step(state, random_legal_actions(state.legal, state.phase, rng))
-    won = play_out_state(state, GREEDY)
+    won = play_out_state(state, GREEDY, new_stream(rng))
     for g in range(40):
         s = state.take([g])
         one, _ = play_out(
             s.hands[0] & ~s.played[0], s.trick[0], s.leader[0], s.trick_size[0],
             s.lead_suit[0], s.broken[0], s.tricks_won[0], s.tricks_played[0], s.rules, GREEDY,
+            new_stream(rng),
         )  # fmt: skip
         assert np.array_equal(won[g], one)
     assert (won.sum(axis=1) == 13).all()
@@ -225,7 +228,7 @@ def test_kernel_search_is_the_reference_search(rules, cards, policy):
     for _ in range(2):  # twice: the second decision starts from the generators' states
         assert fast.decide(view) == ref.decide(view)
         assert _tree(fast.last_root) == _tree(ref.last_root)
-        assert fast.rnd.getstate() == ref.rnd.getstate()
+        assert np.array_equal(fast._stream, ref._stream)  # the same draws, as many
         assert fast.rng.bit_generator.state == ref.rng.bit_generator.state
 
 
@@ -238,13 +241,21 @@ def test_kernel_search_grows_its_tree():
     assert sum(ch.visits for ch in root.children.values()) == 5000 == root.visits
 
 
-def test_randbelow_is_pythons_randrange():
-    rnd = random.Random(12)
-    mirror = random.Random(12)
-    mt, pos = py_random_state(mirror)
-    ns = [1, 2, 3, 5, 13, 52, 1000, 2**31 - 1, 2**32 - 1, 7] * 80  # > 624 draws: a twist
-    got = [randbelow(mt, pos, n) for n in ns]
-    assert got == [rnd.randrange(n) for n in ns]
-    set_py_random_state(mirror, mt, pos)
-    assert mirror.getstate() == rnd.getstate()
-    assert mirror.random() == rnd.random()
+def test_random_stream_is_reproducible_and_counts_its_draws():
+    """A stream's draws depend on its key and counter alone, compiled or not."""
+    one, two = new_stream(np.random.default_rng(12)), new_stream(np.random.default_rng(12))
+    ns = [1, 2, 3, 5, 13, 52, 1000, 2**31 - 1, 2**32 - 1, 7] * 20
+    got = [below(one, n) for n in ns]
+    assert got == [below.py_func(two, n) for n in ns]
+    assert all(0 <= g < n for g, n in zip(got, ns, strict=True))
+    assert one[1] == two[1] == len(ns)
+    assert next_u64(one) != next_u64(new_stream(np.random.default_rng(13)))
+
+
+@pytest.mark.parametrize("n", [2, 13, 52])
+def test_random_stream_is_uniform_chi_square(n):
+    stream = new_stream(np.random.default_rng(n))
+    draws = np.array([below(stream, n) for _ in range(200 * n)])
+    counts = np.bincount(draws, minlength=n)
+    chi2 = ((counts - 200) ** 2 / 200).sum()
+    assert chi2 < n - 1 + 5 * math.sqrt(2 * (n - 1))  # five standard deviations

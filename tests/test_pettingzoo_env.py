@@ -6,7 +6,7 @@ import numpy as np
 import pettingzoo
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
-from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_parallel
 
 from spades_env import spades_v0
 from spades_env.cards import BID_BASE, NUM_ACTIONS, str_to_card
@@ -72,9 +72,24 @@ def test_parallel_api_test_passes(episode):
     parallel_api_test(env, num_cycles=300)
 
 
-def test_render_test_passes(capsys):
-    render_test(spades_v0.env)
-    assert "trick" in capsys.readouterr().out  # human mode printed the table
+def test_the_turn_based_env_is_not_parallelizable_by_aec_to_parallel():
+    for env in (spades_v0.raw_env(), spades_v0.env()):
+        assert env.metadata["is_parallelizable"] is False
+    with pytest.raises(AssertionError, match="is_parallelizable"):
+        aec_to_parallel(spades_v0.env())
+    par = spades_v0.parallel_env()  # the turn-based conversion: one agent acts per step
+    observations, _ = par.reset(seed=3)
+    acting = [a for a, o in observations.items() if o["action_mask"].any()]
+    assert len(acting) == 1
+    mask = observations[acting[0]]["action_mask"]
+    actions = {a: int(np.flatnonzero(mask)[0]) if a in acting else 0 for a in par.agents}
+    observations, *_ = par.step(actions)
+    assert sum(o["action_mask"].any() for o in observations.values()) == 1
+
+
+def test_render_test_passes():
+    assert spades_v0.raw_env.metadata["render_modes"] == ["ansi", "human", "rgb_array"]
+    render_test(spades_v0.env)  # every mode: text, a (H, W, 3) uint8 image, a window
 
 
 # ----------------------------------------------------------------------------- random play

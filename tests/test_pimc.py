@@ -11,7 +11,8 @@ from agents.dd import DDSolver, Position, score_objective
 from agents.pimc import PIMCAgent
 from agents.registry import make_agent
 from agents.search_common import UnsupportedRulesError, greedy_actions, state_from_world
-from experiments.tournament import TournamentConfig, run_tournament
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
 from spades_env.observation import seat_view
 from spades_env.rules import Rules
@@ -193,7 +194,7 @@ def test_kernel_rollouts_are_the_engine_rollouts(rules, params):
 
 
 @pytest.mark.parametrize("rules", [Rules(blind_nil="always"), Rules.preset("three_player")])
-def test_heuristic_kernel_rollouts_are_the_agents_rollouts(rules):
+def test_heuristic_play_rollouts_are_the_agents_rollouts(rules):
     """Heuristic rollouts with the compiled card play: the same values, choice and
     generator state as stepping the engine with HeuristicAgent, from bids and cards."""
     rng = np.random.default_rng(8)

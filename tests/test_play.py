@@ -24,8 +24,9 @@ import pytest
 from play_helpers import ROOT, WAIT, Driver, hand_on_screen, play_out
 from rich.console import Console
 
-from experiments import play_screen as ui
-from experiments.play import (
+from experiments.play import screen as ui
+from experiments.play.screen import card_label
+from experiments.play.session import (
     InputError,
     PlayError,
     Session,
@@ -34,7 +35,6 @@ from experiments.play import (
     parse_move,
     prompt_line,
 )
-from experiments.play_screen import card_label
 from spades_env.cards import (
     BLIND_NIL,
     CARD_SUIT,

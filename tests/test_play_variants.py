@@ -21,8 +21,8 @@ import pytest
 from play_helpers import ROOT, WAIT, Driver, play_out
 from rich.console import Console
 
-from experiments import play_screen as ui
-from experiments.play import (
+from experiments.play import screen as ui
+from experiments.play.session import (
     InputError,
     PlayError,
     Session,

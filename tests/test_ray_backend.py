@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from experiments import ray_backend
-from experiments.cli import main
-from experiments.results_log import TIMING_FIELDS, read_rows
-from experiments.tournament import TournamentConfig, TournamentError, execute_unit, run_tournament
+from experiments.cli.app import main
+from experiments.tournament import ray_backend
+from experiments.tournament.config import TournamentConfig, TournamentError
+from experiments.tournament.results_log import TIMING_FIELDS, read_rows
+from experiments.tournament.runner import run_tournament
+from experiments.tournament.units import execute_unit
 
 CONFIG = TournamentConfig(agents=("random", "heuristic", "random"), deals=6, chunk=2, seed=5)
 CLI = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]

@@ -13,7 +13,7 @@ import pytest
 
 from agents.registry import make_agent
 from agents.rl_agent import read_checkpoint
-from experiments.cli import main as spades
+from experiments.cli.app import main as spades
 from spades_env.rules import Rules
 from spades_env.state import init
 from training import dmc, ppo_selfplay, ray_rollout

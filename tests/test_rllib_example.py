@@ -1,15 +1,10 @@
 """experiments/rllib_ppo.py: RLlib's PPO on the PettingZoo env, through RLlib's wrapper.
 
-Skipped unless RLlib is installed, which the project's own install does not do
-(`ray[rllib]` pins an older gymnasium); run it in a separate venv, see the module doc."""
+RLlib is the `rllib` extra, which `.ci/setup` installs: these tests run, never skip."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
-pytest.importorskip("ray.rllib.algorithms.ppo")
-
 import ray
 
 from experiments import rllib_ppo

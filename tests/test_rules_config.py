@@ -105,3 +105,37 @@ def test_rules_round_trip_through_dict():
 def test_rules_are_frozen():
     with pytest.raises(AttributeError):
         Rules().target = 300  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("options", "names"),
+    [
+        ({"target": "300"}, ["target", "integer", "'300'"]),
+        ({"target": 300.0}, ["target", "integer"]),
+        ({"bag_limit": True}, ["bag_limit", "integer"]),
+        ({"max_hands": "6"}, ["max_hands", "integer or None"]),
+        ({"open_hands": 1}, ["open_hands", "True or False"]),
+        ({"blind_nil_exchange": "yes"}, ["blind_nil_exchange", "True or False"]),
+    ],
+)
+def test_option_of_the_wrong_type_raises_instead_of_crashing_later(options, names):
+    with pytest.raises(RulesError) as err:
+        Rules(**options)
+    for name in names:
+        assert name in str(err.value)
+
+
+def test_numpy_integers_and_booleans_become_python_values():
+    import numpy as np
+
+    r = Rules(target=np.int64(300), max_hands=np.int32(6), open_hands=np.bool_(False))
+    assert r == Rules(target=300, max_hands=6)
+    assert type(r.target) is int and type(r.max_hands) is int and type(r.open_hands) is bool
+
+
+@pytest.mark.parametrize(
+    "text", ["target=300,target=200", "target=300, nil_tricks=count,target=300"]
+)
+def test_an_option_given_twice_raises(text):
+    with pytest.raises(RulesError, match="target is given twice"):
+        Rules.from_options(text)

@@ -22,7 +22,7 @@ from spades_env.cards import BID_BASE, TWO_OF_CLUBS, cards_to_mask, mask_to_card
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import SeatView, seat_view
 from spades_env.rules import Rules
-from spades_env.state import BID, PLAY, init
+from spades_env.state import BID, DRAW, PLAY, init
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -43,7 +43,7 @@ def random_views(rules: Rules, seed: int, batch: int, every: int = 1):
     """(state copy, view) pairs at every `every`-th step of random games, random seats."""
     rng = np.random.default_rng(seed)
     state = init(rules, batch, rng)
-    for t in range(2 * rules.num_players + 2 * 4 + 52):
+    for t in range(2 * rules.num_players + 2 * 4 + 52 + (52 if rules.draw else 0)):
         if t % every == 0:
             yield state.copy(), seat_view(state, rng.integers(0, rules.num_players, size=batch))
         step(state, random_legal_actions(state.legal, state.phase, rng))
@@ -125,6 +125,30 @@ def test_sampled_worlds_never_contradict_the_view(name: str) -> None:
     assert views >= 60 * batch  # 2000+ views for the standard table
     if name == "exchange":
         assert exchanged > 50  # the exchange constraint was exercised
+
+
+def test_two_player_worlds_after_the_draw_never_contradict_the_view() -> None:
+    """RULES.md §6 two_player: the hidden hand comes from the cards the seat never saw
+    (those it looked at and discarded are out), with the right count; sampling before
+    the draw is over is refused."""
+    rules = Rules.preset("two_player")
+    rng = np.random.default_rng(3)
+    views = 0
+    for state, view in random_views(rules, 12, 8):
+        for g in range(view.batch_size):
+            if view.phase[g] == DRAW:
+                with pytest.raises(NotImplementedError, match="after the"):
+                    knowledge(view, g)
+                continue
+            truth = state.hands[g] & ~state.played[g]
+            assert world_violations(view, truth, g) == []
+            seen = int(view.seen[g])
+            for world in sample_worlds(view, 3, rng, game=g):
+                assert world.shape == (2,)
+                assert world_violations(view, world, g) == []
+                assert not int(world[1 - int(view.seat[g])]) & seen
+            views += 1
+    assert views >= 200
 
 
 @pytest.mark.parametrize("seed", range(2))

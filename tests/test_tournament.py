@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import deals as deals_mod
-from experiments.bid_stats import bid_lines
-from experiments.ratings import rate
-from experiments.results_log import (
+from experiments.tournament import deals as deals_mod
+from experiments.tournament.bid_stats import bid_lines
+from experiments.tournament.config import TournamentConfig, TournamentError
+from experiments.tournament.ratings import rate
+from experiments.tournament.results_log import (
     TIMING_FIELDS,
     LogError,
     append_unit,
@@ -20,15 +21,9 @@ from experiments.results_log import (
     read_rows,
     repair,
 )
-from experiments.summary import mean_ci, pair_results, t975
-from experiments.tournament import (
-    LOG_FILE,
-    TournamentConfig,
-    TournamentError,
-    load_context,
-    run_tournament,
-    unit_rows,
-)
+from experiments.tournament.runner import LOG_FILE, load_context, run_tournament
+from experiments.tournament.summary import mean_ci, pair_results, t975
+from experiments.tournament.units import unit_rows
 from spades_env.rules import Rules
 from spades_env.state import deal_hands, first_dealer
 
@@ -195,7 +190,7 @@ def test_repair_keeps_complete_units_only(tmp_path):
     partial = encode_unit([{"tournament": "t", "unit": 2, "unit_rows": 3, "i": 0}])
     with open(log, "ab") as f:
         f.write(partial + b'{"tournament": "t", "un')
-    assert repair(log, "t") == {0, 1}
+    assert repair(log, "t").done == {0, 1}
     assert read_rows(log) == unit
 
 

@@ -12,8 +12,9 @@ import torch
 
 from agents.registry import AgentSpecError, make_agent, parse_spec
 from agents.rl_agent import CheckpointError, RLAgent, read_checkpoint
-from experiments.cli import main as spades
-from experiments.tournament import TournamentConfig, run_tournament
+from experiments.cli.app import main as spades
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import run_tournament
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION
 from spades_env.rules import Rules
@@ -72,6 +73,20 @@ def scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
     return {t: [(e.step, e.value) for e in ea.Scalars(t)] for t in ea.Tags()["scalars"]}
 
 
+def hparams_of(ea: TB.EventAccumulator) -> dict[str, object]:
+    """The hyperparameters of a run's HParams session, as TensorBoard's plugin decodes them."""
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    data = plugin_data_pb2.HParamsPluginData.FromString(
+        ea.SummaryMetadata("_hparams_/session_start_info").plugin_data.content
+    )
+    out: dict[str, object] = {}
+    for name, value in data.session_start_info.hparams.items():
+        kind = value.WhichOneof("kind")
+        out[name] = getattr(value, kind)
+    return out
+
+
 # ----------------------------------------------------------------------------- runs
 @pytest.mark.parametrize("algo", ["ppo", "dmc"])
 def test_tiny_run_writes_tensorboard_tags_and_checkpoints(algo, tmp_path):
@@ -86,6 +101,9 @@ def test_tiny_run_writes_tensorboard_tags_and_checkpoints(algo, tmp_path):
     ea = TB.EventAccumulator(str(run_dir))
     ea.Reload()
     assert "hyperparameters/text_summary" in ea.Tags()["tensors"]
+    hp = hparams_of(ea)  # TensorBoard's HParams tab reads these
+    assert hp["seed"] == 1 and hp["exp_name"] == run_dir.name.split("__")[0]
+    assert hp["total_timesteps"] == dataclasses.asdict(tiny(algo, tmp_path))["total_timesteps"]
     ckpt = read_checkpoint(final)
     assert ckpt["counters"]["update"] == 3 and ckpt["network"]["kind"] == algo
     assert "optimizer" not in ckpt  # the final checkpoint is slim
@@ -175,6 +193,11 @@ def _broken(kind: str, good: Path, tmp_path: Path) -> Path:
         ckpt = dict(torch.load(good, weights_only=True))
         ckpt["obs_version"] = OBS_VERSION + 1
         torch.save(ckpt, path)
+    elif kind == "nan_weights":  # a diverged run
+        ckpt = dict(torch.load(good, weights_only=True))
+        ckpt["model"] = {k: v.clone() for k, v in ckpt["model"].items()}
+        ckpt["model"]["policy.bias"][3] = float("nan")
+        torch.save(ckpt, path)
     return path
 
 
@@ -184,6 +207,7 @@ BROKEN = {
     "truncated": "not a readable checkpoint",
     "foreign": "not a spades checkpoint",
     "obs_version": "observation encoding version",
+    "nan_weights": "non-finite",
 }
 
 

@@ -9,7 +9,7 @@ from pettingzoo.test import api_test, seed_test
 
 from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
-from experiments.match import play_batch
+from experiments.tournament.match import play_batch
 from spades_env import spades_v0
 from spades_env.rules import PRESETS, Rules
 from spades_env.state import deal_hands
@@ -48,8 +48,8 @@ def test_agents_play_every_preset_to_the_end(name: str, agent) -> None:
 
 @pytest.mark.parametrize("name", ["family", "cutthroat_5", "suicide", "auction"])
 def test_tournament_runs_every_kind_of_preset(name: str, tmp_path, capsys) -> None:
-    from experiments.cli import main
-    from experiments.results_log import read_rows
+    from experiments.cli.app import main
+    from experiments.tournament.results_log import read_rows
 
     out = tmp_path / "r"
     args = ["tournament", "--rules", name, "--deals", "4", "--chunk", "2", "--workers", "1"]
@@ -65,8 +65,8 @@ def test_tournament_runs_every_kind_of_preset(name: str, tmp_path, capsys) -> No
 def test_two_player_tournament_rotates_the_two_seats(tmp_path) -> None:
     """RULES.md §6 two_player through `spades tournament`: two one-player teams whose
     agents swap seats over the same deals."""
-    from experiments.cli import main
-    from experiments.results_log import read_rows
+    from experiments.cli.app import main
+    from experiments.tournament.results_log import read_rows
 
     out = tmp_path / "r"
     args = ["tournament", "--rules", "two_player", "--deals", "4", "--chunk", "2"]

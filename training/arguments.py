@@ -14,8 +14,9 @@ import inspect
 import itertools
 import sys
 import textwrap
+import typing
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
 
@@ -53,12 +54,44 @@ def _kind(annotation: Any) -> type:
     return str
 
 
+def _help(doc: str, default: Any) -> str:
+    """The docstring, with the default appended unless the docstring gives it or it is empty."""
+    if "default" in doc or default in ("", None, ()):
+        return doc
+    shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+    return f"{doc} (default: {shown})".strip()
+
+
+#: Metavars of fields whose values have a shape of their own.
+METAVARS = {"rules": "PRESET", "option": "NAME=VALUE", "resume": "RUN_DIR"}
+
+
 def add_flags(parser: argparse.ArgumentParser, cls: type) -> None:
-    """One flag per field of the dataclass `cls`, its default and docstring shown."""
+    """One flag per field of the dataclass `cls`, its default and docstring shown.
+
+    A `Literal[...]` field takes one of its values (listed in the help); a
+    `tuple[str, ...]` field is a repeatable flag, each use adding one value.
+    """
     docs = field_docs(cls)
+    hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
-        help_text = f"{docs.get(f.name, '')} (default: {f.default})"
+        help_text = _help(docs.get(f.name, ""), f.default)
+        hint = hints.get(f.name, f.type)
+        if typing.get_origin(hint) is Literal:
+            parser.add_argument(
+                flag, choices=typing.get_args(hint), default=f.default, help=help_text
+            )
+            continue
+        if typing.get_origin(hint) is tuple:
+            parser.add_argument(
+                flag,
+                action="append",
+                metavar=METAVARS.get(f.name, "VALUE"),
+                default=None,
+                help=help_text,
+            )
+            continue
         kind = _kind(f.type)
         if kind is bool:
             parser.add_argument(
@@ -66,13 +99,40 @@ def add_flags(parser: argparse.ArgumentParser, cls: type) -> None:
             )
         else:
             parser.add_argument(
-                flag, type=kind, default=f.default, metavar=kind.__name__.upper(), help=help_text
+                flag,
+                type=kind,
+                default=f.default,
+                metavar=METAVARS.get(f.name, kind.__name__.upper()),
+                help=help_text,
             )
+
+
+def _parser(cls: type, prog: str | None) -> FlagParser:
+    parser = FlagParser(prog=prog, description=(cls.__doc__ or "").strip().splitlines()[0])
+    add_flags(parser, cls)
+    return parser
 
 
 def parse_args(cls: type[T], argv: Sequence[str] | None = None, prog: str | None = None) -> T:
     """Build an instance of `cls` from command-line flags."""
-    parser = FlagParser(prog=prog, description=(cls.__doc__ or "").strip().splitlines()[0])
-    add_flags(parser, cls)
+    ns = _parser(cls, prog).parse_args(argv)
+    values = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        value = getattr(ns, f.name)
+        if isinstance(f.default, tuple):
+            value = f.default if value is None else tuple(value)
+        values[f.name] = value
+    return cls(**values)
+
+
+def given_flags(cls: type, argv: Sequence[str] | None = None) -> set[str]:
+    """The fields of `cls` whose flags appear in `argv` (given, even if equal to the default)."""
+    parser = _parser(cls, None)
+    for action in parser._actions:
+        if not isinstance(action, argparse._AppendAction):  # appending needs a list or None
+            action.default = _NOT_GIVEN
     ns = parser.parse_args(argv)
-    return cls(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(cls)})  # type: ignore[call-arg]
+    return {k for k, v in vars(ns).items() if v is not _NOT_GIVEN and v is not None}
+
+
+_NOT_GIVEN = object()

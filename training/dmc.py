@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -58,12 +59,15 @@ class Args:
     threads: int = 1
     """torch CPU threads (a run repeats exactly with the same seed and threads; more than
     one thread is slower on a machine whose cores are busy)"""
-    rules: str = ""
-    """rules options on top of the standard preset, e.g. "nil_tricks=count" """
+    rules: str = "standard"
+    """rules preset (RULES.md §6)"""
+    option: tuple[str, ...] = ()
+    """rules option on top of the preset, e.g. nil_tricks=count (repeatable)"""
     runs_dir: str = "runs"
     """folder that holds the run folders"""
-    total_timesteps: int = 20_000_000
-    """environment decisions to play (every seat's, opponents' included)"""
+    total_timesteps: int = 2_000_000
+    """environment decisions to play (every seat's, opponents' included; the default
+    takes a few minutes on two cores, a strong agent needs tens of millions)"""
     num_games: int = 512
     """hands played in parallel per rollout (about 56 decisions each)"""
     hidden: str = "256,256"
@@ -103,7 +107,7 @@ class Args:
     --stop-after, --device, --threads, --backend, --actors and --address)"""
     stop_after: int = 0
     """stop after this many updates in this session, checkpointing (0 = run to the end)"""
-    backend: str = "local"
+    backend: Literal["local", "ray"] = "local"
     """where rollouts are played: local (here, between updates) or ray (on Ray actors,
     asynchronously; see training/ray_rollout.py)"""
     actors: int = 2
@@ -112,6 +116,15 @@ class Args:
     """ray backend: join this running cluster (auto or HOST:PORT; default: start a local Ray)"""
     max_policy_lag: int = 1
     """ray backend: drop a batch collected with weights more than this many updates old"""
+    init: str = ""
+    """checkpoint to start from instead of new weights (a DMC network); it stays, frozen, as the
+    teacher"""
+    pool_teacher: bool = True
+    """with --init: the teacher is a permanent member of the opponent pool"""
+    eval_search: str = ""
+    """also evaluate against this agent spec (e.g. pimc:worlds=16) at every evaluation"""
+    eval_search_deals: int = 50
+    """duplicate deals of each evaluation against --eval-search"""
 
 
 def explore_fn(net: QNet, device: torch.device, epsilon: float, rng: np.random.Generator):
@@ -175,7 +188,9 @@ def dmc_update(
 def train(args: Args, progress=None) -> Path:
     """Run (or resume) DMC self-play; return the final (or last) checkpoint's path."""
     hidden = [int(h) for h in args.hidden.split(",")]
-    session = Session(args, network_config("dmc", hidden, head=args.head), progress)
+    session = Session(
+        args, network_config("dmc", hidden, head=args.head), progress, init_kinds=("dmc",)
+    )
     args, net = session.args, session.net
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     session.restore_optimizer(optimizer)

@@ -33,12 +33,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
 from torch import nn, optim
 
-from agents.networks import PolicyValueNet, network_config
+from agents.networks import PolicyValueNet, SplitPolicyValueNet, network_config
 from spades_env.rules import Rules
 from training.arguments import parse_args
 from training.rollout import Hands, learner_batch
@@ -58,12 +59,15 @@ class Args:
     threads: int = 1
     """torch CPU threads (a run repeats exactly with the same seed and threads; more than
     one thread is slower on a machine whose cores are busy)"""
-    rules: str = ""
-    """rules options on top of the standard preset, e.g. "nil_tricks=count" """
+    rules: str = "standard"
+    """rules preset (RULES.md §6)"""
+    option: tuple[str, ...] = ()
+    """rules option on top of the preset, e.g. nil_tricks=count (repeatable)"""
     runs_dir: str = "runs"
     """folder that holds the run folders"""
-    total_timesteps: int = 20_000_000
-    """environment decisions to play (every seat's, opponents' included)"""
+    total_timesteps: int = 2_000_000
+    """environment decisions to play (every seat's, opponents' included; the default
+    takes a few minutes on two cores, a strong agent needs tens of millions)"""
     num_games: int = 512
     """hands played in parallel per rollout (about 56 decisions each)"""
     hidden: str = "256,256"
@@ -115,7 +119,7 @@ class Args:
     --stop-after, --device, --threads, --backend, --actors and --address)"""
     stop_after: int = 0
     """stop after this many updates in this session, checkpointing (0 = run to the end)"""
-    backend: str = "local"
+    backend: Literal["local", "ray"] = "local"
     """where rollouts are played: local (here, between updates) or ray (on Ray actors,
     asynchronously; see training/ray_rollout.py)"""
     actors: int = 2
@@ -124,9 +128,24 @@ class Args:
     """ray backend: join this running cluster (auto or HOST:PORT; default: start a local Ray)"""
     max_policy_lag: int = 1
     """ray backend: drop a batch collected with weights more than this many updates old"""
+    kl_coef: float = 0.0
+    """weight of KL(teacher || policy) in the loss, with --init (0 = none)"""
+    kl_anneal: float = 0.5
+    """share of the run over which the KL weight falls linearly to 0"""
+    init: str = ""
+    """checkpoint to start from instead of new weights (a policy network: distilled by
+    spades train bc, or a PPO run's); it stays, frozen, as the teacher"""
+    pool_teacher: bool = True
+    """with --init: the teacher is a permanent member of the opponent pool"""
+    eval_search: str = ""
+    """also evaluate against this agent spec (e.g. pimc:worlds=16) at every evaluation"""
+    eval_search_deals: int = 50
+    """duplicate deals of each evaluation against --eval-search"""
 
 
-def sampling_fn(net: PolicyValueNet, device: torch.device, gen: torch.Generator):
+def sampling_fn(
+    net: PolicyValueNet | SplitPolicyValueNet, device: torch.device, gen: torch.Generator
+):
     """The rollout learner: sample from the masked policy; keep log-probs and values."""
 
     def act(obs: np.ndarray, mask: np.ndarray):
@@ -169,6 +188,20 @@ def ppo_update(
     dev = session.device
     b = {k: torch.from_numpy(v).to(dev) for k, v in batch.items()}
     size = len(batch["action"])
+    kl_coef = args.kl_coef * max(0.0, 1.0 - session.progress_fraction / max(args.kl_anneal, 1e-9))
+    if session.teacher is None:
+        kl_coef = 0.0
+    if kl_coef > 0:
+        with torch.no_grad():  # the teacher's policy on the whole rollout, once
+            b["teacher_logp"] = torch.cat(
+                [
+                    torch.log_softmax(
+                        session.teacher(b["obs"][i : i + 8192], b["mask"][i : i + 8192])[0], 1
+                    )
+                    for i in range(0, size, 8192)
+                ]
+            )
+    kl = torch.tensor(0.0)
     mb_size = max(1, size // args.num_minibatches)
     clipfracs, approx_kl = [], torch.tensor(0.0)
     for _epoch in range(args.update_epochs):
@@ -198,6 +231,10 @@ def ppo_update(
             v_loss = 0.5 * v_loss.mean()
             ent = entropy.mean()
             loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            if kl_coef > 0:  # KL(teacher || policy) over the legal actions
+                t_logp = b["teacher_logp"][mb]
+                kl = (t_logp.exp() * (t_logp - logp_all)).sum(dim=1).mean()
+                loss = loss + kl_coef * kl
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
@@ -211,6 +248,8 @@ def ppo_update(
         "losses/policy_loss": pg_loss.item(),
         "losses/entropy": ent.item(),
         "losses/approx_kl": approx_kl.item(),
+        "losses/kl_teacher": kl.item(),
+        "losses/kl_coef": kl_coef,
         "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
         "losses/explained_variance": float(1 - np.var(y_true - y_pred) / var_y)
         if var_y > 0

@@ -69,8 +69,8 @@ import torch
 from agents.heuristic import HeuristicAgent
 from agents.networks import build_network
 from spades_env.rules import Rules
+from training.backend import RAY_HINT, Behaviour, LearnerState, ToBatch, pool_agent
 from training.rollout import pool_rollout
-from training.session import RAY_HINT, Behaviour, Session, ToBatch, pool_agent
 
 #: Times one actor's slot gets a fresh actor after its actor died; then it is left empty.
 MAX_ACTOR_RESTARTS = 3
@@ -239,7 +239,7 @@ def connect(args: Any) -> bool:
 class RayRollouts:
     """The learner's side: N actors, one rollout each in flight, batches as they come."""
 
-    def __init__(self, session: Session, behaviour: Behaviour, to_batch: ToBatch) -> None:
+    def __init__(self, session: LearnerState, behaviour: Behaviour, to_batch: ToBatch) -> None:
         self.ray = ray = require_ray()
         self.session = session
         args = session.args

@@ -3,14 +3,22 @@
 A `Session` owns the parts of a run that are not the learning algorithm:
 
 - the run folder `runs/{exp}__{seed}__{time}/` with TensorBoard events (`charts/`,
-  `losses/`, `eval/` tags and a `hyperparameters` table) and `checkpoints/`;
+  `losses/`, `eval/` tags, a `hyperparameters` table and the HParams tab's entry, with
+  the `eval/` metrics) and `checkpoints/`;
 - seeding: one `numpy.random.Generator` (deals, the pool draw, minibatch order) and one
   `torch.Generator` (action sampling), both seeded from `--seed`; the initial weights come
   from `--seed` too. With the same seed and `--threads`, a CPU run repeats exactly
   (`torch.use_deterministic_algorithms` is on while the session runs);
+- `--init CHECKPOINT`: start from a trained network (a distilled one, `training.bc`)
+  instead of new weights; its network config replaces `--hidden`. A checkpoint of another
+  observation version or action count, of another network kind or other rules is
+  refused in one line. The starting network is kept, frozen, as the *teacher*: it joins
+  the opponent pool for good (`--pool-teacher`) and PPO's optional KL term pulls towards it;
 - the opponent pool: the heuristic agent and the last `--pool-size` periodic checkpoints
-  (past selves, sampling as in training), mixed per rollout as the args say;
-- periodic duplicate evaluation against the heuristic (`training.evaluation`);
+  (past selves, sampling as in training), plus the teacher, mixed per rollout as the
+  args say;
+- periodic duplicate evaluation against the heuristic, and against `--eval-search` (a
+  search agent, on fewer deals since it is slow) when given (`training.evaluation`);
 - checkpoints every `--save-every` updates and at the end, and `--resume RUN_DIR`, which
   reloads the last checkpoint (weights, optimizer, generators, counters, pool) and goes
   on as if never stopped. A resumed run keeps its saved args except `--resume`,
@@ -26,7 +34,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -34,11 +42,20 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
+from torch.utils.tensorboard.summary import hparams
 
 from agents.heuristic import HeuristicAgent
-from agents.networks import build_network
-from agents.rl_agent import NetworkAgent, load_network, read_checkpoint
+from agents.networks import POLICY_KINDS, build_network
+from agents.registry import make_agent
+from agents.rl_agent import (
+    CheckpointError,
+    NetworkAgent,
+    load_network,
+    read_checkpoint,
+    rules_mismatch,
+)
 from spades_env.rules import Rules
+from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
 from training.checkpoint import (
     latest_checkpoint,
     restore_rngs,
@@ -54,23 +71,106 @@ from training.rollout import Hands, LearnerFn, pool_rollout
 RESUME_FLAGS = ("resume", "stop_after", "device", "threads", "backend", "actors", "address")
 FINAL = "final.pt"
 BACKENDS = ("local", "ray")
-RAY_HINT = "install the ray extra: pip install -e '.[ray]'"
-
-#: (args, network, device, numpy generator, torch generator) -> the rollout learner.
-Behaviour = Callable[
-    [Any, torch.nn.Module, torch.device, np.random.Generator, torch.Generator], LearnerFn
-]
-#: (args, rules, hands) -> (the learner's batch, its charts/ scalars).
-ToBatch = Callable[[Any, Rules, Hands], tuple[dict[str, np.ndarray], dict[str, Any]]]
 
 
 def pick_device(name: str) -> torch.device:
     """`auto` is cuda when a GPU is visible, else cpu."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(
+            f"--device {name!r} is not a torch device; use cpu, cuda, cuda:N or auto"
+        ) from None
+    if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"--device {name}: no CUDA GPU is visible; use --device cpu")
-    return torch.device(name)
+    return device
+
+
+#: Args that must be at least 1, at least 0, or a share in [0, 1] (when a script has them).
+_POSITIVE = (
+    "total_timesteps",
+    "num_games",
+    "num_minibatches",
+    "update_epochs",
+    "save_every",
+    "eval_deals",
+    "threads",
+    "actors",
+)
+_NON_NEGATIVE = ("pool_size", "eval_every", "stop_after", "max_policy_lag")
+_SHARES = ("selfplay_frac", "heuristic_frac", "epsilon")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def check_args(args: Any) -> None:
+    """Refuse values no run can use, in one line, before anything is written."""
+    for name in _POSITIVE + _NON_NEGATIVE + _SHARES:
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if name in _POSITIVE and value < 1:
+            raise ValueError(f"{_flag(name)} must be at least 1, got {value}")
+        if name in _NON_NEGATIVE and value < 0:
+            raise ValueError(f"{_flag(name)} must be at least 0, got {value}")
+        if name in _SHARES and not 0 <= value <= 1:
+            raise ValueError(f"{_flag(name)} must be a share between 0 and 1, got {value}")
+    if getattr(args, "learning_rate", 1.0) <= 0:
+        raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+    Rules.build(args.rules, args.option)  # a bad preset or option names itself
+
+
+def migrate_args(saved: dict[str, Any]) -> dict[str, Any]:
+    """Saved args of older runs, in today's fields: `rules` was an options string on top
+    of the standard preset; it is now a preset, with the options in `option`."""
+    saved = dict(saved)
+    if "option" not in saved:
+        text = saved.get("rules", "")
+        saved["rules"], saved["option"] = "standard", (text,) if text else ()
+    saved["option"] = tuple(saved["option"])
+    return saved
+
+
+def resume_args(args: Any, ckpt: dict[str, Any], given: set[str] | None = None) -> Any:
+    """The args of a resumed run: the checkpoint's, with `RESUME_FLAGS` taken from `args`.
+
+    `given` names the flags given on the command line (`spades train`): any of them
+    outside `RESUME_FLAGS` must agree with the run, as `spades tournament --resume`
+    demands; one that differs is an error, not silently dropped. Without `given` (the
+    Python API) the other fields of `args` are ignored, as the `resume` field documents.
+    """
+    cls = type(args)
+    saved = migrate_args(ckpt["args"])
+    defaults = cls()
+    for f in dataclasses.fields(cls):
+        name = f.name
+        if name in RESUME_FLAGS:
+            continue
+        if given is None or name not in given:
+            continue
+        ours, theirs = getattr(args, name), saved.get(name, getattr(defaults, name))
+        if ours != theirs:
+            raise ValueError(
+                f"{_flag(name)} {ours!r} differs from the run in {str(args.resume)!r} "
+                f"({theirs!r}); drop it to resume, or start a new run"
+            )
+    known = {f.name for f in dataclasses.fields(cls)}
+    kept = {k: v for k, v in saved.items() if k in known and k not in RESUME_FLAGS}
+    return dataclasses.replace(cls(**kept), **{k: getattr(args, k) for k in RESUME_FLAGS})
+
+
+def check_resume_kind(run_dir: Any, ckpt: dict[str, Any], kind: str) -> None:
+    """`spades train dmc --resume` of a PPO run (or the reverse) is an error."""
+    saved = ckpt["network"].get("kind")
+    if saved != kind and not (kind == "ppo" and saved in POLICY_KINDS):  # PPO trains split
+        raise ValueError(
+            f"--resume {str(run_dir)!r}: that run trained {saved}, not {kind}; "
+            f"resume it with spades train {'ppo' if saved in POLICY_KINDS else saved}"
+        )
 
 
 def check_backend(args: Any) -> None:
@@ -90,9 +190,21 @@ def check_backend(args: Any) -> None:
             raise ValueError(f"--backend ray: {RAY_HINT}") from None
 
 
-def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
-    """A past self as an opponent: it samples as in training (DMC: epsilon-greedy)."""
-    return NetworkAgent(net, rules, sample=True, epsilon=getattr(args, "epsilon", 0.0))
+def init_checkpoint(args: Any, kinds: tuple[str, ...], rules: Rules) -> dict[str, Any]:
+    """The `--init` checkpoint, refused in one line if it cannot start this run."""
+    ckpt = read_checkpoint(args.init)  # format, encoding version, action count, weights
+    kind = ckpt["network"]["kind"]
+    if kind not in kinds:
+        raise CheckpointError(
+            f"--init {args.init!r} holds a {kind} network; this algorithm trains "
+            f"{' or '.join(kinds)} networks"
+        )
+    diff = rules_mismatch(Rules.from_dict(ckpt["rules"]), rules)
+    if diff:
+        raise CheckpointError(
+            f"--init {args.init!r} was trained on other rules (trained/now: {', '.join(diff)})"
+        )
+    return ckpt
 
 
 class LocalRollouts:
@@ -110,6 +222,29 @@ class LocalRollouts:
         pass
 
 
+#: The metrics TensorBoard's HParams tab sets against the hyperparameters (`evaluate`).
+HPARAM_METRICS = ("eval/margin", "eval/bid_error", "eval/set_rate", "eval/nil_rate")
+
+
+def hparam_values(args: Any) -> dict[str, bool | int | float | str]:
+    """The args as TensorBoard hparams: numbers, flags and text as they are, others as text."""
+    return {
+        k: v if isinstance(v, bool | int | float | str) else str(v)
+        for k, v in dataclasses.asdict(args).items()
+    }
+
+
+def log_hyperparameters(
+    writer: SummaryWriter, args: Any, metrics: Sequence[str] = HPARAM_METRICS
+) -> None:
+    """The args as a `hyperparameters` text table and as TensorBoard's HParams entry, set
+    against `metrics` (scalar tags of the run). The entry goes into the run's own event
+    file, not the subfolder `SummaryWriter.add_hparams` would make."""
+    writer.add_text("hyperparameters", hparam_table(args))
+    for summary in hparams(hparam_values(args), dict.fromkeys(metrics, 0.0)):
+        writer.file_writer.add_summary(summary)
+
+
 def hparam_table(args: Any) -> str:
     rows = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items())
     return f"|param|value|\n|-|-|\n{rows}"
@@ -118,15 +253,22 @@ def hparam_table(args: Any) -> str:
 class Session:
     """One training run's folder, generators, network, pool, evaluation and checkpoints."""
 
-    def __init__(self, args: Any, network: dict[str, Any], progress=None) -> None:
+    def __init__(
+        self,
+        args: Any,
+        network: dict[str, Any],
+        progress=None,
+        init_kinds: tuple[str, ...] = ("ppo", "split"),
+    ) -> None:
         ckpt = None
         if args.resume:
             ckpt = read_checkpoint(latest_checkpoint(args.resume))
-            saved = {k: v for k, v in ckpt["args"].items() if k not in RESUME_FLAGS}
-            given = {k: getattr(args, k) for k in RESUME_FLAGS}
-            args = dataclasses.replace(type(args)(**saved), **given)
+            check_resume_kind(args.resume, ckpt, network["kind"])
+            args = resume_args(args, ckpt)
             network = ckpt["network"]
+        check_args(args)
         check_backend(args)
+        device = pick_device(args.device)
         self.ray_started = False
         if args.backend == "ray":  # join or start Ray before anything is written
             from training.ray_rollout import connect
@@ -135,21 +277,37 @@ class Session:
         self.args, self.network = args, network
         self.progress: Callable[[int, int], None] | None = progress
         self._torch_state = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
-        self.device = pick_device(args.device)
+        self.device = device
         torch.set_num_threads(args.threads)
         # CPU runs repeat exactly; on CUDA this would need CUBLAS_WORKSPACE_CONFIG, and GPU
         # runs are for speed, so they are left free.
         torch.use_deterministic_algorithms(self.device.type == "cpu")
-        self.rules = Rules.from_options(args.rules)
+        self.rules = Rules.build(args.rules, args.option)
         self.rng = np.random.default_rng(args.seed)
         self.torch_rng = torch.Generator().manual_seed(args.seed)
+        self.teacher: torch.nn.Module | None = None
+        if args.init:
+            init = init_checkpoint(args, init_kinds, self.rules)
+            self.network = network = init["network"]
+            self.teacher = load_network(init, str(self.device))
+            for p in self.teacher.parameters():
+                p.requires_grad_(False)
+        self.eval_search = None
+        if args.eval_search:
+            self.eval_search = make_agent(args.eval_search, seed=args.eval_seed, rules=self.rules)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(args.seed)
             self.net = build_network(network, self.rules).to(self.device)
+        if self.teacher is not None:
+            self.net.load_state_dict(self.teacher.state_dict())
         self.update, self.global_step, self.learner_steps = 0, 0, 0
         self.heuristic = HeuristicAgent(seed=0)
         self.pool: list[NetworkAgent] = []
         self.pool_version = 0  # counts the pool's changes (Ray actors copy the pool anew)
+        self.pinned: list[NetworkAgent] = []  # the teacher, never pushed out of the pool
+        if self.teacher is not None and args.pool_teacher:
+            self.pinned = [pool_agent(copy.deepcopy(self.teacher).cpu(), self.rules, args)]
+            self.pool = list(self.pinned)
         self.rollouts: LocalRollouts | Any = None
         if ckpt is not None:
             self.run_dir = Path(args.resume)
@@ -168,7 +326,7 @@ class Session:
         # Events logged after the checkpoint by the killed run are dropped on resume.
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1)
         if ckpt is None:
-            self.writer.add_text("hyperparameters", hparam_table(args))
+            log_hyperparameters(self.writer, args)
         self.session_updates = 0
         self.last_eval: dict[str, Any] | None = None
         if ckpt is None and args.eval_every:
@@ -223,7 +381,9 @@ class Session:
         return hands
 
     def _add_to_pool(self, net: torch.nn.Module) -> None:
-        self.pool = [*self.pool, pool_agent(net, self.rules, self.args)][-self.args.pool_size :]
+        past = self.pool[len(self.pinned) :]
+        past = [*past, pool_agent(net, self.rules, self.args)][-self.args.pool_size :]
+        self.pool = [*self.pinned, *past]
         self.pool_version += 1
 
     # ------------------------------------------------------------------ bookkeeping
@@ -258,6 +418,24 @@ class Session:
             self.args.eval_deals,
             self.args.eval_seed,
         )
+        if self.eval_search is not None and self.args.eval_search_deals > 0:
+            search = duplicate_eval(
+                greedy_fn(self.net, self.device),
+                self.eval_search,
+                self.rules,
+                self.args.eval_search_deals,
+                self.args.eval_seed,
+            )
+            sm = search["margin"]
+            slo, shi = sm["ci"] if sm["ci"] else (None, None)
+            self.log(
+                {
+                    "eval/search_margin": sm["mean"],
+                    "eval/search_margin_ci_low": slo,
+                    "eval/search_margin_ci_high": shi,
+                }
+            )
+            result["search"] = search
         self.net.train()
         m = result["margin"]
         lo, hi = m["ci"] if m["ci"] else (None, None)

@@ -8,29 +8,28 @@ narrow where that matters.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-from experiments.summary import mean_ci
-
-Z975 = 1.959963984540054
+from experiments.tournament.summary import mean_ci
 
 
-def wilson(hits: float, n: int, z: float = Z975) -> tuple[float, float] | None:
-    """The Wilson score interval of a rate `hits / n` (None for n = 0).
+def wilson(hits: float, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The Wilson score interval of a rate `hits / n` (None for n = 0), scipy's.
 
     Unlike the normal approximation it stays inside [0, 1] and is sound at 0 or n hits,
     which small groups (nil bids, one bidding position) often have.
     """
-    return None if n == 0 else _wilson(hits, n, z)
+    return None if n == 0 else _wilson(hits, n, confidence)
 
 
-def _wilson(hits: float, n: int, z: float = Z975) -> tuple[float, float]:
-    p = hits / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+def _wilson(hits: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    k = round(hits)
+    if k != hits or not 0 <= k <= n:
+        raise ValueError(f"a rate needs a whole number of hits in 0..{n}, got {hits}")
+    from scipy.stats import binomtest  # here: scipy.stats takes a second to import
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def rate_interval(samples: Sequence[float]) -> tuple[int, float | None, float | None, float | None]:

@@ -1,6 +1,6 @@
 """The tournament log as pandas tables: seat-hands, team-hands and hands.
 
-The rows are `experiments.bid_stats.seat_table` / `team_table` (one definition of bid
+The rows are `experiments.tournament.bid_stats.seat_table` / `team_table` (one definition of bid
 error, position, situation for the summary and the analysis), made into data frames.
 Every table keeps `deal` and `side`, so any figure can be traced back to
 `spades show LOG --deal N`.
@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.bid_stats import seat_table, team_table
-from experiments.results_log import LogError, read_rows
-from experiments.summary import pair_of
+from experiments.tournament.bid_stats import seat_table, team_table
+from experiments.tournament.results_log import LogError, read_rows
+from experiments.tournament.summary import pair_of
 
 #: Fields every tournament log row has and the analysis reads.
 REQUIRED = ("deal", "side", "hand", "seats", "teams", "bids", "blind", "tricks", "contract")

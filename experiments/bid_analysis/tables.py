@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.bid_analysis.intervals import mean_interval, rate_interval
-from experiments.bid_stats import GROUPINGS, SITUATIONS, bid_samples
+from experiments.tournament.bid_stats import GROUPINGS, SITUATIONS, bid_samples
 
 #: (column, sample of `bid_samples`, kind): the statistics of `accuracy_table`, in order.
 STATS: tuple[tuple[str, str, str], ...] = (

@@ -1,0 +1,50 @@
+"""Random numbers for the compiled kernels, from the caller: a counter-based stream.
+
+A kernel that draws random numbers (the search's expansions, random rollouts, the random
+blind-nil and exchange choices of a rollout) takes a `stream`: a (2,) uint64 array
+`[key, counter]` that the caller makes from its own `numpy.random.Generator`
+(`new_stream(rng)` draws the 64-bit key from it). No kernel keeps random state of its own
+or reads a global generator.
+
+Draw `i` of a stream is SplitMix64's output function of `key + i * gamma` (Steele, Lea &
+Flood 2014, "Fast splittable pseudorandom number generators": the generator of Java's
+`SplittableRandom`), so it depends only on the key and the number of draws before it,
+made in a kernel or in plain Python (`below` is callable from both). `below(stream, n)`
+maps the top 32 bits of a draw to [0, n) by a multiply and a shift (Lemire 2019, without
+the rejection step: the bias is below n / 2**32, about 1e-8 for a hand of cards).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.numba_cache import ensure_fresh, jit
+
+ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+
+
+def new_stream(rng: np.random.Generator) -> npt.NDArray[np.uint64]:
+    """A fresh stream keyed by one 64-bit draw of `rng`, at counter 0."""
+    return np.array([rng.integers(0, 2**64, dtype=np.uint64), 0], dtype=np.uint64)
+
+
+@jit
+def next_u64(stream: npt.NDArray[np.uint64]) -> np.uint64:
+    """The stream's next 64-bit draw (its counter advances in place)."""
+    stream[1] += np.uint64(1)
+    z = stream[0] + stream[1] * _GAMMA
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@jit
+def below(stream: npt.NDArray[np.uint64], n: int) -> int:
+    """A random integer in [0, n) for 1 <= n < 2**32 (module doc)."""
+    return np.int64(((next_u64(stream) >> _S32) * np.uint64(n)) >> _S32)

@@ -1,0 +1,124 @@
+"""`spades bench`: throughput, printed as ratios against a reference measured in the same run.
+
+Absolute rates on shared machines are noisy; the ratio against a reference measured in
+the same process is the figure to quote. Each section is a function that returns rows
+`{"name", "batch", "rate", "unit", "reference", "ratio"}`; `SECTIONS` lists them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from experiments.bench import envs as bench_envs
+from experiments.bench import search as bench_search
+from experiments.bench import training as bench_training
+from experiments.bench.engine import DECISIONS_PER_HAND, engine_rate, single_rate, timed
+from spades_env.rules import PRESETS, Rules
+
+Row = dict[str, Any]
+
+
+def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
+    """OpenSpiel `spades` with its C++ uniform-random bots via `evaluate_bots`, or None."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("spades")
+    bots = [pyspiel.make_uniform_random_bot(p, seed + p) for p in range(4)]
+    counter = iter(range(10**12))
+
+    def run() -> int:
+        for _ in range(50):
+            pyspiel.evaluate_bots(game.new_initial_state(), bots, next(counter))
+        return 50 * DECISIONS_PER_HAND  # OpenSpiel's game is one hand: 56 decisions
+
+    return timed(run, seconds)
+
+
+def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192)) -> list[Row]:
+    reference = openspiel_rate(seconds)
+    rows = []
+    for b in batches:
+        rate = engine_rate(Rules(), b, seconds)
+        rows.append(
+            {
+                "name": "engine random play (standard)",
+                "batch": b,
+                "rate": rate,
+                "unit": "decisions/s",
+                "reference": "OpenSpiel spades, C++ random bots" if reference else None,
+                "reference_rate": reference,
+                "ratio": rate / reference if reference else None,
+            }
+        )
+    rate = single_rate(Rules(), seconds)
+    rows.append(
+        {
+            "name": "single-game path (SingleGame)",
+            "batch": 1,
+            "rate": rate,
+            "unit": "decisions/s",
+            "reference": "OpenSpiel spades, C++ random bots" if reference else None,
+            "reference_rate": reference,
+            "ratio": rate / reference if reference else None,
+        }
+    )
+    return rows
+
+
+def presets_section(seconds: float, batch: int = 1024) -> list[Row]:
+    """Every implemented RULES.md §6 preset at one batch size, as a ratio to `standard`
+    measured in the same run (variants cost only their masks, not another engine)."""
+    reference = engine_rate(Rules(), batch, seconds)
+    rows = []
+    for name in PRESETS:
+        rate = reference if name == "standard" else engine_rate(Rules.preset(name), batch, seconds)
+        rows.append(
+            {
+                "name": f"engine random play ({name})",
+                "batch": batch,
+                "rate": rate,
+                "unit": "decisions/s",
+                "reference": "the standard preset, same batch",
+                "reference_rate": reference,
+                "ratio": rate / reference,
+            }
+        )
+    return rows
+
+
+SECTIONS: dict[str, Callable[[float], list[Row]]] = {
+    "engine": engine_section,
+    "presets": presets_section,
+}
+SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
+SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
+SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
+
+
+def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:
+    rows: list[Row] = []
+    for name in sections or list(SECTIONS):
+        rows.extend(SECTIONS[name](seconds))
+    return rows
+
+
+def format_rows(rows: list[Row]) -> str:
+    lines = [f"{'benchmark':<40} {'batch':>6} {'rate':>14} {'reference':>14} {'ratio':>8}"]
+    for r in rows:
+        ref = f"{r['reference_rate']:,.0f}" if r.get("reference_rate") else "n/a"
+        ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else "n/a"
+        lines.append(f"{r['name']:<40} {r['batch']:>6} {r['rate']:>14,.0f} {ref:>14} {ratio:>8}")
+    refs = sorted({r["reference"] for r in rows if r.get("reference")})
+    for ref in refs:
+        lines.append(f"reference: {ref}")
+    if any(r.get("ratio") is None for r in rows):
+        lines.append("(ratios need the reference packages: pip install -e '.[bench]')")
+    return "\n".join(lines)
+
+
+def to_json(rows: list[Row]) -> str:
+    return json.dumps(rows, indent=2)

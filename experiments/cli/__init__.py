@@ -1,0 +1,2 @@
+"""The `spades` command line: `app` wires the subcommands, one module each (`demo`,
+`bench`, `tournament`, `show`, `analyze`, `play`, `train`)."""

@@ -1,0 +1,118 @@
+"""`spades analyze LOG`: bid accuracy of a tournament, as tables and PNG plots.
+
+Reads only the tournament log (`log.jsonl`, or the run folder holding it), prints the
+tables of `experiments.bid_analysis` and writes its plots beside the log. `--dd` adds
+the comparison with the double-dummy solver (seconds per deal; answers are cached in
+`dd_tricks.json` beside the log, so a rerun only solves what is new).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from experiments.tournament.bid_stats import GROUPINGS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "analyze",
+        help="bid accuracy of a tournament log: tables and PNG plots",
+        description="Bid accuracy of a tournament: bid error, exact / make / set rates, "
+        "bags, nil, bid totals, calibration and the bid x tricks matrix, with 95% "
+        "intervals; plots are written as PNG files beside the log.",
+    )
+    p.add_argument("log", metavar="LOG", help="log.jsonl, or the run folder holding it")
+    p.add_argument(
+        "--by",
+        choices=list(GROUPINGS),
+        default="agent",
+        help="split the accuracy tables by agent (default), bidding position (seat) or "
+        "score situation (ahead / level / behind by 100+)",
+    )
+    p.add_argument(
+        "--dd",
+        action="store_true",
+        help="compare with the double-dummy solver (slow; cached in dd_tricks.json)",
+    )
+    p.add_argument(
+        "--dd-max",
+        type=_count,
+        metavar="N",
+        help="with --dd: solve at most N new deals this run (default: all; 0: cached only)",
+    )
+    p.add_argument("--out", metavar="DIR", help="folder for the PNGs (default: beside the log)")
+    p.set_defaults(run=run)
+
+
+def rich_table(title: str, frame: pd.DataFrame, keys: tuple[str, ...] = ()) -> Table:
+    """A data frame of strings as a rich table; key columns left-aligned."""
+    table = Table(title=title)
+    for c in frame.columns:
+        table.add_column(str(c), justify="left" if c in keys else "right")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(str(x) for x in row))
+    return table
+
+
+def run(args: argparse.Namespace) -> int:
+    # pandas and matplotlib load here, not when `spades` starts
+    from experiments.bid_analysis import analyze, save_figures
+    from experiments.bid_analysis.log_frames import log_path
+    from experiments.bid_analysis.report import KEYS, confusion_view, report_tables
+
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=200)  # a pipe or file: do not squeeze the tables
+    err = Console(stderr=True)
+    with Progress(
+        TextColumn("double dummy"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not args.dd,
+    ) as progress:
+        task = progress.add_task("dd", total=None)
+        analysis = analyze(
+            args.log,
+            by=args.by,
+            dd=args.dd,
+            max_solves=args.dd_max,
+            on_solve=lambda done, todo: progress.update(task, completed=done, total=todo),
+        )
+    for title, frame in report_tables(analysis).items():
+        out.print(rich_table(title, frame, KEYS))
+    for agent, matrix in analysis.confusion.items():
+        m = confusion_view(matrix)
+        out.print(rich_table(f"{agent}: bid (rows) x tricks taken", m.reset_index(), ("bid",)))
+    if analysis.dd_unsolved:
+        out.print(
+            f"double dummy: {analysis.dd_unsolved} of {len(analysis.hands)} hands have no "
+            "answer yet and are left out; run again with --dd to solve more"
+        )
+    folder = Path(args.out) if args.out else log_path(args.log).parent
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {str(folder)!r} is a file; give a folder for the PNGs")
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in save_figures(analysis, folder):
+        out.print(f"plot: {path}")
+    return 0

@@ -1,0 +1,25 @@
+"""`spades bench`: throughput with ratios against references measured in the same run."""
+
+from __future__ import annotations
+
+import argparse
+
+from experiments.bench.runner import SECTIONS, format_rows, run_bench, to_json
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="measure throughput against reference implementations")
+    p.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
+    p.add_argument(
+        "--only", action="append", choices=sorted(SECTIONS), help="run only these sections"
+    )
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.seconds <= 0:
+        raise ValueError("--seconds must be positive")
+    rows = run_bench(args.only, args.seconds)
+    print(to_json(rows) if args.json else format_rows(rows))
+    return 0

@@ -1,0 +1,361 @@
+"""`spades tournament`: a duplicate round-robin between agents, with its summary.
+
+With no arguments: random against heuristic on 300 duplicate deals of the standard
+rules, two worker processes, a progress bar, the summary as tables, and the log and
+summary JSON under `runs/tournament-<timestamp>/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agents.registry import AgentSpecError, parse_spec, split_specs
+from experiments.tournament import deals as deals_mod
+from experiments.tournament.config import MODES, RunContext, TournamentConfig, TournamentError
+from experiments.tournament.deals import DealSet
+from experiments.tournament.runner import (
+    BACKENDS,
+    CONFIG_FILE,
+    LOG_FILE,
+    SUMMARY_FILE,
+    finish,
+    load_context,
+    open_run,
+    pending_units,
+    play_units,
+    run_folder,
+    unit_deals,
+)
+from spades_env.rules import Rules
+
+DEFAULTS: dict[str, Any] = {
+    "agents": "random,heuristic",
+    "deals": 300,
+    "mode": "hand",
+    "rules": "standard",
+    "option": [],
+    "seed": 0,
+    "chunk": 50,
+    "hand_cap": 100,
+    "deal_file": None,
+}
+RUNS_DIR = Path("runs")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "tournament",
+        help="duplicate round-robin tournament between agents (the main job)",
+        description="Duplicate round-robin between agents: each deal is played twice per "
+        "pair with the partnerships swapped. Writes log.jsonl and summary.json to the run "
+        "folder.",
+    )
+    d = DEFAULTS
+    p.add_argument(
+        "--agents",
+        help="agent specs separated by , or ; (after a comma, key=value continues the agent "
+        f"before it: pimc:worlds=16,policy=greedy,heuristic) (default {d['agents']})",
+    )
+    p.add_argument("--deals", type=_positive, help=f"duplicate deals (default {d['deals']})")
+    p.add_argument("--mode", choices=MODES, help="hand: one hand per deal; game: whole games")
+    add_rules_arguments(p)
+    p.add_argument("--seed", type=_integer, help="seed of the deals and agents (default 0)")
+    p.add_argument("--deal-file", metavar="PATH", help="play a saved deal set (deals.json)")
+    p.add_argument("--out", metavar="DIR", help="run folder (default runs/tournament-<time>)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the tournament in --out (default: the latest run folder)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        help="local: processes (default 2); ray: CPUs of a Ray started here (default all), "
+        "or the most tasks in flight on a cluster",
+    )
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local: processes on this machine; ray: Ray tasks (the ray extra)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="auto|HOST:PORT",
+        help="ray: join this running cluster (default: start a local Ray)",
+    )
+    p.add_argument("--chunk", type=_positive, help="deals per work unit (default 50)")
+    p.add_argument(
+        "--hand-cap",
+        type=_positive,
+        help="game mode: max_hands when the rules set no end but the target (default 100)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(run=run)
+
+
+# ----------------------------------------------------------------------------- setup
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The tournament-defining flags the user gave explicitly."""
+    return {k: getattr(args, k) for k in DEFAULTS if getattr(args, k) is not None}
+
+
+def add_rules_arguments(p: argparse.ArgumentParser) -> None:
+    """`--rules PRESET` and repeatable `--option NAME=VALUE` (read with `build_rules`)."""
+    p.add_argument("--rules", metavar="PRESET", help="rules preset (default standard)")
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="rules option on top of the preset, e.g. target=300 (repeatable)",
+    )
+
+
+def build_rules(preset: str, options: list[str]) -> Rules:
+    """The preset with each `--option name=value[,name=value]` applied in order."""
+    return Rules.build(preset, options)
+
+
+def build_config(args: argparse.Namespace) -> TournamentConfig:
+    v = {**DEFAULTS, **_given(args)}
+    agents = split_specs(v["agents"])
+    for spec in agents:
+        try:
+            parse_spec(spec)
+        except AgentSpecError as exc:
+            raise AgentSpecError(f"--agents: {exc}") from None
+    rules = build_rules(v["rules"], v["option"])
+    return TournamentConfig(
+        agents=agents,
+        mode=v["mode"],
+        rules=rules.to_dict(),
+        seed=v["seed"],
+        deals=v["deals"],
+        chunk=v["chunk"],
+        hand_cap=v["hand_cap"],
+    )
+
+
+def _new_run_dir() -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path, k = RUNS_DIR / f"tournament-{stamp}", 1
+    while path.exists():
+        k += 1
+        path = RUNS_DIR / f"tournament-{stamp}-{k}"
+    return path
+
+
+def _latest_run_dir() -> Path:
+    runs = sorted(RUNS_DIR.glob("tournament-*/" + CONFIG_FILE), key=lambda p: p.stat().st_mtime)
+    if not runs:
+        raise TournamentError(f"--resume: no run folder under {str(RUNS_DIR)!r}; give --out DIR")
+    return runs[-1].parent
+
+
+def _check_resume_flags(args: argparse.Namespace, run_dir: Path) -> None:
+    """--resume takes the tournament from the run folder; a conflicting flag is an error."""
+    saved = load_context(run_dir).config
+    given = _given(args)
+    if not given:
+        return
+    if "deal_file" in given:
+        raise TournamentError("--resume uses the run folder's own deals; drop --deal-file")
+    wanted = build_config(args)
+    for key in given:
+        attr = "rules" if key in ("rules", "option") else key
+        if getattr(wanted, attr) != getattr(saved, attr):
+            flag = "--" + key.replace("_", "-")
+            raise TournamentError(
+                f"{flag} differs from the tournament in {str(run_dir)!r}; "
+                "drop it to resume, or start a new run with another --out"
+            )
+
+
+# ----------------------------------------------------------------------------- run
+def _new_tournament(args: argparse.Namespace) -> tuple[TournamentConfig, DealSet | None]:
+    """The config and the deal file's deals (None: generated), checked before any folder
+    is made."""
+    config = build_config(args)
+    if not args.deal_file:
+        return config, None
+    deal_set = deals_mod.load(config.play_rules(), args.deal_file)
+    if args.deals is None:  # a deal file without --deals plays all its deals
+        config = dataclasses.replace(config, deals=len(deal_set))
+    return config, deal_set.head(config.deals)
+
+
+def _play(args: argparse.Namespace, run_dir: Path, ctx: RunContext, err: Console) -> None:
+    """Play what the log lacks, with a progress bar."""
+    cfg = ctx.config
+    todo = pending_units(run_dir, ctx, on_note=err.print)
+    total = cfg.deals * len(cfg.pairs)
+    done = total - sum(unit_deals(cfg, u) for u in todo)
+    err.print(
+        f"tournament {ctx.tournament}: {', '.join(cfg.labels)}; {cfg.deals} duplicate deals, "
+        f"{cfg.mode} mode, {len(cfg.pairs)} pair(s); run folder {run_dir}"
+    )
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=args.no_progress,
+    ) as progress:
+        task = progress.add_task("deals x pairs", total=total, completed=done)
+        play_units(
+            run_dir,
+            ctx,
+            todo,
+            args.workers,
+            lambda _u, n: progress.advance(task, n),
+            backend=args.backend,
+            address=args.address,
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.address is not None and args.backend != "ray":
+        raise TournamentError("--address needs --backend ray")
+    if args.backend == "ray":  # before the run folder is made
+        from experiments.tournament.ray_backend import require_ray
+
+        require_ray()
+    config, deal_set = (None, None) if args.resume else _new_tournament(args)
+    if args.resume:
+        run_dir = Path(args.out) if args.out else _latest_run_dir()
+    else:
+        run_dir = Path(args.out) if args.out else _new_run_dir()
+    err = Console(stderr=True)
+    with run_folder(run_dir, create=not args.resume):
+        if args.resume:
+            _check_resume_flags(args, run_dir)
+            ctx = open_run(run_dir, resume=True)
+        else:
+            ctx = open_run(run_dir, config, deal_set)
+        try:
+            _play(args, run_dir, ctx, err)
+        except KeyboardInterrupt:
+            err.print(
+                f"interrupted; the log keeps every finished unit: spades tournament --resume "
+                f"--out {run_dir} finishes the tournament"
+            )
+            return 130
+        summary = finish(run_dir, ctx)
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=120)  # a pipe or file: do not squeeze the tables into 80
+    print_summary(summary, out)
+    out.print(f"log: {run_dir / LOG_FILE}\nsummary: {run_dir / SUMMARY_FILE}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- output
+def _num(x: float | None, fmt: str = "{:.1f}") -> str:
+    return "-" if x is None else fmt.format(x)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _ci(stat: dict[str, Any], fmt: str = "{:+.1f}") -> str:
+    if stat["ci"] is None:
+        return "-"
+    lo, hi = stat["ci"]
+    return f"[{fmt.format(lo)}, {fmt.format(hi)}]"
+
+
+def _flip(stat: dict[str, Any], top: float = 0.0) -> dict[str, Any]:
+    """A statistic of A - B (top = 0) or of A's rate (top = 1) seen from B's side."""
+    if stat["mean"] is None:
+        return stat
+    ci = None if stat["ci"] is None else [top - stat["ci"][1], top - stat["ci"][0]]
+    return {**stat, "mean": top - stat["mean"], "ci": ci}
+
+
+def _leader_first(pair: dict[str, Any]) -> dict[str, Any]:
+    """Show each pair with the agent ahead first, so margins read as 'A beats B by'."""
+    if pair["margin"]["mean"] is None or pair["margin"]["mean"] >= 0:
+        return pair
+    out = {**pair, "a": pair["b"], "b": pair["a"], "margin": _flip(pair["margin"])}
+    if "win_rate" in pair:
+        out["win_rate"] = _flip(pair["win_rate"], 1.0)
+        out["final_margin"] = _flip(pair["final_margin"])
+    return out
+
+
+def print_summary(summary: dict[str, Any], console: Console) -> None:
+    """The summary as three tables: pairs, ratings, bid accuracy."""
+    game = summary["mode"] == "game"
+    unit = "pts/hand" if game else "pts/deal"
+    pairs = Table(title=f"Duplicate results ({summary['mode']} mode)")
+    for col in ("A", "B", "deals", f"A - B ({unit})", "95% CI"):
+        pairs.add_column(col, justify="right" if col not in ("A", "B") else "left")
+    if game:
+        for col in ("A wins", "95% CI ", "hands/game"):
+            pairs.add_column(col, justify="right")
+    for p in map(_leader_first, summary["pairs"]):
+        cells = [p["a"], p["b"], str(p["deals"]), _num(p["margin"]["mean"], "{:+.1f}")]
+        cells.append(_ci(p["margin"]))
+        if game:
+            wr = p["win_rate"]
+            cells += [_pct(wr["mean"]), _ci(wr, "{:.0%}"), _num(p["hands_per_game"])]
+        pairs.add_row(*cells)
+    console.print(pairs)
+
+    ratings = Table(
+        title="Ratings (OpenSkill)", caption="one match per duplicate deal; ranked by mu - 3 sigma"
+    )
+    for col in ("agent", "mu", "sigma", "mu - 3 sigma"):
+        ratings.add_column(col, justify="left" if col == "agent" else "right")
+    for r in summary["ratings"]:
+        ratings.add_row(r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}")
+    console.print(ratings)
+
+    bids = Table(
+        title="Bid accuracy",
+        caption="err: tricks - bid over non-nil bids; made/set: team contracts; "
+        "nil: attempts (share made); bags: team bags per hand",
+    )
+    cols = ("agent", "mean bid", "|err|", "err", "made", "set", "nil", "blind nil", "bags")
+    for col in cols:
+        bids.add_column(col, justify="left" if col == "agent" else "right")
+    for b in summary["bids"]:
+        bids.add_row(
+            b["agent"],
+            _num(b["mean_bid"], "{:.2f}"),
+            _num(b["bid_error"], "{:.2f}"),
+            _num(b["signed_error"], "{:+.2f}"),
+            _pct(b["make_rate"]),
+            _pct(b["set_rate"]),
+            f"{b['nil_attempts']} ({_pct(b['nil_success'])})",
+            f"{b['blind_nil_attempts']} ({_pct(b['blind_nil_success'])})",
+            _num(b["bags_per_hand"], "{:.2f}"),
+        )
+    console.print(bids)

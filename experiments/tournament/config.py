@@ -1,0 +1,117 @@
+"""What a tournament is: its config, id and seeds (see `experiments.tournament.runner`).
+
+`TournamentConfig` holds everything that decides a tournament's rows; `RunContext` is
+what a process needs to play its units (`experiments.tournament.units`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from agents.registry import check_agent_rules, parse_spec
+from experiments.tournament import deals as deals_mod
+from experiments.tournament.deals import DealSet
+from spades_env.rules import Rules
+
+MODES = ("hand", "game")
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot be set up or resumed; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """Everything that decides a tournament's rows (and nothing that does not)."""
+
+    agents: tuple[str, ...] = ("random", "heuristic")
+    mode: str = "hand"
+    rules: dict[str, Any] = field(default_factory=lambda: Rules().to_dict())
+    seed: int = 0
+    deals: int = 300
+    chunk: int = 50
+    hand_cap: int = 100
+
+    def __post_init__(self) -> None:
+        if len(self.agents) < 2:
+            raise TournamentError(f"--agents needs at least two agents, got {len(self.agents)}")
+        rules = Rules.from_dict(self.rules)
+        for spec in self.agents:
+            parse_spec(spec)  # AgentSpecError names the unknown agent or parameter
+            check_agent_rules(spec, rules)  # e.g. pimc refuses RULES.md §6 auction
+        if self.mode not in MODES:
+            raise TournamentError(f"--mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        if self.seed < 0:
+            raise TournamentError(f"--seed must be at least 0, got {self.seed}")
+        if self.deals < 1:
+            raise TournamentError(f"--deals must be at least 1, got {self.deals}")
+        if self.chunk < 1:
+            raise TournamentError(f"--chunk must be at least 1, got {self.chunk}")
+        if self.hand_cap < 1:
+            raise TournamentError(f"--hand-cap must be at least 1, got {self.hand_cap}")
+
+    @property
+    def labels(self) -> list[str]:
+        """Agent names for the log: the specs, with repeats numbered (`random#2`)."""
+        out: list[str] = []
+        for spec in self.agents:
+            k = sum(1 for s in self.agents[: len(out)] if s == spec)
+            out.append(spec if k == 0 else f"{spec}#{k + 1}")
+        return out
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        return list(combinations(range(len(self.agents)), 2))
+
+    @property
+    def num_chunks(self) -> int:
+        return -(-self.deals // self.chunk)
+
+    @property
+    def num_units(self) -> int:
+        return self.num_chunks * len(self.pairs)
+
+    def play_rules(self) -> Rules:
+        """The rules the engine plays (game mode may add the hand cap, see the module doc)."""
+        rules = Rules.from_dict(self.rules)
+        if self.mode == "game" and rules.max_hands is None and rules.lose_at is None:
+            rules = rules.replace(max_hands=self.hand_cap)
+        return rules
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["agents"] = list(self.agents)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TournamentConfig:
+        d = dict(d)
+        d["agents"] = tuple(d["agents"])
+        return cls(**d)
+
+
+def tournament_id(config: TournamentConfig, deal_set: DealSet) -> str:
+    """A content hash: the same tournament (config and deals) always has the same id."""
+    blob = json.dumps([config.to_dict(), deals_mod.to_dict(deal_set)], sort_keys=True)
+    return "t-" + hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def agent_seed(seed: int, agent: int, opponent: int, chunk: int) -> int:
+    """The seed of `agent` in its unit against `opponent`: fixed by the unit alone."""
+    return int(np.random.SeedSequence([seed, agent, opponent, chunk]).generate_state(1)[0])
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a process needs to play units: the config, its id and the deal set."""
+
+    config: TournamentConfig
+    tournament: str
+    deal_set: DealSet

@@ -1,0 +1,275 @@
+"""Duplicate round-robin tournaments between agents, resumable and parallel.
+
+**Duplicate.** Every deal is played twice per pair of agents, with the partnerships
+swapped: on side 0 agent A holds North-South (seats 0, 2, team 0) and B East-West; on
+side 1 the same cards, in the same seats, with the same dealer, are played by B at
+North-South and A at East-West. Luck of the cards cancels in the sum of the two sides.
+
+**Individual presets** (RULES.md §6 family, three_player, cutthroat: one-player teams).
+The same two sides rotate the seats instead of the partnerships: on side 0 agent A holds
+the even seats and B the odd ones, on side 1 the reverse, over the same deals. Every seat
+of every deal is played once by each agent, so the luck of the cards cancels again; a
+row's `teams`, `hand_score` and `scores` are then per agent slot (A's seats summed against
+B's seats), and the ratings are per agent.
+
+**Round-robin.** Every pair of agents in the list plays the whole deal set.
+
+**Modes.** `hand`: deal-level duplicate; each game is one hand from 0-0. `game`: whole
+games to the target; both sides of a deal start from the same game seed, so they get
+the same deal sequence for as long as both games last (RULES.md §5). A game mode whose
+rules set neither `max_hands` nor `lose_at` gets `max_hands = hand_cap` so that games
+between weak agents (whose scores can drift down for ever) still end; the effective
+rules are logged.
+
+**Units.** The work is cut into units of `chunk` deals of one pair (both sides of each
+deal in one batch). Unit `u` covers chunk `u // P` of pair `u % P` (P pairs), so a
+partial run covers all pairs evenly. The agents of a unit are built with seeds drawn from
+`(seed, agent indices, chunk)` alone, so a unit's rows do not depend on which process
+plays it, or when: serial, parallel and resumed runs write the same rows, in unit order.
+
+**Backends.** `local` plays the units in a pool of processes on this machine; `ray`
+(`experiments.tournament.ray_backend`) as Ray tasks over a cluster. Both call `execute_unit`, and in
+both the driver alone appends each unit's rows to the log, in unit order.
+
+**Run folder.** `config.json` (the tournament, written last at start), `deals.json` (the
+deal set, reusable with `--deal-file`; a resume checks it against the tournament id),
+`log.jsonl` (see `experiments.tournament.results_log`), `summary.json` (written at the
+end), `.lock` (`experiments.tournament.run_lock`: one process at a time works in a run
+folder; a second is refused, naming the holder).
+
+**Interruption.** Ctrl-C reaches the driver alone (the local workers ignore SIGINT, and
+the driver kills them: `experiments.tournament.local_pool`) and ends the run at once;
+the log then ends with whole units, or a partial last unit that `--resume` cuts off
+before playing what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from experiments.tournament import deals as deals_mod
+from experiments.tournament import run_lock
+from experiments.tournament.config import (
+    RunContext,
+    TournamentConfig,
+    TournamentError,
+    tournament_id,
+)
+from experiments.tournament.deals import DealSet
+from experiments.tournament.local_pool import ordered_results
+from experiments.tournament.ray_backend import ray_results
+from experiments.tournament.results_log import append_unit, read_rows, repair
+from experiments.tournament.summary import summarize
+from experiments.tournament.units import execute_unit, unit_rows
+
+BACKENDS = ("local", "ray")
+CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
+    "config.json",
+    "deals.json",
+    "log.jsonl",
+    "summary.json",
+)
+
+
+def _worker_context(run_dir: str) -> RunContext:
+    return load_context(Path(run_dir))
+
+
+# ----------------------------------------------------------------------------- run folder
+def load_context(run_dir: Path) -> RunContext:
+    """Reopen a run folder: its config, and its deals checked against the tournament id."""
+    try:
+        saved = json.loads((run_dir / CONFIG_FILE).read_text())
+        config = TournamentConfig.from_dict(saved["config"])
+        tid = saved["tournament"]
+    except (FileNotFoundError, NotADirectoryError):
+        raise TournamentError(
+            f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
+        ) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise TournamentError(
+            f"{str(run_dir / CONFIG_FILE)!r} is damaged ({type(exc).__name__}: {exc})"
+        ) from None
+    deal_set = deals_mod.load(config.play_rules(), run_dir / DEALS_FILE)
+    if tournament_id(config, deal_set) != tid:
+        raise TournamentError(
+            f"{str(run_dir / DEALS_FILE)!r} is not the deal set of tournament {tid} (it was "
+            "replaced or edited); put the original back, or start a new run"
+        )
+    return RunContext(config, tid, deal_set)
+
+
+@contextmanager
+def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
+    """Hold the run folder's lock (`run_lock`) for the block; with `create`, make the
+    folder first. A folder made here that holds no tournament when the block fails (a
+    refused run) is removed, so a refused run leaves nothing behind."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
+    made = None
+    if create and not run_dir.exists():
+        made = run_dir
+        while not made.parent.exists():
+            made = made.parent
+        run_dir.mkdir(parents=True)
+    elif not run_dir.is_dir():
+        raise TournamentError(f"{str(run_dir)!r} holds no tournament (no such folder)")
+    try:
+        with run_lock.hold(run_dir):
+            yield
+    except BaseException:
+        if made is not None and not (run_dir / CONFIG_FILE).exists():
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+
+
+def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> RunContext:
+    """Start a run folder: the deals, then the config (its presence marks a valid run)."""
+    if (run_dir / CONFIG_FILE).exists() or (run_dir / LOG_FILE).exists():
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} already holds a tournament; "
+            "add --resume to finish it, or choose another --out"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    deal_set = deal_set.head(config.deals)
+    deals_mod.save(deal_set, run_dir / DEALS_FILE)
+    tid = tournament_id(config, deal_set)
+    _write_json(run_dir / CONFIG_FILE, {"tournament": tid, "config": config.to_dict()})
+    return RunContext(config, tid, deal_set)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def unit_deals(config: TournamentConfig, unit: int) -> int:
+    """How many deals unit `unit` plays (the last chunk may be short)."""
+    chunk = unit // len(config.pairs)
+    return min(config.chunk, config.deals - chunk * config.chunk)
+
+
+def open_run(
+    run_dir: Path,
+    config: TournamentConfig | None = None,
+    deal_set: DealSet | None = None,
+    resume: bool = False,
+) -> RunContext:
+    """Start a new run folder, or (`resume`) reopen one. Without `deal_set`, the deals
+    are generated from `config.seed`."""
+    if resume:
+        return load_context(run_dir)
+    if config is None:
+        raise TournamentError("a new tournament needs a config")
+    if deal_set is None:
+        deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
+    return create_run(run_dir, config, deal_set)
+
+
+def pending_units(
+    run_dir: Path, ctx: RunContext, on_note: Callable[[str], None] | None = None
+) -> list[int]:
+    """Repair the log (drop a partial last unit, units logged twice) and list the units
+    still to play; `on_note` hears what was repaired beyond a torn end."""
+    found = repair(run_dir / LOG_FILE, ctx.tournament)
+    for note in found.notes():
+        if on_note is not None:
+            on_note(f"log {str(run_dir / LOG_FILE)!r}: {note}")
+    return [u for u in range(ctx.config.num_units) if u not in found.done]
+
+
+def play_units(
+    run_dir: Path,
+    ctx: RunContext,
+    todo: list[int],
+    workers: int | None = 2,
+    on_unit: Callable[[int, int], None] | None = None,
+    *,
+    backend: str = "local",
+    address: str | None = None,
+) -> None:
+    """Play the units `todo`, appending each to the log as it completes, in order.
+
+    `on_unit(unit, deals)` is called after each unit is written. `backend="ray"` plays
+    the units as Ray tasks (`experiments.tournament.ray_backend`; `address` is the cluster's, and
+    `workers` caps the tasks in flight); the driver writes the log either way.
+    """
+    if backend not in BACKENDS:
+        raise TournamentError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    if not todo:
+        return
+    log = run_dir / LOG_FILE
+    if backend == "ray":
+        results = ray_results(ctx, todo, workers, address)
+        try:
+            _append_all(log, todo, results, ctx, on_unit)
+        finally:
+            results.close()  # cancels the tasks in flight on an error, stops a Ray started here
+        return
+    workers = 2 if workers is None else workers
+    if workers <= 1 or len(todo) == 1:
+        _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit)
+        return
+    results = ordered_results(
+        todo, min(workers, len(todo)), _worker_context, execute_unit, str(run_dir)
+    )
+    with closing(results):  # an interrupt or error kills the workers at once (local_pool)
+        _append_all(log, todo, results, ctx, on_unit)
+
+
+def _append_all(
+    log: Path,
+    todo: list[int],
+    results: Iterable[list[dict[str, Any]]],
+    ctx: RunContext,
+    on_unit: Callable[[int, int], None] | None,
+) -> None:
+    for unit, rows in zip(todo, results, strict=True):
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+        for row in rows:
+            row["logged_at"] = stamp
+        append_unit(log, rows)
+        if on_unit is not None:
+            on_unit(unit, unit_deals(ctx.config, unit))
+
+
+def finish(run_dir: Path, ctx: RunContext) -> dict[str, Any]:
+    """Summarise the complete log and write `summary.json`."""
+    rows = read_rows(run_dir / LOG_FILE)
+    summary = summarize(rows, ctx.config.labels)
+    summary = {
+        "tournament": ctx.tournament,
+        "config": ctx.config.to_dict(),
+        "play_rules": ctx.config.play_rules().to_dict(),
+        **summary,
+    }
+    _write_json(run_dir / SUMMARY_FILE, summary)
+    return summary
+
+
+def run_tournament(
+    run_dir: str | Path,
+    config: TournamentConfig | None = None,
+    deal_set: DealSet | None = None,
+    *,
+    resume: bool = False,
+    workers: int | None = 2,
+    on_unit: Callable[[int, int], None] | None = None,
+    backend: str = "local",
+    address: str | None = None,
+) -> dict[str, Any]:
+    """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary."""
+    run_dir = Path(run_dir)
+    with run_folder(run_dir, create=not resume):
+        ctx = open_run(run_dir, config, deal_set, resume)
+        todo = pending_units(run_dir, ctx)
+        play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
+        return finish(run_dir, ctx)

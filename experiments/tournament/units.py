@@ -1,0 +1,122 @@
+"""One unit of a tournament: `chunk` deals of one pair, both sides of each deal.
+
+`execute_unit` is the one unit function of every backend (a process of the local pool,
+a Ray task); see `experiments.tournament.runner` for how units are cut and logged.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import numpy as np
+
+from agents.registry import make_agent
+from experiments.tournament.config import RunContext, TournamentError, agent_seed
+from experiments.tournament.match import play_batch
+from spades_env.rules import Rules
+from spades_env.scoring import score_hand
+
+
+def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
+    """Play one unit (both sides of `chunk` deals of one pair) and return its log rows."""
+    cfg = ctx.config
+    pairs = cfg.pairs
+    i, j = pairs[unit % len(pairs)]
+    chunk = unit // len(pairs)
+    start = chunk * cfg.chunk
+    ds = ctx.deal_set.slice(start, min(start + cfg.chunk, cfg.deals))
+    rules = cfg.play_rules()
+    agents = [
+        make_agent(cfg.agents[i], agent_seed(cfg.seed, i, j, chunk)),
+        make_agent(cfg.agents[j], agent_seed(cfg.seed, j, i, chunk)),
+    ]
+    n = len(ds)
+    # Games 2k (side 0) and 2k+1 (side 1) play deal k; agent 0 (= i) holds team 0 on side 0.
+    side = np.tile([0, 1], n)
+    if rules.partnerships:
+        team_agent = np.stack([side, 1 - side], axis=1)  # (G, T) agent slot of each team
+        seat_agent = team_agent[:, np.arange(rules.num_players) % rules.num_teams]
+    else:  # RULES.md §6 one-player teams: A the even seats on side 0, the odd on side 1
+        seat_agent = (np.arange(rules.num_players)[None, :] + side[:, None]) % 2
+    played = play_batch(
+        rules,
+        agents,
+        seat_agent,
+        np.repeat(ds.game_seeds, 2),
+        np.repeat(ds.dealers, 2),
+        np.repeat(ds.hands, 2, axis=0),
+        one_hand=cfg.mode == "hand",
+    )
+    names = [cfg.labels[i], cfg.labels[j]]
+    played.sort(key=lambda gr: (gr[0], gr[1]["hand_no"]))
+    rows = [
+        _row(ctx, rules, unit, start + g // 2, g % 2, [names[a] for a in seat_agent[g]], rec)
+        for g, rec in played
+    ]
+    for row in rows:
+        row["unit_rows"] = len(rows)
+    return rows
+
+
+def _row(
+    ctx: RunContext,
+    rules: Rules,
+    unit: int,
+    deal: int,
+    side: int,
+    seats: list[str],
+    rec: dict[str, Any],
+) -> dict[str, Any]:
+    """One log row: a hand, who sat where, and its outcome (with the full hand record)."""
+    hs = score_hand(rules, [rec["bids"]], [rec["blind"]], [rec["tricks"]])
+    t = rules.num_teams
+    winner = rec["winner"]
+    hand_score = [rec["scores"][k] - rec["scores_before"][k] for k in range(t)]
+    teams, contract, made = seats[:t], hs.contract[0].tolist(), hs.made[0].tolist()
+    per_team = {k: rec[k] for k in ("scores", "bags", "bags_gained")} | {"hand_score": hand_score}
+    if not rules.partnerships:
+        # One-player teams: fold the seats into the two agent slots of this side.
+        slot = [[k for k in range(t) if k % 2 == m] for m in (0, 1)]
+        per_team = {n: [sum(v[k] for k in ks) for ks in slot] for n, v in per_team.items()}
+        contract = [sum(contract[k] for k in ks) for ks in slot]
+        made = [all(made[k] for k in ks) for ks in slot]
+        teams = [seats[0], seats[1]]
+    return {
+        "tournament": ctx.tournament,
+        "unit": unit,
+        "unit_rows": 0,
+        "mode": ctx.config.mode,
+        "deal": deal,
+        "side": side,
+        "hand": rec["hand_no"],
+        "seats": seats,
+        "teams": teams,
+        "rules": rec["rules"],
+        "dealer": rec["dealer"],
+        "bids": rec["bids"],
+        "blind": rec["blind"],
+        "tricks": rec["tricks"],
+        "contract": contract,
+        "made": made,
+        "hand_score": per_team["hand_score"],
+        "bags_gained": per_team["bags_gained"],
+        "bags": per_team["bags"],
+        "scores": per_team["scores"],
+        "game_over": rec["game_over"],
+        "winner": winner,
+        "winner_agent": seats[winner] if winner >= 0 else None,
+        "record": rec,
+    }
+
+
+def execute_unit(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
+    """`unit_rows` in a worker, the one unit function of every backend (a process of the
+    local pool, a Ray task). Errors cross back as plain picklable ones (an exception
+    with a custom constructor, like `IllegalActionError`, would not unpickle)."""
+    try:
+        return unit_rows(ctx, unit)
+    except ValueError as exc:
+        raise TournamentError(f"unit {unit}: {type(exc).__name__}: {exc}") from None
+    except Exception:
+        raise RuntimeError(f"unit {unit} failed in a worker:\n{traceback.format_exc()}") from None

@@ -1,0 +1,269 @@
+"""Distillation: datasets in shards (resume, corrupt and foreign shards), agreement, --init."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.rl_agent import CheckpointError, read_checkpoint
+from spades_env.cards import NUM_ACTIONS
+from spades_env.observation import OBS_VERSION
+from training import bc, ppo_selfplay
+from training.bc_data import (
+    COLUMNS,
+    DatasetError,
+    DatasetSpec,
+    generate,
+    load_dataset,
+    shard_path,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = DatasetSpec(teacher="heuristic", rules="", seed=3, shards=3, hands_per_shard=20)
+
+
+def tiny_bc(runs: Path, **kw) -> bc.Args:
+    base = {
+        "runs_dir": str(runs),
+        "hands": 600,
+        "hands_per_shard": 150,
+        "hidden": "128",
+        "epochs": 3,
+        "batch_size": 256,
+        "holdout": 0.25,
+        "eval_deals": 4,
+    }
+    return bc.Args(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def bc_run(tmp_path_factory) -> Path:
+    return bc.train(tiny_bc(tmp_path_factory.mktemp("runs")))
+
+
+def test_distillation_agrees_with_the_heuristic_on_held_out_states(bc_run):
+    """600 hands, 3 epochs, one 128-unit layer: well above chance on held-out states."""
+    summary = json.loads((bc_run.parent / "summary.json").read_text())
+    last = summary["rounds"][-1]
+    held = load_dataset(summary["data"][0], [3])  # the held-out shard (last quarter)
+    chance = float((1.0 / held["mask"].sum(axis=1)).mean())  # a random legal action
+    assert chance < 0.35
+    assert last["agreement"] >= 0.5 and last["agreement"] >= chance + 0.2
+    assert last["agreement_play"] >= 0.5 and last["agreement_bid"] >= 0.25
+    ckpt = read_checkpoint(bc_run)
+    assert ckpt["network"]["kind"] == "split" and "optimizer" not in ckpt
+    assert summary["evaluation"]["heuristic"]["deals"] == 4
+
+
+def test_a_distillation_run_logs_its_hyperparameters_for_tensorboard(bc_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    ea = EventAccumulator(str(bc_run.parent))  # the run folder
+    ea.Reload()
+    assert "hyperparameters/text_summary" in ea.Tags()["tensors"]
+    content = ea.PluginTagToContent("hparams")
+    experiment = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/experiment"])
+    metrics = {m.name.tag for m in experiment.experiment.metric_infos}
+    assert metrics == {"eval/agreement", "eval/value_mse"} <= set(ea.Tags()["scalars"])
+    start = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/session_start_info"])
+    assert start.session_start_info.hparams["epochs"].number_value == 3
+    assert start.session_start_info.hparams["teacher"].string_value == "heuristic"
+
+
+def test_dataset_rows_are_the_teachers_legal_decisions(tmp_path):
+    generate(tmp_path / "d", SPEC)
+    rows = load_dataset(tmp_path / "d")
+    assert set(rows) == set(COLUMNS)
+    k = len(rows["action"])
+    assert rows["obs"].dtype == np.int16 and rows["mask"].shape == (k, NUM_ACTIONS)
+    assert rows["mask"][np.arange(k), rows["action"]].all()  # the label is legal
+    assert (rows["mask"].sum(axis=1) > 1).all()  # forced moves are left out
+    assert 40 * 60 <= k <= 56 * 60
+
+
+def _same_rows(a: Path, b: Path) -> None:
+    ra, rb = load_dataset(a), load_dataset(b)
+    for c in COLUMNS:
+        np.testing.assert_array_equal(ra[c], rb[c])
+
+
+def test_a_killed_generation_resumes_without_lost_or_doubled_shards(tmp_path):
+    spec = DatasetSpec(teacher="heuristic", rules="", seed=4, shards=8, hands_per_shard=60)
+    generate(tmp_path / "whole", spec)
+    code = (
+        "import sys; from training.bc_data import DatasetSpec, generate; "
+        f"generate(sys.argv[1], DatasetSpec(**{spec.__dict__!r}))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(killed)], env=env, cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while not shard_path(killed, 1).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = sorted(p.name for p in killed.glob("shard_*.npz"))
+    assert 1 < len(done_before) < spec.shards  # killed in the middle
+    generate(killed, spec)
+    assert sorted(p.name for p in killed.iterdir()) == sorted(
+        p.name for p in (tmp_path / "whole").iterdir()
+    )  # no temporary files left, no shard missing or extra
+    _same_rows(killed, tmp_path / "whole")
+
+
+def test_a_grown_dataset_keeps_its_shards(tmp_path):
+    generate(tmp_path / "d", SPEC)
+    first = shard_path(tmp_path / "d", 0).stat().st_mtime_ns
+    grown = DatasetSpec(**{**SPEC.__dict__, "shards": 4})
+    generate(tmp_path / "d", grown)
+    assert shard_path(tmp_path / "d", 0).stat().st_mtime_ns == first
+    generate(tmp_path / "e", grown)
+    _same_rows(tmp_path / "d", tmp_path / "e")
+
+
+def test_another_dataset_in_the_same_folder_is_refused(tmp_path):
+    generate(tmp_path / "d", SPEC)
+    other = DatasetSpec(**{**SPEC.__dict__, "teacher": "random"})
+    with pytest.raises(DatasetError, match=r"holds other data .*teacher"):
+        generate(tmp_path / "d", other)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("garbage", "is corrupt"),
+        ("truncated", "is corrupt"),
+        ("foreign", "belongs to another dataset"),
+        ("missing", "lacks 1 of its 3 shards"),
+    ],
+)
+def test_a_corrupt_or_foreign_shard_gets_a_clear_error(damage, message, tmp_path):
+    generate(tmp_path / "d", SPEC)
+    target = shard_path(tmp_path / "d", 1)
+    if damage == "garbage":
+        target.write_bytes(b"not a shard" * 50)
+    elif damage == "truncated":
+        target.write_bytes(target.read_bytes()[:1000])
+    elif damage == "foreign":  # the same shard index of another dataset
+        other = DatasetSpec(**{**SPEC.__dict__, "seed": 99})
+        generate(tmp_path / "o", other)
+        target.write_bytes(shard_path(tmp_path / "o", 1).read_bytes())
+    else:
+        target.unlink()
+    with pytest.raises(DatasetError, match=message) as err:
+        load_dataset(tmp_path / "d")
+    assert len(str(err.value).splitlines()) == 1 and str(target.parent) in str(err.value)
+
+
+def test_ppo_init_starts_from_the_distilled_weights(bc_run, tmp_path):
+    args = ppo_selfplay.Args(
+        runs_dir=str(tmp_path),
+        init=str(bc_run),
+        total_timesteps=12 * 56,
+        num_games=12,
+        num_minibatches=2,
+        eval_deals=4,
+        eval_every=0,
+        kl_coef=0.5,
+    )
+    final = ppo_selfplay.train(args)
+    start, end = read_checkpoint(bc_run), read_checkpoint(final)
+    assert end["network"] == start["network"]  # the split net, not --hidden's MLP
+    moved = [k for k in start["model"] if not torch.equal(start["model"][k], end["model"][k])]
+    assert moved  # it trained from there
+
+
+def _variant(good: Path, tmp_path: Path, key: str, value) -> Path:
+    ckpt = dict(torch.load(good, weights_only=True))
+    ckpt[key] = value
+    path = tmp_path / f"{key}.pt"
+    torch.save(ckpt, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("obs_version", OBS_VERSION + 1, "observation encoding version"),
+        ("num_actions", NUM_ACTIONS - 4, f"with {NUM_ACTIONS - 4} actions"),
+    ],
+)
+def test_init_refuses_another_encoding_or_action_count(key, value, message, bc_run, tmp_path):
+    path = _variant(bc_run, tmp_path, key, value)
+    args = ppo_selfplay.Args(runs_dir=str(tmp_path / "runs"), init=str(path), eval_every=0)
+    with pytest.raises(CheckpointError, match=message) as err:
+        ppo_selfplay.train(args)
+    assert len(str(err.value).splitlines()) == 1
+    assert not (tmp_path / "runs").exists()  # refused before the run folder is made
+
+
+def test_a_checkpoint_with_nan_weights_is_refused(bc_run, tmp_path):
+    ckpt = dict(torch.load(bc_run, weights_only=True))
+    model = dict(ckpt["model"])
+    name = next(k for k in model if k.endswith("weight"))
+    model[name] = model[name].clone()
+    model[name][0, 0] = float("nan")
+    ckpt["model"] = model
+    torch.save(ckpt, tmp_path / "nan.pt")
+    with pytest.raises(CheckpointError, match=r"non-finite .*NaN or inf") as err:
+        read_checkpoint(tmp_path / "nan.pt")
+    assert len(str(err.value).splitlines()) == 1 and name in str(err.value)
+
+
+def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "experiments.cli", *argv]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_train_bc_then_ppo_init(tmp_path):
+    runs = tmp_path / "runs"
+    bc_flags = ["--hands", "100", "--hands-per-shard", "50", "--epochs", "1", "--hidden", "32"]
+    done = _cli("train", "bc", *bc_flags, "--eval-deals", "2", "--runs-dir", str(runs),
+                "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [final] = runs.glob("bc__1__*/final.pt")
+    assert len(list((runs / "data" / "heuristic__1").glob("shard_*.npz"))) == 2
+    done = _cli("train", "ppo", "--init", str(final), "--total-timesteps", "600",
+                "--num-games", "12", "--eval-every", "0", "--runs-dir", str(runs),
+                "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert read_checkpoint(next(runs.glob("ppo_selfplay__1__*/final.pt")))["network"]["kind"] == (
+        "split"
+    )
+
+
+def test_cli_init_refuses_a_foreign_checkpoint_in_one_line(bc_run, tmp_path):
+    path = _variant(bc_run, tmp_path, "num_actions", NUM_ACTIONS + 1)
+    done = _cli("train", "ppo", "--init", str(path), "--runs-dir", str(tmp_path / "runs"),
+                "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert done.returncode != 0
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "actions" in done.stderr and not (tmp_path / "runs").exists()
+
+
+def test_the_learned_agent_is_shipped_with_its_recipe():
+    from agents.registry import make_agent
+    from agents.rl_agent import LEARNED
+    from spades_env.engine import legal_action_mask
+    from spades_env.rules import Rules
+    from spades_env.state import init
+
+    assert LEARNED.stat().st_size < 5_000_000
+    agent = make_agent("learned")
+    state = init(Rules(), 4, np.random.default_rng(0))
+    actions = agent.act_state(state)
+    assert actions.shape == (4,) and legal_action_mask(state)[np.arange(4), actions].all()
+    meta = json.loads(LEARNED.with_suffix(".json").read_text())
+    assert meta["recipe"] and all("command" in step for step in meta["recipe"])
+    assert "margin_vs_heuristic" in meta["results"]

@@ -1,0 +1,131 @@
+"""`spades train` run as a subprocess: its help, and bad flags refused in one line with
+nothing written (the runs folder stays empty)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from training.session import migrate_args
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--total-timesteps", "700", "--num-games", "8", "--hidden", "16", "--eval-deals", "2"]
+
+
+def spades(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    return lines[0]
+
+
+def test_train_help_lists_the_algorithms():
+    out = spades("train", "--help")
+    assert out.returncode == 0, out.stderr
+    from experiments.cli.train import SCRIPTS
+
+    assert "{" + ",".join(sorted(SCRIPTS)) + "}" in out.stdout
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_algorithm_help_lists_choices_and_shows_each_default_once(algo):
+    out = spades("train", algo, "--help")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "--backend {local,ray}" in text
+    assert "--rules PRESET" in text and "--option NAME=VALUE" in text
+    assert "(default: )" not in text
+    assert not re.search(r"default[^()]*\) \(default", text)  # no default shown twice
+    assert "%%" not in text
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        pytest.param(["--num-games", "0"], ["--num-games", "at least 1"], id="num-games-0"),
+        pytest.param(["--device", "nosuch"], ["--device", "nosuch"], id="device"),
+        pytest.param(["--backend", "mars"], ["--backend", "local", "ray"], id="backend"),
+        pytest.param(["--rules", "poker"], ["--rules poker", "known presets"], id="preset"),
+        pytest.param(["--option", "target=3x"], ["--option target=3x", "integer"], id="option"),
+        pytest.param(
+            ["--option", "target=300", "--option", "target=200"], ["given twice"], id="twice"
+        ),
+        pytest.param(["--selfplay-frac", "2"], ["--selfplay-frac"], id="share"),
+    ],
+)
+def test_a_bad_flag_is_one_line_and_writes_nothing(flags, words, tmp_path):
+    line = one_line_error(spades("train", "ppo", "--runs-dir", str(tmp_path), *TINY, *flags))
+    for word in words:
+        assert word in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def dmc_run(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("runs")
+    out = spades(
+        "train",
+        "dmc",
+        "--runs-dir",
+        str(runs),
+        *TINY,
+        "--save-every",
+        "1",
+        "--stop-after",
+        "1",
+        "--rules",
+        "standard",
+        "--option",
+        "target=300",
+        "--no-progress",
+    )
+    assert out.returncode == 0, out.stderr
+    [run_dir] = runs.iterdir()
+    return run_dir
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        pytest.param(["--num-games", "16"], ["--num-games 16", "differs", "8"], id="num-games"),
+        pytest.param(["--option", "target=200"], ["--option", "differs"], id="option"),
+        pytest.param(["--rules", "jokers"], ["--rules 'jokers'", "differs"], id="rules"),
+    ],
+)
+def test_resume_refuses_a_flag_that_differs_from_the_run(dmc_run, flags, words):
+    line = one_line_error(spades("train", "dmc", "--resume", str(dmc_run), *flags))
+    for word in words:
+        assert word in line
+
+
+def test_resume_with_the_other_algorithm_is_refused(dmc_run):
+    line = one_line_error(spades("train", "ppo", "--resume", str(dmc_run)))
+    assert "trained dmc, not ppo" in line and "spades train dmc" in line
+
+
+@pytest.mark.parametrize(
+    ("saved", "rules", "option"),
+    [
+        ({"rules": ""}, "standard", ()),
+        ({"rules": "nil_tricks=count"}, "standard", ("nil_tricks=count",)),
+        ({"rules": "jokers", "option": ["target=300"]}, "jokers", ("target=300",)),
+    ],
+)
+def test_saved_args_of_older_runs_are_migrated(saved, rules, option):
+    new = migrate_args(saved)
+    assert (new["rules"], new["option"]) == (rules, option)

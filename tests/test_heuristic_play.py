@@ -1,0 +1,73 @@
+"""The heuristic's card play (agents/heuristic_play.py, compiled) chooses the card and
+gives the reason recorded in tests/data/heuristic_cards.json on every preset
+(`heuristic_cards`: the fixture and how it was made), and plays whole hands out as the
+agent does on the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from heuristic_cards import RULES, load
+
+from agents.heuristic import HeuristicAgent
+from agents.heuristic_play import decide_card, play_out_state
+from spades_env.engine import random_legal_actions, step
+from spades_env.rules import Rules
+from spades_env.state import PLAY, init
+
+FIXTURE = load()
+PLAY_OUT_RULES = [
+    Rules(),
+    Rules(first_lead="two_of_clubs", blind_nil="always", nil_tricks="count"),
+    Rules.preset("jokers"),
+    Rules.preset("three_player"),
+    Rules.preset("cutthroat_5"),
+]
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_card_and_reason_are_the_recorded_ones(name):
+    rows = FIXTURE[name]
+    assert len(rows) >= 15
+    for row in rows:
+        assert decide_card(RULES[name], row["position"]) == (row["card"], row["reason"])
+
+
+def _games(rules, seed, batch=48):
+    """States of play, bid by the heuristic (nils included), cards half by the heuristic,
+    half at random."""
+    rng = np.random.default_rng(seed)
+    heuristic = HeuristicAgent(nil_risk=0.6)
+    state = init(rules, batch, rng)
+    rand = np.arange(batch) % 2 == 1
+    for _ in range(rules.num_players * rules.hand_size + 12):
+        acts = heuristic.act_state(state)
+        play = (state.phase == PLAY) & rand
+        acts[play] = random_legal_actions(state.legal, state.phase, rng)[play]
+        yield state
+        step(state, acts)
+
+
+@pytest.mark.parametrize("rules", PLAY_OUT_RULES, ids=lambda r: f"{r.name}-{r.first_lead}")
+def test_play_out_is_the_heuristic_agent_on_the_engine(rules):
+    """From positions all through the hand: the kernel's tricks are those of stepping the
+    engine with HeuristicAgent to the end of the hand."""
+    checked = 0
+    for k, state in enumerate(_games(rules, 5, batch=16)):
+        if k % 7 or not (state.phase == PLAY).all():
+            continue
+        checked += 1
+        won = play_out_state(state)
+        ref = state.take(np.arange(state.batch_size))
+        agent = HeuristicAgent()
+        over = np.zeros(ref.batch_size, dtype=bool)
+        tricks = np.zeros_like(won)
+        while not over.all():
+            info = step(ref, agent.act_state(ref))
+            new = info.hand_over & ~over
+            if new.any():  # finished: the rows of the games whose hand ended
+                rows = np.asarray(info.finished.games)
+                tricks[rows[new[rows]]] = np.asarray(info.finished.tricks)[new[rows]]
+            over |= new
+        assert np.array_equal(won, tricks)
+    assert checked >= 4

@@ -1,0 +1,46 @@
+"""What a rollout backend shares with the session that drives it, below both of them.
+
+`training.session` picks the backend (`--backend local` plays here, `--backend ray` on
+the actors of `training.ray_rollout`); the backends depend on this module, never on the
+session, so the imports run one way: session -> ray_rollout -> backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from agents.rl_agent import NetworkAgent
+from spades_env.rules import Rules
+from training.rollout import Hands, LearnerFn
+
+RAY_HINT = "install the ray extra: pip install -e '.[ray]'"
+
+#: (args, network, device, numpy generator, torch generator) -> the rollout learner.
+Behaviour = Callable[
+    [Any, torch.nn.Module, torch.device, np.random.Generator, torch.Generator], LearnerFn
+]
+#: (args, rules, hands) -> (the learner's batch, its charts/ scalars).
+ToBatch = Callable[[Any, Rules, Hands], tuple[dict[str, np.ndarray], dict[str, Any]]]
+
+
+class LearnerState(Protocol):
+    """The parts of a `training.session.Session` a rollout backend reads and advances."""
+
+    args: Any
+    network: dict[str, Any]
+    rules: Rules
+    net: torch.nn.Module
+    pool: list[NetworkAgent]
+    update: int
+    pool_version: int
+    global_step: int
+    learner_steps: int
+
+
+def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
+    """A past self as an opponent: it samples as in training (DMC: epsilon-greedy)."""
+    return NetworkAgent(net, rules, sample=True, epsilon=getattr(args, "epsilon", 0.0))

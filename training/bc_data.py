@@ -1,0 +1,288 @@
+"""Distillation datasets: a teacher's decisions, written in shards that a killed run resumes.
+
+A dataset is a folder:
+
+- `meta.json`: what the data is (format, observation encoding version, action count,
+  rules, the teacher's registry spec, the student checkpoint of DAgger data, the seed,
+  the shard count and size). A second generation into the same folder must ask for the
+  same data, or it is refused.
+- `shard_000000.npz` ...: shard `i` holds the decisions of `hands_per_shard` hands dealt
+  from 0-0 by the generator `numpy.random.default_rng([seed, i])`. It depends on nothing
+  else, so generation goes shard by shard, skipping the shards already on disk: a killed
+  generation resumes with no shard lost or written twice. Each shard is written to a
+  temporary name and renamed, so a kill leaves no half shard.
+
+Every decision with more than one legal action is a row: the seat's int16 encoding, the
+legal mask (bit-packed), the teacher's action in that state, the phase, and the outcome of
+the hand for the deciding seat's team (own team's hand points minus the other team's,
+bag penalty included: the value target). Whoever acts, the teacher labels: in teacher
+data the teacher plays every seat; in DAgger data (`student`) a share `student_frac` of
+the seats plays the student's sampled action instead, so the labels cover the states
+the student reaches. Each shard carries a header (dataset id, shard index, encoding
+version, action count); `load_dataset` refuses a corrupt shard, or one from another
+dataset, with one line naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.registry import make_agent
+from spades_env.cards import NUM_ACTIONS
+from spades_env.engine import legal_action_mask, step
+from spades_env.observation import OBS_VERSION, encode, obs_size, seat_view
+from spades_env.rules import Rules
+from spades_env.state import DONE, init
+
+FORMAT = "spades-bc-dataset"
+FORMAT_VERSION = 1
+META = "meta.json"
+COLUMNS = ("obs", "mask", "action", "phase", "outcome")
+
+
+class DatasetError(ValueError):
+    """A dataset or shard that cannot be used; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What a dataset folder holds (its `meta.json`)."""
+
+    teacher: str  # registry spec of the labelling agent
+    rules: str  # rules options on top of the preset, comma-separated
+    seed: int
+    shards: int
+    hands_per_shard: int
+    student: str = ""  # DAgger: checkpoint whose sampled actions some seats play
+    student_frac: float = 0.0
+    preset: str = "standard"  # rules preset (RULES.md §6)
+
+    def build_rules(self) -> Rules:
+        return Rules.build(self.preset, [self.rules] if self.rules else [])
+
+    def meta(self) -> dict[str, Any]:
+        fields = asdict(self)
+        if self.preset == "standard":  # the key is only written for other presets
+            del fields["preset"]
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "obs_version": OBS_VERSION,
+            "num_actions": NUM_ACTIONS,
+            "rules_dict": self.build_rules().to_dict(),
+            **fields,
+        }
+
+    @property
+    def dataset_id(self) -> str:
+        """A hash of everything that decides the shards' content (not the shard count)."""
+        m = self.meta()
+        del m["shards"]
+        return hashlib.sha256(json.dumps(m, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def shard_path(folder: str | Path, i: int) -> Path:
+    return Path(folder) / f"shard_{i:06d}.npz"
+
+
+def _header(spec: DatasetSpec, i: int) -> npt.NDArray[np.uint8]:
+    head = {"dataset_id": spec.dataset_id, "shard": i, "obs_version": OBS_VERSION}
+    head["num_actions"] = NUM_ACTIONS
+    return np.frombuffer(json.dumps(head).encode(), dtype=np.uint8)
+
+
+def open_dataset(folder: str | Path, spec: DatasetSpec) -> Path:
+    """Create the folder and its meta.json, or check that it holds the same data."""
+    folder = Path(folder)
+    meta_file = folder / META
+    if meta_file.exists():
+        old = read_meta(folder)
+        mine = spec.meta()
+        diff = [k for k in mine if k != "shards" and old.get(k) != mine[k]]
+        if diff:
+            raise DatasetError(
+                f"dataset {str(folder)!r} holds other data ({', '.join(diff)} differ); "
+                "give another --data folder, or the same settings to resume it"
+            )
+        if old["shards"] != spec.shards:  # growing (or shrinking) keeps the shards there
+            meta_file.write_text(json.dumps({**old, "shards": spec.shards}, indent=1))
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = meta_file.with_name(META + ".tmp")
+    tmp.write_text(json.dumps(spec.meta(), indent=1))
+    os.replace(tmp, meta_file)
+    return folder
+
+
+def read_meta(folder: str | Path) -> dict[str, Any]:
+    meta_file = Path(folder) / META
+    try:
+        meta = json.loads(meta_file.read_text())
+    except FileNotFoundError:
+        raise DatasetError(
+            f"{str(folder)!r} is not a dataset (no {META}); generate one with spades train bc"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{str(meta_file)!r} is unreadable: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise DatasetError(f"{str(meta_file)!r} is not a spades distillation dataset")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DatasetError(
+            f"dataset {str(folder)!r} has format version {meta.get('format_version')}; "
+            f"this release reads version {FORMAT_VERSION}"
+        )
+    if meta.get("obs_version") != OBS_VERSION or meta.get("num_actions") != NUM_ACTIONS:
+        raise DatasetError(
+            f"dataset {str(folder)!r} was made for observation version "
+            f"{meta.get('obs_version')} with {meta.get('num_actions')} actions; this release "
+            f"has version {OBS_VERSION} with {NUM_ACTIONS}: generate it again"
+        )
+    return meta
+
+
+def spec_of(meta: dict[str, Any]) -> DatasetSpec:
+    fields = DatasetSpec.__dataclass_fields__
+    return DatasetSpec(**{k: meta[k] for k in fields if k in meta})
+
+
+# ----------------------------------------------------------------------------- playing
+def play_shard(spec: DatasetSpec, i: int) -> dict[str, npt.NDArray]:
+    """The rows of shard `i`: `hands_per_shard` hands, every non-forced decision labelled."""
+    rules = spec.build_rules()
+    rng = np.random.default_rng([spec.seed, i])
+    teacher = make_agent(spec.teacher, seed=int(rng.integers(2**62)), rules=rules)
+    n, p = spec.hands_per_shard, rules.num_players
+    student = None
+    student_seat = np.zeros((n, p), dtype=bool)
+    if spec.student:
+        from agents.rl_agent import RLAgent
+
+        student = RLAgent(seed=int(rng.integers(2**62)), path=spec.student, sample=True)
+        student.check_rules(rules)
+        student_seat = rng.random((n, p)) < spec.student_frac
+    state = init(rules, n, rng)
+    rows: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "action", "phase")}
+    games, seats = [], []
+    outcome = np.zeros((n, rules.num_teams), dtype=np.int32)
+    teams = np.arange(p) % rules.num_teams
+    while True:
+        live = np.flatnonzero(state.phase != DONE)
+        if not live.size:
+            break
+        mask = legal_action_mask(state)[live]
+        obs = encode(state)[live]
+        view = seat_view(state).take(live)
+        label = teacher.act(view, obs if teacher.needs_obs else None, mask)
+        actions = np.zeros(state.batch_size, dtype=np.int64)
+        actions[live] = label
+        seat = state.to_act[live].astype(np.int64)
+        if student is not None:
+            by_student = np.flatnonzero(student_seat[live, seat])
+            if by_student.size:
+                sub = view.take(by_student)
+                actions[live[by_student]] = student.act(sub, obs[by_student], mask[by_student])
+        choice = mask.sum(axis=1) > 1
+        rows["obs"].append(obs[choice])
+        rows["mask"].append(mask[choice])
+        rows["action"].append(label[choice])
+        rows["phase"].append(state.phase[live][choice])
+        games.append(live[choice])
+        seats.append(seat[choice])
+        info = step(state, actions)
+        res = info.finished
+        if res is not None:  # one hand per game: done once it is scored
+            outcome[res.games] = res.points - res.penalty
+            state.phase[res.games] = DONE
+            state.legal[res.games] = 0
+    g, s = np.concatenate(games), np.concatenate(seats)
+    own = outcome[g, teams[s]]
+    other = outcome[g, (teams[s] + 1) % rules.num_teams]
+    return {
+        "obs": np.concatenate(rows["obs"]).astype(np.int16),
+        "mask": np.packbits(np.concatenate(rows["mask"]), axis=1),
+        "action": np.concatenate(rows["action"]).astype(np.int16),
+        "phase": np.concatenate(rows["phase"]).astype(np.int8),
+        "outcome": (own - other).astype(np.float32),
+    }
+
+
+def write_shard(folder: str | Path, spec: DatasetSpec, i: int, rows: dict[str, np.ndarray]) -> Path:
+    path = shard_path(folder, i)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, header=_header(spec, i), **rows)
+    os.replace(tmp, path)
+    return path
+
+
+def missing_shards(folder: str | Path, spec: DatasetSpec) -> list[int]:
+    return [i for i in range(spec.shards) if not shard_path(folder, i).exists()]
+
+
+def generate(folder: str | Path, spec: DatasetSpec, progress=None) -> Path:
+    """Write every missing shard of the dataset (`progress(done, total)` after each)."""
+    folder = open_dataset(folder, spec)
+    for stale in folder.glob("shard_*.npz.tmp"):  # a killed run's half shard
+        stale.unlink()
+    todo = missing_shards(folder, spec)
+    done = spec.shards - len(todo)
+    for i in todo:
+        write_shard(folder, spec, i, play_shard(spec, i))
+        done += 1
+        if progress is not None:
+            progress(done, spec.shards)
+    return folder
+
+
+# ----------------------------------------------------------------------------- reading
+def read_shard(path: str | Path, dataset_id: str, rules: Rules) -> dict[str, np.ndarray]:
+    """One shard's rows, checked against its dataset (DatasetError names the file)."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in ("header", *COLUMNS)}
+        head = json.loads(data.pop("header").tobytes().decode())
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DatasetError(
+            f"shard {str(path)!r} is corrupt ({reason[:120]}); delete it and run the "
+            "generation again to rewrite it"
+        ) from None
+    if not isinstance(head, dict) or head.get("dataset_id") != dataset_id:
+        raise DatasetError(
+            f"shard {str(path)!r} belongs to another dataset; delete it and run the "
+            "generation again to rewrite it"
+        )
+    k, d = len(data["action"]), obs_size(rules)
+    shapes_ok = data["obs"].shape == (k, d) and data["mask"].shape == (k, (NUM_ACTIONS + 7) // 8)
+    if not shapes_ok or any(len(data[c]) != k for c in COLUMNS):
+        raise DatasetError(f"shard {str(path)!r} has inconsistent arrays; delete and regenerate it")
+    data["mask"] = np.unpackbits(data["mask"], axis=1, count=NUM_ACTIONS).astype(bool)
+    return data
+
+
+def load_dataset(folder: str | Path, shards: list[int] | None = None) -> dict[str, np.ndarray]:
+    """The rows of a dataset's shards (all, or those listed), concatenated."""
+    meta = read_meta(folder)
+    spec = spec_of(meta)
+    rules = spec.build_rules()
+    todo = range(spec.shards) if shards is None else shards
+    missing = [i for i in todo if not shard_path(folder, i).exists()]
+    if missing:
+        raise DatasetError(
+            f"dataset {str(folder)!r} lacks {len(missing)} of its {spec.shards} shards "
+            f"(first: {missing[0]}); run the generation again to finish it"
+        )
+    parts = [read_shard(shard_path(folder, i), spec.dataset_id, rules) for i in todo]
+    if not parts:
+        raise DatasetError(f"dataset {str(folder)!r} has no shards")
+    return {c: np.concatenate([p[c] for p in parts]) for c in COLUMNS}
