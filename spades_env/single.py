@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.core import kernel as _kernel
+from spades_env.core.observe import encode_rows, encode_seats, obs_offsets
 from spades_env.core.spec import FIELDS, spec
 from spades_env.engine import (
     PHASE_BASE,
@@ -31,7 +32,7 @@ from spades_env.engine import (
     explain_illegal,
     legal_actions,
 )
-from spades_env.observation import encode
+from spades_env.observation import obs_size
 from spades_env.rules import Rules
 from spades_env.state import DONE, State, init
 
@@ -81,6 +82,8 @@ class SingleGame:
     def _setup(self, rules: Rules) -> None:
         self.rules, self._p = rules, rules.num_players
         self._r = spec(rules)
+        self._ob, self._obs_size = obs_offsets(rules), obs_size(rules)
+        self._seat = np.zeros(1, dtype=np.int64)
         quiet = StepInfo(
             hand_over=np.zeros(1, dtype=bool),
             hand_points=np.zeros((1, rules.num_teams), dtype=np.int32),
@@ -141,13 +144,17 @@ class SingleGame:
 
     def observe(self, seat: int) -> npt.NDArray[np.int16]:
         """The RL encoding of `seat`, equal to `observation.encode`."""
-        return encode(self._st, np.array([seat]))[0]
+        out = np.empty((1, self._obs_size), dtype=np.int16)
+        self._seat[0] = seat
+        encode_rows(self._r, self._ob, self._buf, self._seat, out)
+        return out[0]
 
     @property
     def obs(self) -> npt.NDArray[np.int16]:
         """(P, obs_size) int16: every seat's encoding."""
-        many = self._st.take(np.zeros(self._p, dtype=np.int64))
-        return encode(many, np.arange(self._p))
+        out = np.empty((self._p, self._obs_size), dtype=np.int16)
+        encode_seats(self._r, self._ob, self._buf, 0, out)
+        return out
 
     def _blind_allowed(self, seat: int) -> bool:
         """RULES.md §2: may `seat` declare blind nil now (core.rules.blind_allowed)."""

@@ -90,8 +90,9 @@ FIELD_NAMES = tuple(f[0] for f in FIELDS)
     R_LOSE_AT,
     R_H,  # longest history of a hand
     R_ROW,  # bytes per game row
-) = range(29)
-_NUM_R = 29
+    R_OPEN_HANDS,  # 1: RULES.md §6 open_hands (observations show every hand)
+) = range(30)
+_NUM_R = 30
 BID_FREE, BID_SUICIDE, BID_MIRROR, BID_WHIZ = 0, 1, 2, 3
 BLIND_NEVER, BLIND_BEHIND, BLIND_ALWAYS = 0, 1, 2
 
@@ -183,6 +184,7 @@ def spec(rules: Rules) -> np.ndarray:
     r[R_H] = max_history(rules)
     row, fields = layout(rules)
     r[R_ROW] = row
+    r[R_OPEN_HANDS] = rules.open_hands
     for name, dtype, offset, _ in fields:
         r[_L[name]] = offset // np.dtype(dtype).itemsize
     return r
