@@ -15,6 +15,7 @@ from numba import njit
 from spades_env.cards import MAX_BID, NUM_CARDS
 from spades_env.core.borrow import borrow
 from spades_env.core.kernel import BID, DRAW, PLAY, _views, blind_ok
+from spades_env.core.rules import lowest
 from spades_env.core.spec import (
     L_BAGS,
     L_BIDS,
@@ -77,13 +78,11 @@ def obs_offsets(rules: Rules) -> np.ndarray:
 
 @njit(cache=True, inline="always")
 def _bits(out, k, start, mask):
+    """1 at `start + c` for each card c of `mask`."""
     m = np.uint64(mask)
-    c = 0
     while m:
-        if m & np.uint64(1):
-            out[k, start + c] = 1
-        m >>= np.uint64(1)
-        c += 1
+        out[k, start + lowest(m)] = 1
+        m &= m - np.uint64(1)
 
 
 @njit(cache=True, inline="always")
