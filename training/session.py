@@ -97,9 +97,8 @@ _POSITIVE = (
     "save_every",
     "eval_deals",
     "threads",
-    "actors",
 )
-_NON_NEGATIVE = ("pool_size", "eval_every", "stop_after", "max_policy_lag")
+_NON_NEGATIVE = ("pool_size", "eval_every", "stop_after")  # --actors etc.: check_backend
 _SHARES = ("selfplay_frac", "heuristic_frac", "epsilon")
 
 
