@@ -131,6 +131,8 @@ Version history
   Discrete(76) with keep / discard.
 - v0, encoding version 4: auction (the highest bidder names trump); actions grow to
   Discrete(80) with the four trump suits; the standard observation is unchanged.
+- v0, encoding version 4: ``render_mode="rgb_array"`` and a picture in ``"human"``;
+  ``metadata["is_parallelizable"]`` is False (turn-based); observations unchanged.
 """
 
 from __future__ import annotations

@@ -250,3 +250,20 @@ def test_cli_init_refuses_a_foreign_checkpoint_in_one_line(bc_run, tmp_path):
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert "actions" in done.stderr and not (tmp_path / "runs").exists()
+
+
+def test_the_learned_agent_is_shipped_with_its_recipe():
+    from agents.registry import make_agent
+    from agents.rl_agent import LEARNED
+    from spades_env.engine import legal_action_mask
+    from spades_env.rules import Rules
+    from spades_env.state import init
+
+    assert LEARNED.stat().st_size < 5_000_000
+    agent = make_agent("learned")
+    state = init(Rules(), 4, np.random.default_rng(0))
+    actions = agent.act_state(state)
+    assert actions.shape == (4,) and legal_action_mask(state)[np.arange(4), actions].all()
+    meta = json.loads(LEARNED.with_suffix(".json").read_text())
+    assert meta["recipe"] and all("command" in step for step in meta["recipe"])
+    assert "margin_vs_heuristic" in meta["results"]

@@ -201,9 +201,9 @@ def test_actor_seeds_differ_per_actor_session_and_replacement():
     ("flags", "message"),
     [
         (["--backend", "mpi"], "--backend: invalid choice: 'mpi' (choose from 'local', 'ray')"),
-        (["--backend", "ray", "--actors", "0"], "--actors 0: give 1 or more"),
+        (["--backend", "ray", "--actors", "0"], "--actors must be at least 1, got 0"),
         (["--address", "auto"], "--address needs --backend ray"),
-        (["--backend", "ray", "--max-policy-lag", "-1"], "--max-policy-lag -1"),
+        (["--backend", "ray", "--max-policy-lag", "-1"], "--max-policy-lag must be at least 0"),
     ],
 )
 def test_bad_backend_flags_are_refused_in_one_line(flags, message, tmp_path, capsys):

@@ -97,8 +97,9 @@ _POSITIVE = (
     "save_every",
     "eval_deals",
     "threads",
+    "actors",
 )
-_NON_NEGATIVE = ("pool_size", "eval_every", "stop_after")  # --actors etc.: check_backend
+_NON_NEGATIVE = ("pool_size", "eval_every", "stop_after", "max_policy_lag")
 _SHARES = ("selfplay_frac", "heuristic_frac", "epsilon")
 
 

@@ -8,68 +8,16 @@ the same process is the figure to quote. Each section is a function that returns
 from __future__ import annotations
 
 import json
-import random
-import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from agents.random_agent import random_legal_actions
 from experiments.bench import envs as bench_envs
 from experiments.bench import search as bench_search
-from spades_env.engine import reset_done, step
+from experiments.bench import training as bench_training
+from experiments.bench.engine import DECISIONS_PER_HAND, engine_rate, single_rate, timed
 from spades_env.rules import PRESETS, Rules
-from spades_env.single import SingleGame
-from spades_env.state import DONE, init
 
-DECISIONS_PER_HAND = 56  # 4 bids + 52 cards (RULES.md §1-§3)
 Row = dict[str, Any]
-
-
-def _timed(run: Callable[[], int], seconds: float) -> float:
-    """Call `run` (returns a count) until `seconds` pass; return count per second."""
-    run()  # warm-up: first-call costs (tables, caches) are not throughput
-    count, start = 0, time.perf_counter()
-    while True:
-        count += run()
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return count / elapsed
-
-
-def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of random legal play of full hands, scoring included."""
-    rng = np.random.default_rng(seed)
-    state = init(rules, batch, rng)
-
-    def run() -> int:
-        decided = 0
-        for _ in range(rules.num_players * (rules.hand_size + 1)):  # about one hand
-            active = int((state.phase != DONE).sum())
-            step(state, random_legal_actions(state.legal, state.phase, rng))
-            decided += active
-        reset_done(state, rng)
-        return decided
-
-    return _timed(run, seconds)
-
-
-def single_rate(rules: Rules, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of random legal play through `SingleGame`, one game at a time
-    (the path the PettingZoo env and tree search use)."""
-    pick = random.Random(seed)
-    game = SingleGame(rules, seed=seed)
-    games = iter(range(1, 10**12))
-
-    def run() -> int:
-        for _ in range(DECISIONS_PER_HAND):
-            game.step(pick.choice(game.legal_list()))
-            if game.done:
-                game.restart(next(games))
-        return DECISIONS_PER_HAND
-
-    return _timed(run, seconds)
 
 
 def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
@@ -87,7 +35,7 @@ def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
             pyspiel.evaluate_bots(game.new_initial_state(), bots, next(counter))
         return 50 * DECISIONS_PER_HAND  # OpenSpiel's game is one hand: 56 decisions
 
-    return _timed(run, seconds)
+    return timed(run, seconds)
 
 
 def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192)) -> list[Row]:
@@ -148,6 +96,7 @@ SECTIONS: dict[str, Callable[[float], list[Row]]] = {
 }
 SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
 SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
+SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
 
 
 def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:
