@@ -88,6 +88,13 @@ REGISTRY: dict[str, AgentEntry] = {
         "policy random|greedy; bid=heuristic: the heuristic bids, search plays",
         check="agents.ismcts:check_params",
     ),
+    "learned": AgentEntry(
+        _lazy("agents.rl_agent:learned_agent"),
+        {"sample": bool},
+        "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
+        "heuristic and search, then fine-tuned; recipe in learned.json)",
+        check="agents.rl_agent:check_learned",
+    ),
     "ppo": AgentEntry(
         _lazy("agents.rl_agent:shipped_agent"),
         {"sample": bool},

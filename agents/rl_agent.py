@@ -3,7 +3,9 @@
 `checkpoint:runs/x/checkpoints/final.pt` plays greedily (the argmax of the policy
 logits, or of Q); `checkpoint:PATH,sample=true` samples (PPO: from the policy; DMC:
 epsilon-greedy with the run's exploration rate). `ppo` is the checkpoint shipped in
-`agents/checkpoints/ppo_small.pt`.
+`agents/checkpoints/ppo_small.pt`, `learned` the strongest learned agent,
+`agents/checkpoints/learned.pt` (distilled, then fine-tuned; `learned.json` beside it
+holds the commands that reproduce it, their wall time and its results).
 
 A checkpoint is a `torch.save`d dict (read with `weights_only=True`, so loading one runs
 no code): the network config and weights, the training args, the rules, the observation
@@ -40,8 +42,10 @@ FORMAT = "spades-checkpoint"
 FORMAT_VERSION = 1
 #: Rules options that end the game but do not change how a hand is bid, played or scored.
 GAME_LENGTH_OPTIONS = ("target", "max_hands", "lose_at")
-#: The checkpoint shipped in the repository (`ppo` in the agent registry).
+#: The checkpoints shipped in the repository: `ppo` (PPO from scratch) and `learned` (the
+#: strongest learned agent; its recipe in `learned.json` beside it) in the agent registry.
 SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ppo_small.pt"
+LEARNED = SHIPPED.with_name("learned.pt")
 
 
 class CheckpointError(ValueError):
@@ -226,6 +230,11 @@ def shipped_agent(seed: int | None = None, sample: bool = False) -> RLAgent:
     return RLAgent(seed, SHIPPED, sample=sample)
 
 
+def learned_agent(seed: int | None = None, sample: bool = False) -> RLAgent:
+    """Registry factory for `learned`: the strongest learned agent shipped."""
+    return RLAgent(seed, LEARNED, sample=sample)
+
+
 def check_params(params: dict[str, Any]) -> None:
     """Registry check: the spec names a loadable checkpoint (before any game starts)."""
     if "path" not in params:
@@ -237,3 +246,9 @@ def check_shipped(params: dict[str, Any]) -> None:
     """Registry check for `ppo`: the shipped checkpoint is present and loads."""
     del params
     read_checkpoint(SHIPPED)
+
+
+def check_learned(params: dict[str, Any]) -> None:
+    """Registry check for `learned`: the shipped checkpoint is present and loads."""
+    del params
+    read_checkpoint(LEARNED)

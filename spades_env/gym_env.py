@@ -11,7 +11,8 @@ until a learner seat must act again or the episode ends.
 - Action: ``Discrete(80)`` (``spades_env.cards``). ``info["action_mask"]`` gives the
   legal actions as int8 0/1, as the PettingZoo env's ``action_mask`` and as Gymnasium's
   ``action_space.sample(mask)`` takes them; ``action_masks()`` gives them as bool, the
-  method sb3-contrib's ``MaskablePPO`` calls.
+  method sb3-contrib's ``MaskablePPO`` calls. An action is a whole number: ``54.0`` is
+  taken as 54, ``54.7`` raises ``ActionValueError`` (never truncated; ``spades_env.cards``).
 - Reward: the learner team's points of each hand finished during the step (bag penalty
   included); ``zero_sum=True`` subtracts the other team's.
 - Episodes: ``episode="hand"`` (default) or ``"game"`` (truncated after ``hand_limit``

@@ -56,7 +56,8 @@ One ``Discrete(80)`` for every decision: 0..53 play (or, in the exchange, pass) 
 72 blind nil; 73 see the hand (decline blind nil); 74 keep / 75 discard the top card of
 the stock (RULES.md §6 two_player's draw); 76 + s name suit s trump (RULES.md §6
 auction: 76 spades, 77 hearts, 78 diamonds, 79 clubs). ``spades_env.cards.action_to_str``
-names an action.
+names an action. An action is a whole number: ``54.0`` is taken as 54, ``54.7`` raises
+``ActionValueError`` rather than being truncated to nil.
 
 Rewards
 -------
@@ -130,6 +131,8 @@ Version history
   Discrete(76) with keep / discard.
 - v0, encoding version 4: auction (the highest bidder names trump); actions grow to
   Discrete(80) with the four trump suits; the standard observation is unchanged.
+- v0, encoding version 4: ``render_mode="rgb_array"`` and a picture in ``"human"``;
+  ``metadata["is_parallelizable"]`` is False (turn-based); observations unchanged.
 """
 
 from __future__ import annotations

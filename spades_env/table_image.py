@@ -69,18 +69,35 @@ def _card_text(card: int) -> tuple[str, str, tuple[int, int, int]]:
     return RANK_CHARS[card % NUM_RANKS].replace("T", "10"), SUIT_SYMBOLS[suit], colour
 
 
-def _draw_card(draw: ImageDraw.ImageDraw, x: float, y: float, card: int | None) -> None:
-    """A card with its top-left corner at (x, y); `None` draws its back."""
-    box = (x, y, x + CARD_W, y + CARD_H)
+@cache
+def _card_image(card: int | None) -> Image.Image:
+    """A card's face (or, for `None`, its back) as an RGBA image, drawn once."""
+    image = Image.new("RGBA", (CARD_W + 1, CARD_H + 1), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(image)
+    box = (0, 0, CARD_W, CARD_H)
     if card is None:
         draw.rounded_rectangle(box, 5, fill=BACK, outline=TEXT, width=2)
-        draw.rounded_rectangle((x + 5, y + 5, x + CARD_W - 5, y + CARD_H - 5), 3, outline=TEXT)
-        return
+        draw.rounded_rectangle((5, 5, CARD_W - 5, CARD_H - 5), 3, outline=TEXT)
+        return image
     draw.rounded_rectangle(box, 5, fill=(252, 252, 248), outline=INK, width=1)
     rank, suit, colour = _card_text(card)
-    draw.text((x + 4, y + 2), rank, font=_font(15, bold=True), fill=colour)
-    draw.text((x + 4, y + 19), suit, font=_font(16), fill=colour)
-    draw.text((x + CARD_W - 6, y + CARD_H - 4), suit, font=_font(22), fill=colour, anchor="rd")
+    draw.text((4, 2), rank, font=_font(15, bold=True), fill=colour)
+    draw.text((4, 19), suit, font=_font(16), fill=colour)
+    draw.text((CARD_W - 6, CARD_H - 4), suit, font=_font(22), fill=colour, anchor="rd")
+    return image
+
+
+def _draw_card(image: Image.Image, x: float, y: float, card: int | None) -> None:
+    """A card with its top-left corner at (x, y); `None` draws its back."""
+    face = _card_image(card)
+    image.paste(face, (round(x), round(y)), face)
+
+
+@cache
+def _felt() -> Image.Image:
+    image = Image.new("RGB", (WIDTH, HEIGHT), FELT_EDGE)
+    ImageDraw.Draw(image).ellipse((40, 70, WIDTH - 40, HEIGHT - 20), fill=FELT)
+    return image
 
 
 def _hand_order(mask: int) -> list[int]:
@@ -103,7 +120,7 @@ def _bid_text(state: State, g: int, seat: int) -> str:
     return f"bid {bid}"
 
 
-def _draw_seat(draw: ImageDraw.ImageDraw, state: State, g: int, seat: int, face_up: bool) -> None:
+def _draw_seat(image: Image.Image, state: State, g: int, seat: int, face_up: bool) -> None:
     rules = state.rules
     cx, cy = _seat_centre(seat, rules.num_players)
     cards = _hand_order(int(state.hands[g, seat]) & ~int(state.played[g]))
@@ -112,17 +129,18 @@ def _draw_seat(draw: ImageDraw.ImageDraw, state: State, g: int, seat: int, face_
     left = cx - ((n - 1) * step + CARD_W) / 2
     top = cy - CARD_H / 2 + 10
     for k, card in enumerate(cards):
-        _draw_card(draw, left + k * step, top, card if face_up else None)
+        _draw_card(image, left + k * step, top, card if face_up else None)
     to_act = int(state.to_act[g]) == seat and int(state.phase[g]) != DONE
     dealer = " (dealer)" if int(state.dealer[g]) == seat else ""
     label = f"{'▶ ' if to_act else ''}{seat_name(seat)}{dealer}"
     info = f"{_bid_text(state, g, seat)} · tricks {int(state.tricks_won[g, seat])}"
     colour = HIGHLIGHT if to_act else TEXT
+    draw = ImageDraw.Draw(image)
     draw.text((cx, top - 6), info, font=_font(15), fill=TEXT, anchor="md")
     draw.text((cx, top - 26), label, font=_font(17, bold=True), fill=colour, anchor="md")
 
 
-def _draw_trick(draw: ImageDraw.ImageDraw, state: State, g: int) -> None:
+def _draw_trick(image: Image.Image, state: State, g: int) -> None:
     players = state.rules.num_players
     for seat in range(players):
         card = int(state.trick[g, seat])
@@ -131,7 +149,7 @@ def _draw_trick(draw: ImageDraw.ImageDraw, state: State, g: int) -> None:
         sx, sy = _seat_centre(seat, players)
         x = WIDTH / 2 + 0.3 * (sx - WIDTH / 2) - CARD_W / 2
         y = HEIGHT / 2 + 0.3 * (sy - HEIGHT / 2) - CARD_H / 2
-        _draw_card(draw, x, y, card)
+        _draw_card(image, x, y, card)
 
 
 def _trump_line(state: State, g: int) -> str:
@@ -188,13 +206,11 @@ def table_image(
     `last_record`: the record (`records.hand_records`) of a hand that just ended: its
     score is shown in a corner, since the engine has already dealt the next hand.
     """
-    image = Image.new("RGB", (WIDTH, HEIGHT), FELT_EDGE)
-    draw = ImageDraw.Draw(image)
-    draw.ellipse((40, 70, WIDTH - 40, HEIGHT - 20), fill=FELT)
+    image = _felt().copy()
     for seat in range(state.rules.num_players):
-        _draw_seat(draw, state, game, seat, visible is None or seat in visible)
-    _draw_trick(draw, state, game)
-    _draw_panel(draw, state, game, last_record)
+        _draw_seat(image, state, game, seat, visible is None or seat in visible)
+    _draw_trick(image, state, game)
+    _draw_panel(ImageDraw.Draw(image), state, game, last_record)
     return np.asarray(image, dtype=np.uint8)
 
 

@@ -64,6 +64,22 @@ def test_distillation_agrees_with_the_heuristic_on_held_out_states(bc_run):
     assert summary["evaluation"]["heuristic"]["deals"] == 4
 
 
+def test_a_distillation_run_logs_its_hyperparameters_for_tensorboard(bc_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    ea = EventAccumulator(str(bc_run.parent))  # the run folder
+    ea.Reload()
+    assert "hyperparameters/text_summary" in ea.Tags()["tensors"]
+    content = ea.PluginTagToContent("hparams")
+    experiment = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/experiment"])
+    metrics = {m.name.tag for m in experiment.experiment.metric_infos}
+    assert metrics == {"eval/agreement", "eval/value_mse"} <= set(ea.Tags()["scalars"])
+    start = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/session_start_info"])
+    assert start.session_start_info.hparams["epochs"].number_value == 3
+    assert start.session_start_info.hparams["teacher"].string_value == "heuristic"
+
+
 def test_dataset_rows_are_the_teachers_legal_decisions(tmp_path):
     generate(tmp_path / "d", SPEC)
     rows = load_dataset(tmp_path / "d")
@@ -234,3 +250,20 @@ def test_cli_init_refuses_a_foreign_checkpoint_in_one_line(bc_run, tmp_path):
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert "actions" in done.stderr and not (tmp_path / "runs").exists()
+
+
+def test_the_learned_agent_is_shipped_with_its_recipe():
+    from agents.registry import make_agent
+    from agents.rl_agent import LEARNED
+    from spades_env.engine import legal_action_mask
+    from spades_env.rules import Rules
+    from spades_env.state import init
+
+    assert LEARNED.stat().st_size < 5_000_000
+    agent = make_agent("learned")
+    state = init(Rules(), 4, np.random.default_rng(0))
+    actions = agent.act_state(state)
+    assert actions.shape == (4,) and legal_action_mask(state)[np.arange(4), actions].all()
+    meta = json.loads(LEARNED.with_suffix(".json").read_text())
+    assert meta["recipe"] and all("command" in step for step in meta["recipe"])
+    assert "margin_vs_heuristic" in meta["results"]

@@ -4,6 +4,7 @@ training/ and experiments/ hold no import cycle, lazy imports inside functions i
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +20,7 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+@cache
 def _graph() -> dict[str, set[str]]:
     mods = _modules()
     graph: dict[str, set[str]] = {}

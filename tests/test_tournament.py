@@ -190,7 +190,7 @@ def test_repair_keeps_complete_units_only(tmp_path):
     partial = encode_unit([{"tournament": "t", "unit": 2, "unit_rows": 3, "i": 0}])
     with open(log, "ab") as f:
         f.write(partial + b'{"tournament": "t", "un')
-    assert repair(log, "t") == {0, 1}
+    assert repair(log, "t").done == {0, 1}
     assert read_rows(log) == unit
 
 

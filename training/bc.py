@@ -51,7 +51,7 @@ from training.arguments import parse_args
 from training.bc_data import DatasetSpec, generate, load_dataset, read_meta, spec_of
 from training.checkpoint import save_checkpoint
 from training.evaluation import duplicate_eval, greedy_fn
-from training.session import hparam_table, pick_device
+from training.session import log_hyperparameters, pick_device
 
 Progress = Callable[[int, int], None]
 
@@ -317,7 +317,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         run_dir = Path(args.runs_dir) / f"{args.exp_name}__{args.seed}__{stamp}"
         writer = SummaryWriter(str(run_dir))
-        writer.add_text("hyperparameters", hparam_table(args))
+        log_hyperparameters(writer, args, ("eval/agreement", "eval/value_mse"))
         gen = torch.Generator().manual_seed(args.seed)
 
         def log(scalars: dict[str, float], step: int) -> None:

@@ -65,8 +65,9 @@ class Args:
     """rules option on top of the preset, e.g. nil_tricks=count (repeatable)"""
     runs_dir: str = "runs"
     """folder that holds the run folders"""
-    total_timesteps: int = 20_000_000
-    """environment decisions to play (every seat's, opponents' included)"""
+    total_timesteps: int = 2_000_000
+    """environment decisions to play (every seat's, opponents' included; the default
+    takes a few minutes on two cores, a strong agent needs tens of millions)"""
     num_games: int = 512
     """hands played in parallel per rollout (about 56 decisions each)"""
     hidden: str = "256,256"

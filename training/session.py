@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -234,6 +234,17 @@ def hparam_values(args: Any) -> dict[str, bool | int | float | str]:
     }
 
 
+def log_hyperparameters(
+    writer: SummaryWriter, args: Any, metrics: Sequence[str] = HPARAM_METRICS
+) -> None:
+    """The args as a `hyperparameters` text table and as TensorBoard's HParams entry, set
+    against `metrics` (scalar tags of the run). The entry goes into the run's own event
+    file, not the subfolder `SummaryWriter.add_hparams` would make."""
+    writer.add_text("hyperparameters", hparam_table(args))
+    for summary in hparams(hparam_values(args), dict.fromkeys(metrics, 0.0)):
+        writer.file_writer.add_summary(summary)
+
+
 def hparam_table(args: Any) -> str:
     rows = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items())
     return f"|param|value|\n|-|-|\n{rows}"
@@ -315,10 +326,7 @@ class Session:
         # Events logged after the checkpoint by the killed run are dropped on resume.
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1)
         if ckpt is None:
-            self.writer.add_text("hyperparameters", hparam_table(args))
-            # The HParams tab: in this run's own event file, not the subfolder add_hparams makes.
-            for summary in hparams(hparam_values(args), dict.fromkeys(HPARAM_METRICS, 0.0)):
-                self.writer.file_writer.add_summary(summary)
+            log_hyperparameters(self.writer, args)
         self.session_updates = 0
         self.last_eval: dict[str, Any] | None = None
         if ckpt is None and args.eval_every:

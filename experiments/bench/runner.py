@@ -9,71 +9,27 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from agents.random_agent import random_legal_actions
 from experiments.bench import envs as bench_envs
 from experiments.bench import search as bench_search
-from spades_env.engine import reset_done, step
+from experiments.bench import training as bench_training
+from experiments.bench.engine import (
+    DECISIONS_PER_HAND,
+    engine_rate,
+    engine_run,
+    single_run,
+    timed,
+)
 from spades_env.rules import PRESETS, Rules
-from spades_env.single import SingleGame
-from spades_env.state import DONE, init
 
-DECISIONS_PER_HAND = 56  # 4 bids + 52 cards (RULES.md §1-§3)
 Row = dict[str, Any]
 
 
-def _timed(run: Callable[[], int], seconds: float) -> float:
-    """Call `run` (returns a count) until `seconds` pass; return count per second."""
-    run()  # warm-up: first-call costs (tables, caches) are not throughput
-    count, start = 0, time.perf_counter()
-    while True:
-        count += run()
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return count / elapsed
-
-
-def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of random legal play of full hands, scoring included."""
-    rng = np.random.default_rng(seed)
-    state = init(rules, batch, rng)
-
-    def run() -> int:
-        decided = 0
-        for _ in range(rules.num_players * (rules.hand_size + 1)):  # about one hand
-            active = int((state.phase != DONE).sum())
-            step(state, random_legal_actions(state.legal, state.phase, rng))
-            decided += active
-        reset_done(state, rng)
-        return decided
-
-    return _timed(run, seconds)
-
-
-def single_rate(rules: Rules, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of random legal play through `SingleGame`, one game at a time
-    (the path the PettingZoo env and tree search use)."""
-    pick = random.Random(seed)
-    game = SingleGame(rules, seed=seed)
-    games = iter(range(1, 10**12))
-
-    def run() -> int:
-        for _ in range(DECISIONS_PER_HAND):
-            game.step(pick.choice(game.legal_list()))
-            if game.done:
-                game.restart(next(games))
-        return DECISIONS_PER_HAND
-
-    return _timed(run, seconds)
-
-
-def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
-    """OpenSpiel `spades` with its C++ uniform-random bots via `evaluate_bots`, or None."""
+def openspiel_bots_run(seed: int = 0) -> Callable[[], int] | None:
+    """OpenSpiel `spades` with its C++ uniform-random bots via `evaluate_bots` (50 hands a
+    run), or None without pyspiel (the `bench` extra)."""
     try:
         import pyspiel
     except ImportError:
@@ -87,37 +43,70 @@ def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
             pyspiel.evaluate_bots(game.new_initial_state(), bots, next(counter))
         return 50 * DECISIONS_PER_HAND  # OpenSpiel's game is one hand: 56 decisions
 
-    return _timed(run, seconds)
+    return run
+
+
+def openspiel_loop_run(seed: int = 0) -> Callable[[], int] | None:
+    """OpenSpiel `spades` stepped from Python, a uniformly random legal action each
+    decision (one hand a run: the deal's chance nodes are not counted), or None."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("spades")
+    rng = random.Random(seed)
+
+    def run() -> int:
+        state = game.new_initial_state()
+        decisions = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(rng.choice(state.chance_outcomes())[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+                decisions += 1
+        return decisions
+
+    return run
+
+
+def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
+    """Decisions per second of `openspiel_bots_run`, or None without pyspiel."""
+    run = openspiel_bots_run(seed)
+    return None if run is None else timed(run, seconds)
 
 
 def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192)) -> list[Row]:
-    reference = openspiel_rate(seconds)
-    rows = []
-    for b in batches:
-        rate = engine_rate(Rules(), b, seconds)
-        rows.append(
-            {
-                "name": "engine random play (standard)",
-                "batch": b,
-                "rate": rate,
-                "unit": "decisions/s",
-                "reference": "OpenSpiel spades, C++ random bots" if reference else None,
-                "reference_rate": reference,
-                "ratio": rate / reference if reference else None,
-            }
-        )
-    rate = single_rate(Rules(), seconds)
-    rows.append(
-        {
-            "name": "single-game path (SingleGame)",
-            "batch": 1,
+    """The batched engine at several batch sizes against OpenSpiel's C++ random bots, and
+    `SingleGame` against OpenSpiel stepped from Python, all measured in turns
+    (`envs._rates`) so a passing load weighs on every figure alike."""
+    runs = {f"engine {b}": engine_run(Rules(), b) for b in batches}
+    runs["single"] = single_run(Rules())
+    bots, loop = openspiel_bots_run(), openspiel_loop_run()
+    if bots is not None and loop is not None:
+        runs["openspiel bots"], runs["openspiel loop"] = bots, loop
+    rates = bench_envs._rates(runs, seconds)
+    ref_bots, ref_loop = rates.get("openspiel bots"), rates.get("openspiel loop")
+
+    def row(name: str, batch: int, rate: float, ref: str, ref_rate: float | None) -> Row:
+        return {
+            "name": name,
+            "batch": batch,
             "rate": rate,
             "unit": "decisions/s",
-            "reference": "OpenSpiel spades, C++ random bots" if reference else None,
-            "reference_rate": reference,
-            "ratio": rate / reference if reference else None,
+            "reference": ref if ref_rate else None,
+            "reference_rate": ref_rate,
+            "ratio": rate / ref_rate if ref_rate else None,
         }
-    )
+
+    bots_name = "OpenSpiel spades, C++ random bots"
+    loop_name = "OpenSpiel spades, Python loop of random legal actions"
+    rows = [
+        row("engine random play (standard)", b, rates[f"engine {b}"], bots_name, ref_bots)
+        for b in batches
+    ]
+    rows.append(row("single-game path (SingleGame)", 1, rates["single"], loop_name, ref_loop))
+    rows.append(row("single-game path (SingleGame)", 1, rates["single"], bots_name, ref_bots))
     return rows
 
 
@@ -148,6 +137,7 @@ SECTIONS: dict[str, Callable[[float], list[Row]]] = {
 }
 SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
 SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
+SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
 
 
 def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:

@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
         "analyze",
         help="bid accuracy of a tournament log: tables and PNG plots",
         description="Bid accuracy of a tournament: bid error, exact / make / set rates, "
-        "bags, nil, bid totals, calibration and the bid x tricks matrix, with 95%% "
+        "bags, nil, bid totals, calibration and the bid x tricks matrix, with 95% "
         "intervals; plots are written as PNG files beside the log.",
     )
     p.add_argument("log", metavar="LOG", help="log.jsonl, or the run folder holding it")
@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
             "answer yet and are left out; run again with --dd to solve more"
         )
     folder = Path(args.out) if args.out else log_path(args.log).parent
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {str(folder)!r} is a file; give a folder for the PNGs")
     folder.mkdir(parents=True, exist_ok=True)
     for path in save_figures(analysis, folder):
         out.print(f"plot: {path}")

@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK (argcomplete: `eval "$(register-python-argcomplete spades)"`)
 """The `spades` command line. Each subcommand lives in its own module of
 `experiments.cli` with `add_parser(subparsers)` and `run(args) -> int`; this module only
 wires them."""
@@ -5,8 +6,11 @@ wires them."""
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from collections.abc import Sequence
+
+import argcomplete
 
 from experiments.cli import analyze, bench, demo, play, show, tournament, train
 
@@ -21,9 +25,17 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def version() -> str:
+    try:
+        return importlib.metadata.version("spades-env")
+    except importlib.metadata.PackageNotFoundError:  # a source tree that is not installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spades", description="Spades research environment")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"spades {version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in COMMANDS:
         module.add_parser(sub)
     return parser
@@ -35,12 +47,20 @@ class UserError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argcomplete.autocomplete(parser)  # answers the shell's tab key, then exits; else nothing
     args = parser.parse_args(argv)
+    if args.command is None:  # bare `spades`: what it can do
+        parser.print_help()
+        return 0
     try:
         return int(args.run(args) or 0)
-    except (UserError, ValueError, FileNotFoundError, KeyError) as exc:
+    except (UserError, ValueError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         sys.stderr.write(f"spades {args.command}: error: {msg}\n")
+        return 2
+    except OSError as exc:  # a missing file, a full disk, a folder we may not write
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"spades {args.command}: error: {where}{exc.strerror or exc}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

@@ -261,6 +261,10 @@ def _new_session(args: argparse.Namespace) -> Session:
 
 
 def run(args: argparse.Namespace) -> int:
+    if sys.stdin is None or sys.stdin.closed:
+        raise PlayError("stdin is closed; spades play reads the moves from it")
+    if args.seed is not None and args.seed < 0:
+        raise PlayError(f"--seed must be at least 0, got {args.seed}")
     save_to = Path(args.save) if args.save else None
     if args.load:
         given = [f for f in _GAME_FLAGS if getattr(args, f) is not None]

@@ -19,7 +19,8 @@ from rich.table import Table
 
 from agents.registry import AgentSpecError, parse_spec, split_specs
 from experiments.tournament import deals as deals_mod
-from experiments.tournament.config import MODES, TournamentConfig, TournamentError
+from experiments.tournament.config import MODES, RunContext, TournamentConfig, TournamentError
+from experiments.tournament.deals import DealSet
 from experiments.tournament.runner import (
     BACKENDS,
     CONFIG_FILE,
@@ -30,9 +31,10 @@ from experiments.tournament.runner import (
     open_run,
     pending_units,
     play_units,
+    run_folder,
     unit_deals,
 )
-from spades_env.rules import Rules, RulesError
+from spades_env.rules import Rules
 
 DEFAULTS: dict[str, Any] = {
     "agents": "random,heuristic",
@@ -136,26 +138,7 @@ def add_rules_arguments(p: argparse.ArgumentParser) -> None:
 
 def build_rules(preset: str, options: list[str]) -> Rules:
     """The preset with each `--option name=value[,name=value]` applied in order."""
-    try:
-        rules = Rules.preset(preset)
-    except RulesError as exc:
-        raise RulesError(f"--rules {preset}: {exc}") from None
-    for item in options:
-        try:
-            rules = _apply(rules, item)
-        except RulesError as exc:
-            raise RulesError(f"--option {item}: {exc}") from None
-    return rules
-
-
-def _keys(item: str) -> list[str]:
-    return [p.split("=", 1)[0].strip() for p in item.split(",") if p.strip()]
-
-
-def _apply(rules: Rules, item: str) -> Rules:
-    """Apply `name=value[,name=value]` on top of `rules`."""
-    parsed = Rules.from_options(item, preset=rules.name)
-    return rules.replace(**{k: getattr(parsed, k) for k in _keys(item)})
+    return Rules.build(preset, options)
 
 
 def build_config(args: argparse.Namespace) -> TournamentConfig:
@@ -214,32 +197,24 @@ def _check_resume_flags(args: argparse.Namespace, run_dir: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- run
-def run(args: argparse.Namespace) -> int:
-    if args.address is not None and args.backend != "ray":
-        raise TournamentError("--address needs --backend ray")
-    if args.backend == "ray":  # before the run folder is made
-        from experiments.tournament.ray_backend import require_ray
+def _new_tournament(args: argparse.Namespace) -> tuple[TournamentConfig, DealSet | None]:
+    """The config and the deal file's deals (None: generated), checked before any folder
+    is made."""
+    config = build_config(args)
+    if not args.deal_file:
+        return config, None
+    deal_set = deals_mod.load(config.play_rules(), args.deal_file)
+    if args.deals is None:  # a deal file without --deals plays all its deals
+        config = dataclasses.replace(config, deals=len(deal_set))
+    return config, deal_set.head(config.deals)
 
-        require_ray()
-    if args.resume:
-        run_dir = Path(args.out) if args.out else _latest_run_dir()
-        _check_resume_flags(args, run_dir)
-        ctx = open_run(run_dir, resume=True)
-    else:
-        config = build_config(args)
-        deal_set = None
-        if args.deal_file:
-            deal_set = deals_mod.load(config.play_rules(), args.deal_file)
-            if args.deals is None:  # a deal file without --deals plays all its deals
-                config = dataclasses.replace(config, deals=len(deal_set))
-            deal_set = deal_set.head(config.deals)
-        run_dir = Path(args.out) if args.out else _new_run_dir()
-        ctx = open_run(run_dir, config, deal_set)
+
+def _play(args: argparse.Namespace, run_dir: Path, ctx: RunContext, err: Console) -> None:
+    """Play what the log lacks, with a progress bar."""
     cfg = ctx.config
-    todo = pending_units(run_dir, ctx)
+    todo = pending_units(run_dir, ctx, on_note=err.print)
     total = cfg.deals * len(cfg.pairs)
     done = total - sum(unit_deals(cfg, u) for u in todo)
-    err = Console(stderr=True)
     err.print(
         f"tournament {ctx.tournament}: {', '.join(cfg.labels)}; {cfg.deals} duplicate deals, "
         f"{cfg.mode} mode, {len(cfg.pairs)} pair(s); run folder {run_dir}"
@@ -262,7 +237,36 @@ def run(args: argparse.Namespace) -> int:
             backend=args.backend,
             address=args.address,
         )
-    summary = finish(run_dir, ctx)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.address is not None and args.backend != "ray":
+        raise TournamentError("--address needs --backend ray")
+    if args.backend == "ray":  # before the run folder is made
+        from experiments.tournament.ray_backend import require_ray
+
+        require_ray()
+    config, deal_set = (None, None) if args.resume else _new_tournament(args)
+    if args.resume:
+        run_dir = Path(args.out) if args.out else _latest_run_dir()
+    else:
+        run_dir = Path(args.out) if args.out else _new_run_dir()
+    err = Console(stderr=True)
+    with run_folder(run_dir, create=not args.resume):
+        if args.resume:
+            _check_resume_flags(args, run_dir)
+            ctx = open_run(run_dir, resume=True)
+        else:
+            ctx = open_run(run_dir, config, deal_set)
+        try:
+            _play(args, run_dir, ctx, err)
+        except KeyboardInterrupt:
+            err.print(
+                f"interrupted; the log keeps every finished unit: spades tournament --resume "
+                f"--out {run_dir} finishes the tournament"
+            )
+            return 130
+        summary = finish(run_dir, ctx)
     out = Console()
     if not out.is_terminal:
         out = Console(width=120)  # a pipe or file: do not squeeze the tables into 80

@@ -258,16 +258,43 @@ def load(path: str | Path, hint_agent: str | None = None) -> Session:
         raise PlayError(f"{path}: not a saved game of spades play")
     if data.get("version") != SAVE_VERSION:
         raise PlayError(f"{path}: save version {data.get('version')}; this reads {SAVE_VERSION}")
-    players = tuple(data["players"])
+    try:
+        session, actions = _saved_session(data, hint_agent)
+    except PlayError as exc:
+        raise PlayError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        what = f"lacks {exc}" if isinstance(exc, KeyError) else f"holds a bad value ({exc})"
+        raise PlayError(f"{path}: not a valid saved game: it {what}; the file is damaged") from None
+    _replay(session, actions, path)
+    if list(session.game.scores) != data.get("scores", list(session.game.scores)):
+        raise PlayError(f"{path}: the replayed scores differ from the saved ones")
+    return session
+
+
+def _saved_session(data: dict[str, Any], hint_agent: str | None) -> tuple[Session, list]:
+    """The session a save starts from, and its actions as (seat, text) pairs."""
+    seed, seat = data["seed"], data["human_seat"]
+    for name, value in (("seed", seed), ("human_seat", seat)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise PlayError(f"{name} must be a non-negative integer, got {value!r}")
+    actions = data["actions"]
+    if not isinstance(actions, list) or not all(
+        isinstance(a, list) and len(a) == 2 and isinstance(a[0], int) and isinstance(a[1], str)
+        for a in actions
+    ):
+        raise PlayError("actions must be [seat, action] pairs")
     setup = Setup(
         Rules.from_dict(data["rules"]),
-        int(data["seed"]),
-        int(data["human_seat"]),
-        players,
+        seed,
+        seat,
+        tuple(data["players"]),
         hint_agent or data.get("hint_agent", "heuristic"),
     )
-    session = Session(setup)
-    for k, (seat, text) in enumerate(data["actions"]):
+    return Session(setup), actions
+
+
+def _replay(session: Session, actions: list, path: str | Path) -> None:
+    for k, (seat, text) in enumerate(actions):
         g = session.game
         where = f"{path}: action {k + 1} ({seat_name(seat)} {text})"
         if g.done or g.to_act != seat:
@@ -276,9 +303,6 @@ def load(path: str | Path, hint_agent: str | None = None) -> Session:
             session.apply(str_to_action(text))
         except (ActionParseError, IllegalActionError) as exc:
             raise PlayError(f"{where}: {exc}") from None
-    if list(session.game.scores) != data.get("scores", list(session.game.scores)):
-        raise PlayError(f"{path}: the replayed scores differ from the saved ones")
-    return session
 
 
 def default_save_path() -> Path:

@@ -48,6 +48,8 @@ class TournamentConfig:
             check_agent_rules(spec, rules)  # e.g. pimc refuses RULES.md §6 auction
         if self.mode not in MODES:
             raise TournamentError(f"--mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        if self.seed < 0:
+            raise TournamentError(f"--seed must be at least 0, got {self.seed}")
         if self.deals < 1:
             raise TournamentError(f"--deals must be at least 1, got {self.deals}")
         if self.chunk < 1:

@@ -140,6 +140,8 @@ def load(rules: Rules, path: str | Path) -> DealSet:
             data = json.load(f)
     except FileNotFoundError:
         raise DealSetError(f"deal file {str(path)!r} does not exist") from None
-    except json.JSONDecodeError as exc:
+    except IsADirectoryError:
+        raise DealSetError(f"deal file {str(path)!r} is a folder; give its deals.json") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DealSetError(f"deal file {str(path)!r} is not JSON: {exc}") from None
     return from_dict(rules, data, source=f"deal file {str(path)!r}")

@@ -32,21 +32,30 @@ plays it, or when: serial, parallel and resumed runs write the same rows, in uni
 both the driver alone appends each unit's rows to the log, in unit order.
 
 **Run folder.** `config.json` (the tournament, written last at start), `deals.json` (the
-deal set, reusable with `--deal-file`), `log.jsonl` (see `experiments.tournament.results_log`),
-`summary.json` (written at the end).
+deal set, reusable with `--deal-file`; a resume checks it against the tournament id),
+`log.jsonl` (see `experiments.tournament.results_log`), `summary.json` (written at the
+end), `.lock` (`experiments.tournament.run_lock`: one process at a time works in a run
+folder; a second is refused, naming the holder).
+
+**Interruption.** Ctrl-C reaches the driver alone (the local workers ignore SIGINT, and
+the driver kills them: `experiments.tournament.local_pool`) and ends the run at once;
+the log then ends with whole units, or a partial last unit that `--resume` cuts off
+before playing what is missing.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
-from collections.abc import Callable, Iterable
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from experiments.tournament import deals as deals_mod
+from experiments.tournament import run_lock
 from experiments.tournament.config import (
     RunContext,
     TournamentConfig,
@@ -54,6 +63,7 @@ from experiments.tournament.config import (
     tournament_id,
 )
 from experiments.tournament.deals import DealSet
+from experiments.tournament.local_pool import ordered_results
 from experiments.tournament.ray_backend import ray_results
 from experiments.tournament.results_log import append_unit, read_rows, repair
 from experiments.tournament.summary import summarize
@@ -68,30 +78,56 @@ CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
 )
 
 
-_CTX: RunContext | None = None
-
-
-def _worker_init(run_dir: str) -> None:
-    global _CTX
-    _CTX = load_context(Path(run_dir))
-
-
-def _worker_unit(unit: int) -> list[dict[str, Any]]:
-    assert _CTX is not None, "worker not initialised"
-    return execute_unit(_CTX, unit)
+def _worker_context(run_dir: str) -> RunContext:
+    return load_context(Path(run_dir))
 
 
 # ----------------------------------------------------------------------------- run folder
 def load_context(run_dir: Path) -> RunContext:
+    """Reopen a run folder: its config, and its deals checked against the tournament id."""
     try:
         saved = json.loads((run_dir / CONFIG_FILE).read_text())
-    except FileNotFoundError:
+        config = TournamentConfig.from_dict(saved["config"])
+        tid = saved["tournament"]
+    except (FileNotFoundError, NotADirectoryError):
         raise TournamentError(
             f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
         ) from None
-    config = TournamentConfig.from_dict(saved["config"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise TournamentError(
+            f"{str(run_dir / CONFIG_FILE)!r} is damaged ({type(exc).__name__}: {exc})"
+        ) from None
     deal_set = deals_mod.load(config.play_rules(), run_dir / DEALS_FILE)
-    return RunContext(config, saved["tournament"], deal_set)
+    if tournament_id(config, deal_set) != tid:
+        raise TournamentError(
+            f"{str(run_dir / DEALS_FILE)!r} is not the deal set of tournament {tid} (it was "
+            "replaced or edited); put the original back, or start a new run"
+        )
+    return RunContext(config, tid, deal_set)
+
+
+@contextmanager
+def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
+    """Hold the run folder's lock (`run_lock`) for the block; with `create`, make the
+    folder first. A folder made here that holds no tournament when the block fails (a
+    refused run) is removed, so a refused run leaves nothing behind."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
+    made = None
+    if create and not run_dir.exists():
+        made = run_dir
+        while not made.parent.exists():
+            made = made.parent
+        run_dir.mkdir(parents=True)
+    elif not run_dir.is_dir():
+        raise TournamentError(f"{str(run_dir)!r} holds no tournament (no such folder)")
+    try:
+        with run_lock.hold(run_dir):
+            yield
+    except BaseException:
+        if made is not None and not (run_dir / CONFIG_FILE).exists():
+            shutil.rmtree(made, ignore_errors=True)
+        raise
 
 
 def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> RunContext:
@@ -138,10 +174,16 @@ def open_run(
     return create_run(run_dir, config, deal_set)
 
 
-def pending_units(run_dir: Path, ctx: RunContext) -> list[int]:
-    """Repair the log (drop a partial last unit) and list the units still to play."""
-    done = repair(run_dir / LOG_FILE, ctx.tournament)
-    return [u for u in range(ctx.config.num_units) if u not in done]
+def pending_units(
+    run_dir: Path, ctx: RunContext, on_note: Callable[[str], None] | None = None
+) -> list[int]:
+    """Repair the log (drop a partial last unit, units logged twice) and list the units
+    still to play; `on_note` hears what was repaired beyond a torn end."""
+    found = repair(run_dir / LOG_FILE, ctx.tournament)
+    for note in found.notes():
+        if on_note is not None:
+            on_note(f"log {str(run_dir / LOG_FILE)!r}: {note}")
+    return [u for u in range(ctx.config.num_units) if u not in found.done]
 
 
 def play_units(
@@ -176,11 +218,11 @@ def play_units(
     if workers <= 1 or len(todo) == 1:
         _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit)
         return
-    # spawn, not fork: the caller may run threads (a progress bar) that fork would copy.
-    with mp.get_context("spawn").Pool(
-        min(workers, len(todo)), initializer=_worker_init, initargs=(str(run_dir),)
-    ) as pool:
-        _append_all(log, todo, pool.imap(_worker_unit, todo), ctx, on_unit)
+    results = ordered_results(
+        todo, min(workers, len(todo)), _worker_context, execute_unit, str(run_dir)
+    )
+    with closing(results):  # an interrupt or error kills the workers at once (local_pool)
+        _append_all(log, todo, results, ctx, on_unit)
 
 
 def _append_all(
@@ -226,7 +268,8 @@ def run_tournament(
 ) -> dict[str, Any]:
     """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary."""
     run_dir = Path(run_dir)
-    ctx = open_run(run_dir, config, deal_set, resume)
-    todo = pending_units(run_dir, ctx)
-    play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
-    return finish(run_dir, ctx)
+    with run_folder(run_dir, create=not resume):
+        ctx = open_run(run_dir, config, deal_set, resume)
+        todo = pending_units(run_dir, ctx)
+        play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
+        return finish(run_dir, ctx)
