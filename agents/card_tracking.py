@@ -18,9 +18,9 @@ RULES.md §6 auction the named suit, which takes every role spades have (RULES.m
 
 from __future__ import annotations
 
-from agents.core_rules import card_strength
 from agents.search_kernel import _bit_index, _jit, _popcount
 from spades_env.cards import NUM_SUITS
+from spades_env.core.rules import card_strength
 
 # the scalars of one decision, by index in the int64 array `t` (module doc)
 SEAT, HAND, LEGAL, UNSEEN, LEADER, SIZE, LEAD, TRICKS = range(8)

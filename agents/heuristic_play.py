@@ -76,7 +76,6 @@ from agents.card_tracking import (
     _team_need,
     _void_among,
 )
-from agents.core_rules import shown_voids
 from agents.search_kernel import (
     _RANK,
     _SUIT,
@@ -88,6 +87,7 @@ from agents.search_kernel import (
     _popcount,
 )
 from spades_env.cards import SUIT_NAMES
+from spades_env.core.rules import shown_voids
 from spades_env.observation import SeatView
 from spades_env.state import deck_mask
 

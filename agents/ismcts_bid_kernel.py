@@ -54,12 +54,19 @@ from spades_env.cards import (
     SPADES,
     TWO_OF_CLUBS,
 )
+from spades_env.core.rules import (
+    bid_top,
+    first_leader,
+    legal_bids,
+    next_passer,
+    trump_namer,
+)
+from spades_env.core.spec import BID_FREE, BID_MIRROR, BID_SUICIDE, BID_WHIZ
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import BID, BLIND, EXCHANGE, PLAY, TRUMP
 
-_KINDS = {"none": 0, "mirror": 1, "whiz": 2, "suicide": 3}
-_MIRROR, _WHIZ, _SUICIDE = 1, 2, 3
+_KINDS = {"none": BID_FREE, "mirror": BID_MIRROR, "whiz": BID_WHIZ, "suicide": BID_SUICIDE}
 # slots of the scalar state `st` of one iteration
 _PH, _TO, _NB, _LD, _TS, _LS, _BR, _TP, _TR = range(9)
 _SPADE_MASK = int(_SUIT_MASK[SPADES])
@@ -69,27 +76,12 @@ _HAND_TABLES: dict[Rules, tuple[npt.NDArray, npt.NDArray, npt.NDArray, int]] = {
 
 # ----------------------------------------------------------------------------- rules
 @_jit
-def _bid_bits(seat, hands, bids, max_bid, max_total, no_nil, kind, partnerships, spade_mask):
-    """`SingleGame._bid_bits` (RULES.md §2, §6 `variants.bid_bits_one`): bit i = bid i."""
-    top = max_bid
-    if max_total >= 0:
-        total = 0
-        for b in bids:
-            if b > 0:
-                total += b
-        top = min(top, max_total - total)
-    bits = (2 << top) - 1
-    if no_nil:
-        bits &= ~1
-    if kind == _MIRROR:  # the bid is the spades held
-        return 1 << _popcount(hands[seat] & spade_mask)
-    if kind == _WHIZ:  # nil, or the spades held
-        return (1 << _popcount(hands[seat] & spade_mask)) | 1
-    if kind == _SUICIDE and partnerships:
-        partner = bids[(seat + 2) % 4]
-        if partner >= 0:
-            return bits & ~1 if partner == 0 else 1
-    return bits
+def _bid_bits(seat, hands, bids, max_bid, max_total, min_bid, kind, partnerships):
+    """RULES.md §2, §6 (the rules core's `bid_top` and `legal_bids`): bit i = bid i."""
+    p = hands.shape[0]
+    top = bid_top(max_bid, max_total, bids, p)
+    partner = bids[(seat + 2) % 4] if partnerships else -1
+    return np.int64(legal_bids(min_bid, top, kind, hands[seat], partner))
 
 
 @_jit
@@ -101,8 +93,7 @@ def _legal(st, hands, bids, passing, rule, spade_mask):
     if ph == BLIND:
         return 3, BLIND_NIL, seat  # blind nil, or look at the hand (SEE_HAND)
     if ph == BID:
-        bits = _bid_bits(seat, hands, bids, rule[0], rule[1], rule[2], rule[3], rule[4],
-                         spade_mask)  # fmt: skip
+        bits = _bid_bits(seat, hands, bids, rule[0], rule[1], rule[2], rule[3], rule[4])
         return bits, BID_BASE, seat
     if ph == EXCHANGE:
         return hands[seat] & ~passing[seat], 0, seat
@@ -116,14 +107,7 @@ def _legal(st, hands, bids, passing, rule, spade_mask):
 @_jit
 def _start_play(st, hands, dealer, two_clubs, club2) -> None:
     """`hand_flow._start_play`: the first lead (RULES.md §3)."""
-    p = hands.shape[0]
-    leader = (dealer + 1) % p
-    if two_clubs:
-        leader = 0
-        for s in range(p):
-            if hands[s] & club2:
-                leader = s
-                break
+    leader = first_leader(two_clubs, hands, dealer, hands.shape[0])
     st[_LD], st[_TO], st[_PH] = leader, leader, PLAY
 
 
@@ -132,11 +116,10 @@ def _next_passer(st, hands, blind, passing, dealer, two_clubs, club2) -> None:
     """`hand_flow._next_passer` (RULES.md §2 blind_nil_exchange): the next seat from left
     of the dealer still to pass, else the passed cards change hands and play starts."""
     p = hands.shape[0]
-    for k in range(p):
-        s = (dealer + 1 + k) % p
-        if (blind[s] or blind[(s + p // 2) % p]) and _popcount(passing[s]) < 2:
-            st[_PH], st[_TO] = EXCHANGE, s
-            return
+    s = next_passer(blind, passing, dealer, p)
+    if s >= 0:
+        st[_PH], st[_TO] = EXCHANGE, s
+        return
     kept = hands & ~passing
     for s in range(p):
         hands[s] = kept[s] | passing[(s + p // 2) % p]
@@ -173,16 +156,11 @@ def _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rul
     if st[_NB] < p:
         nxt = (seat + 1) % p
         st[_TO] = nxt
-        ok = blind_ok[nxt] and not (rule[3] == _SUICIDE and bids[(nxt + 2) % 4] == 0)
+        ok = blind_ok[nxt] and not (rule[3] == BID_SUICIDE and bids[(nxt + 2) % 4] == 0)
         st[_PH] = BLIND if ok else BID
         return
     if rule[7]:  # RULES.md §6 auction: the highest bidder, first among equals, names trump
-        best, namer = -1, 0
-        for k in range(p):
-            s = (dealer + 1 + k) % p
-            if bids[s] > best:
-                best, namer = bids[s], s
-        st[_PH], st[_TO] = TRUMP, namer
+        st[_PH], st[_TO] = TRUMP, trump_namer(dealer, bids, p)
         return
     _after_naming(st, hands, blind, passing, dealer, rule, club2)
 

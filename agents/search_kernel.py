@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.core_rules import breaks_trump, card_strength, legal_cards, trick_winner
 from agents.kernel_random import below
 from agents.numba_cache import ensure_fresh, jit
 from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SUIT_MASK
+from spades_env.core.rules import breaks_trump, card_strength, legal_cards, trick_winner
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 

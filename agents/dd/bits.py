@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.core_rules import card_strength
 from agents.numba_cache import ensure_fresh
 from spades_env.cards import SPADES
+from spades_env.core.rules import card_strength
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from numba import njit
 
-from agents.core_rules import breaks_trump, card_strength
 from agents.dd.bits import (
     HIGH,
     POP,
@@ -72,6 +71,7 @@ from agents.dd.table import (
     tt_store,
 )
 from spades_env.cards import SPADES
+from spades_env.core.rules import breaks_trump, card_strength
 
 __all__ = [
     "ENTRY",

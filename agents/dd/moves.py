@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.core_rules import card_strength, legal_cards
 from agents.dd.bits import HIGH, POP, pdep13, pext13
 from spades_env.cards import SPADES
+from spades_env.core.rules import card_strength, legal_cards
 
 
 @njit(cache=True, inline="always")

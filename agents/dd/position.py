@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from agents.core_rules import breaks_trump, card_strength, legal_cards
 from spades_env.cards import SPADES, STANDARD_DECK, TWO_OF_CLUBS, mask_to_cards
+from spades_env.core.rules import breaks_trump, card_strength, legal_cards
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import PLAY, State
