@@ -80,21 +80,21 @@ _U1 = np.uint64(1)
 
 
 # ------------------------------------------------------------------ small accessors
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _views(buf):
     """The packed rows as every dtype, borrowed for this call (core/borrow.py)."""
     buf = borrow(buf)
     return buf, buf.view(np.uint64), buf.view(np.int32), buf.view(np.int16), buf.view(np.int8)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _partner_bid(r, i8, g, seat):
     if r[R_PARTNERS] == 0:
         return -1
     return i8[g, r[L_BIDS] + core.partner_of(seat, r[R_P])]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def blind_ok(r, i32, i8, g, seat):
     """RULES.md §2: may `seat` of game `g` declare blind nil now."""
     t = r[R_T]
@@ -104,7 +104,7 @@ def blind_ok(r, i32, i8, g, seat):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_bits(r, u64, i32, i8, g):
     """The legal actions of the seat to act, as bits above PHASE_BASE[phase]."""
     phase = i8[g, r[L_PHASE]]
@@ -136,7 +136,7 @@ def legal_bits(r, u64, i32, i8, g):
 
 
 # ------------------------------------------------------------------ the hand's flow
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _offer_bid(r, i32, i8, g, seat):
     """The turn to bid passes to `seat`: first the blind-nil decision if it may."""
     i8[g, r[L_TO_ACT]] = seat
@@ -252,7 +252,7 @@ def _after_naming(r, u64, i8, g):
     _start_play(r, u64, i8, g)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bid_made(r, u64, i32, i8, g, seat):
     p = r[R_P]
     n = i8[g, r[L_NUM_BIDS]] + 1
@@ -332,7 +332,7 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     start_hand(r, u64, i32, i16, i8, g, False)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
     """RULES.md §3: play `card`; close the trick when full, and the hand after the last."""
     p = r[R_P]
@@ -370,7 +370,7 @@ def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
         _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_legal(r, u64, i8, g, a):
     """Is action `a` among the cached legal actions of game `g` (DONE games: any)."""
     phase = i8[g, r[L_PHASE]]
@@ -382,7 +382,7 @@ def is_legal(r, u64, i8, g, a):
     return (u64[g, r[L_LEGAL]] >> np.uint64(rel)) & _U1 == _U1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
     """Apply legal action `a` of the seat to act in game `g`. Returns True if the hand
     ended (then `fin`, `res` and `points` hold its record, see `_end_hand`)."""
