@@ -63,7 +63,6 @@ from spades_env.single import SingleGame
 from spades_env.state import BID, DONE, PLAY, State
 
 _TIMED_CHUNK = 16  # iterations between clock reads under a time budget
-_COPIED = ("hands", "bids", "blind", "passing", "trick", "tricks_won")
 
 
 class FastGame(SingleGame):
@@ -81,15 +80,18 @@ class FastGame(SingleGame):
         return self
 
     def clone(self) -> FastGame:
-        """A copy for one iteration. Only the lists that search reads after changing
-        them are copied; the write-only records (history, card_seat, card_trick, voids,
-        deal) are shared, and scores and bags do not change before the hand ends."""
-        new = copy.copy(self)
-        for name in _COPIED:
-            setattr(new, name, list(getattr(self, name)))
-        return new
+        """A copy for one iteration (the game's packed row is copied)."""
+        return copy.copy(self)
+
+    def step(self, action: int, on_illegal: str = "raise"):
+        info = super().step(action, on_illegal)
+        if info.hand_over[0]:  # the end of the hand is terminal in search
+            self.points = info.hand_points[0].tolist()
+            self.phase, self.legal = DONE, 0
+        return info
 
     def _end_hand(self):
+        """Score the hand from `tricks_won` (after a kernel played the cards out)."""
         rules = self.rules
         hs = score_hand(rules, [self.bids], [self.blind], [self.tricks_won])
         _, _, penalty = apply_bags(
@@ -98,24 +100,6 @@ class FastGame(SingleGame):
         self.points = (hs.points[0] - penalty[0]).tolist()
         self.phase, self.legal = DONE, 0
         return None
-
-    def _info(self, finished, illegal):
-        return self._quiet
-
-    def _rebuild_obs(self) -> None:
-        pass
-
-    def _obs_turn(self, hands: bool = False) -> None:
-        pass
-
-    def _obs_bid(self, seat, bid, blind) -> None:
-        pass
-
-    def _obs_play(self, seat, card, leading, shown) -> None:
-        pass
-
-    def _obs_trick_done(self, winner, trick) -> None:
-        pass
 
 
 class Node:

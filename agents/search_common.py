@@ -22,8 +22,7 @@ import numpy.typing as npt
 
 from agents.heuristic import HeuristicAgent
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, bits_to_bool
-from spades_env.engine import STRENGTH
-from spades_env.legality import random_legal_actions, update_legal
+from spades_env.engine import STRENGTH, random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import BID, DONE, PLAY, State, init

@@ -1,17 +1,17 @@
-"""The batched rules engine: `step` (legality in legality.py, the hand's flow in hand_flow.py).
+"""The batched rules engine: `step`, over a compiled loop (spades_env/core/).
 
 `step(state, actions)` applies one action per game (games that are DONE ignore theirs)
 and updates `state` in place for speed; `State.copy()` branches a state for search.
-Games may sit in different phases; when every game is in the same phase (the common,
-lockstep case) the handlers run on whole arrays, otherwise on each phase's games.
+Games may sit in different phases. The rules themselves are the compiled core's
+(core/rules.py legality, the play and the hand's flow; core/scoring.py; core/deal.py);
+core/kernel.py loops over the games of the packed state, and this module is its Python
+face: checking actions, building the records of finished hands, and errors.
 
 Flow of a hand (RULES.md §1-§4): deal -> for each seat from left of the dealer, an
 optional blind-nil decision (BLIND) then a bid (BID) -> in RULES.md §6 auction, the
-highest bidder names trump (TRUMP, spades_env/auction.py) -> optional exchange
-(EXCHANGE) -> 13 tricks (PLAY) -> scoring, bags, end-of-game check -> next deal with the
-next dealer. Trick strength, lead legality, "broken" and the voids read the game's trump
-(`State.trump`) through tables indexed by it; rules with `trump="spades"` use the spades
-rows directly.
+highest bidder names trump (TRUMP) -> optional exchange (EXCHANGE) -> the tricks (PLAY)
+-> scoring, bags, end-of-game check -> next deal with the next dealer. RULES.md §6
+two_player draws the hands from the stock (DRAW) before the bidding.
 
 An illegal action raises `IllegalActionError` naming the game, the seat, the rule and the
 legal actions. With `on_illegal="report"` (for RL wrappers that penalise instead), illegal
@@ -21,59 +21,40 @@ replaced by another action.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.auction import TRUMP_STRENGTH, VOID_OTHERS
+from spades_env.auction import TRUMP_STRENGTH
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
-    CARD_BIT,
-    CARD_SUIT,
-    NAME_TRUMP,
+    NUM_ACTIONS,
     NUM_CARDS,
-    NUM_SUITS,
     SPADES,
+    SUIT_NAMES,
     action_array,
     action_to_str,
-    mask_to_cards,
 )
-from spades_env.draw import apply_draw
-from spades_env.hand_flow import (
-    HandResult,
-    _advance_bidding,
-    _end_hand,
-    _next_passer,
-    _open_bidding,
-    after_naming,
-    blind_allowed,
-    start_hand,
-)
-from spades_env.legality import (
-    PHASE_BASE,
-    explain_illegal,
-    legal_action_mask,
-    legal_actions,
-    random_legal_actions,
-    update_legal,
-)
+from spades_env.core import kernel as _kernel
+from spades_env.core.kernel import HISTORY_SEAT_SHIFT, PHASE_BASE
+from spades_env.core.spec import spec
+from spades_env.rules import Rules
 from spades_env.state import (
     BID,
     BLIND,
     DONE,
     DRAW,
     EXCHANGE,
-    PLAY,
+    PHASE_NAMES,
     TRUMP,
     State,
+    field_view,
 )
-from spades_env.state import arange_cached as _arange
+from spades_env.variants import describe
 
-#: The engine's public face; legality lives in spades_env/legality.py and is re-exported.
 __all__ = [
     "HISTORY_SEAT_SHIFT",
     "PHASE_BASE",
@@ -91,21 +72,15 @@ __all__ = [
     "seat_name",
     "start_hand",
     "step",
+    "stop_games",
+    "update_legal",
 ]
 
 SEAT_NAMES = ("North", "East", "South", "West")
-HISTORY_SEAT_SHIFT = 7  # history entries are (seat << 7) | action
 
-#: (NUM_CARDS, NUM_SUITS) int8 strength of a card in a trick led in a suit (RULES.md §3):
-#: any spade beats every other suit, then the led suit by rank; other cards never win.
-#: The spades-trump row of `auction.TRUMP_STRENGTH` (RULES.md §6 auction: other trumps).
+#: (NUM_CARDS, NUM_SUITS) int8 strength of a card in a trick led in a suit (RULES.md §3),
+#: spades trump: the spades row of `auction.TRUMP_STRENGTH` (built from the core).
 STRENGTH = np.ascontiguousarray(TRUMP_STRENGTH[SPADES])
-_SUIT_BIT = np.array([1 << s for s in range(NUM_SUITS)], dtype=np.uint8)
-
-
-@functools.cache
-def _next_seat(p: int) -> npt.NDArray[np.int8]:
-    return np.roll(np.arange(p, dtype=np.int8), -1)
 
 
 class IllegalActionError(ValueError):
@@ -138,6 +113,32 @@ def _action_name(action: int) -> str:
 
 
 @dataclass(frozen=True)
+class HandResult:
+    """The hands that finished in one step (K of them), for records and rewards."""
+
+    games: npt.NDArray[np.int64]  # (K,) game index in the batch
+    seed: npt.NDArray[np.uint64]  # (K,) game seed
+    hand_no: npt.NDArray[np.int32]  # (K,) 0-based number of this hand in its game
+    dealer: npt.NDArray[np.int8]  # (K,)
+    deal: npt.NDArray[np.uint64]  # (K, P) hands as dealt
+    bids: npt.NDArray[np.int8]  # (K, P)
+    blind: npt.NDArray[np.bool_]  # (K, P)
+    history: npt.NDArray[np.int16]  # (K, H) (seat << 7) | action, -1 padded
+    history_len: npt.NDArray[np.int16]  # (K,)
+    tricks: npt.NDArray[np.int8]  # (K, P) tricks per seat
+    trump: npt.NDArray[np.int8]  # (K,) the hand's trump suit (RULES.md §6 auction)
+    scores_before: npt.NDArray[np.int32]  # (K, T)
+    bags_before: npt.NDArray[np.int32]  # (K, T)
+    points: npt.NDArray[np.int32]  # (K, T) hand score before the bag penalty
+    bags_gained: npt.NDArray[np.int32]  # (K, T)
+    penalty: npt.NDArray[np.int32]  # (K, T) bag penalties applied after this hand
+    scores: npt.NDArray[np.int32]  # (K, T) cumulative after the hand
+    bags: npt.NDArray[np.int32]  # (K, T) bag counters after the hand
+    game_over: npt.NDArray[np.bool_]  # (K,)
+    winner: npt.NDArray[np.int8]  # (K,) winning team or -1
+
+
+@dataclass(frozen=True)
 class StepInfo:
     hand_over: npt.NDArray[np.bool_]  # (B,) a hand finished in this step
     hand_points: npt.NDArray[np.int32]  # (B, T) its points, bag penalty included; else 0
@@ -146,80 +147,21 @@ class StepInfo:
 
 
 # ----------------------------------------------------------------------------- step
-def _check(state: State, rows, actions: npt.NDArray[np.int64], phase: int) -> npt.NDArray:
-    """Is each action among the legal ones cached in `state.legal`?"""
-    rel = actions - PHASE_BASE[phase]
-    inside = (rel >= 0) & (rel < 64)
-    bit = np.left_shift(np.uint64(1), (rel * inside).astype(np.uint64))
-    return inside & ((state.legal[rows] & bit) != 0)
+class _Scratch:
+    """Per-state buffers the kernel writes finished hands into (reused every step)."""
+
+    def __init__(self, rules: Rules, b: int, row: int) -> None:
+        self.spec = spec(rules)
+        self.fin = np.zeros((b, row), dtype=np.uint8)
+        self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
 
 
-def _play(state: State, rows, actions: npt.NDArray[np.int64]) -> None:
-    """Play one card in each game of `rows` (RULES.md §3)."""
-    p = state.rules.num_players
-    ar = _arange(state.batch_size)[rows]
-    seat = state.to_act[rows]
-    fi = ar * p + seat  # flat (game, seat) index: much cheaper than 2-D fancy indexing
-    bit = CARD_BIT[actions]
-    state.played[rows] |= bit
-    state.trick.reshape(-1)[fi] = actions
-    suit = CARD_SUIT[actions]
-    size = state.trick_size[rows]
-    # RULES.md §3: spades are trump; §6 auction: the named suit (auction.py)
-    trump = state.trump[rows] if state.rules.trump == "named" else SPADES
-    is_trump = suit == trump
-    void_others = VOID_OTHERS[trump]
-    # Public information for samplers and agents: a player who does not follow has no
-    # card of the led suit; one who leads a trump before trumps are broken holds only
-    # trumps (RULES.md §3).
-    first = int(size[0])
-    if (size == first).all():  # lockstep: every game at the same place in the trick
-        if first == 0:
-            state.lead_suit[rows] = suit
-            shown = (is_trump & ~state.broken[rows]) * void_others
-        else:
-            shown = (suit != state.lead_suit[rows]) * _SUIT_BIT[state.lead_suit[rows]]
-    else:
-        leading = size == 0
-        lead_suit = np.where(leading, suit, state.lead_suit[rows])
-        state.lead_suit[rows] = lead_suit
-        shown = (suit != lead_suit) * _SUIT_BIT[lead_suit] | (
-            leading & is_trump & ~state.broken[rows]
-        ) * void_others
-    state.voids.reshape(-1)[fi] |= shown.astype(np.uint8)
-    state.broken[rows] |= is_trump  # RULES.md §3: any trump played breaks trumps
-    fc = ar * NUM_CARDS + actions
-    state.card_seat.reshape(-1)[fc] = seat
-    state.card_trick.reshape(-1)[fc] = state.tricks_played[rows]
-    state.trick_size[rows] = size + 1
-    state.to_act[rows] = _next_seat(p)[seat]
-
-
-def _resolve_tricks(state: State, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Close full tricks; return the games whose hand is now complete."""
-    trick = state.trick[rows]
-    lead = state.lead_suit[rows][:, None]
-    if state.rules.trump == "named":  # RULES.md §6 auction: the named suit trumps
-        strength = TRUMP_STRENGTH[state.trump[rows][:, None], trick, lead]
-    else:
-        strength = STRENGTH[trick, lead]
-    winner = strength.argmax(axis=1)  # RULES.md §3: highest trump, else highest led
-    state.tricks_won[rows, winner] += 1
-    state.leader[rows] = winner
-    state.to_act[rows] = winner
-    state.trick[rows] = -1
-    state.trick_size[rows] = 0
-    state.lead_suit[rows] = -1
-    played = state.tricks_played[rows] + 1
-    state.tricks_played[rows] = played
-    return rows[played == state.rules.hand_size]
-
-
-def _groups(phase: npt.NDArray[np.int8]) -> list[tuple[int, slice | npt.NDArray[np.int64]]]:
-    first = int(phase[0])
-    if (phase == first).all():
-        return [(first, slice(None))]
-    return [(int(ph), np.flatnonzero(phase == ph)) for ph in np.unique(phase)]
+def _scratch(state: State) -> _Scratch:
+    s = state.__dict__.get("_scratch")
+    if s is None or s.fin.shape != state.buffer.shape:
+        s = _Scratch(state.rules, *state.buffer.shape)
+        state.__dict__["_scratch"] = s
+    return s
 
 
 def step(
@@ -232,92 +174,76 @@ def step(
     acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
-    illegal = np.zeros(b, dtype=bool)
-    hand_over = np.zeros(b, dtype=bool)
+    flags = np.zeros((b, 2), dtype=bool)  # hand over, illegal
     points = np.zeros((b, state.rules.num_teams), dtype=np.int32)
-    finished: list[HandResult] = []
-    # Check every game before changing any: an error never leaves the batch half-stepped.
-    checked = []
-    for phase, rows in _groups(state.phase):
-        if phase == DONE:
-            continue
-        a = acts[rows]
-        ok = _check(state, rows, a, phase)
-        if not ok.all():
-            bad_local = np.flatnonzero(~ok)
-            games = np.arange(b)[rows][bad_local]
-            if on_illegal == "raise":
-                g = int(games[0])
-                act = int(a[bad_local[0]])
-                raise IllegalActionError(
-                    g,
-                    int(state.to_act[g]),
-                    act,
-                    explain_illegal(state, g, act),
-                    legal_actions(state, g),
-                )
-            illegal[games] = True
-            rows = np.arange(b)[rows][ok]
-            a = a[ok]
-        checked.append((phase, rows, a))
-    for phase, rows, a in checked:
-        _apply(state, phase, rows, a, finished)
-    for res in finished:
-        hand_over[res.games] = True
-        points[res.games] = res.points - res.penalty
-    update_legal(state)
-    return StepInfo(
-        hand_over=hand_over,
-        hand_points=points,
-        illegal=illegal,
-        finished=_concat(finished),
-    )
+    scratch = _scratch(state)
+    ended = _kernel.step_batch(
+        scratch.spec, state.buffer, acts, on_illegal == "report", flags, points, scratch.fin,
+        scratch.res,
+    )  # fmt: skip
+    if ended < 0:
+        bad = -1 - ended
+        act = int(acts[bad])
+        raise IllegalActionError(
+            bad,
+            int(state.to_act[bad]),
+            act,
+            explain_illegal(state, bad, act),
+            legal_actions(state, bad),
+        )
+    hand_over = flags[:, 0]
+    finished = _finished(state, scratch, np.flatnonzero(hand_over)) if ended else None
+    return StepInfo(hand_over=hand_over, hand_points=points, illegal=flags[:, 1], finished=finished)
 
 
-def _apply(state: State, phase: int, rows, a: npt.NDArray[np.int64], out: list) -> None:
-    ar = _arange(state.batch_size)[rows]
-    if ar.size == 0:
-        return
-    seat = state.to_act[rows].astype(np.int64)
-    # History entries carry the actor: (seat << 7) | action.
-    hlen = state.history_len[rows]
-    state.history.reshape(-1)[ar * state.history.shape[1] + hlen] = (seat << HISTORY_SEAT_SHIFT) | a
-    state.history_len[rows] = hlen + 1
-    if phase == PLAY:
-        _play(state, rows, a)
-        size = state.trick_size[rows]
-        full = ar[size == state.rules.num_players]
-        if full.size:
-            done = _resolve_tricks(state, full)
-            if done.size:
-                out.append(_end_hand(state, done))
-    elif phase == BID:
-        state.bids[ar, seat] = a - BID_BASE
-        _advance_bidding(state, ar, seat)
-    elif phase == BLIND:
-        blind = a == BLIND_NIL
-        q, s = ar[blind], seat[blind]
-        state.bids[q, s] = 0
-        state.blind[q, s] = True
-        _advance_bidding(state, q, s)
-        state.phase[ar[~blind]] = BID  # RULES.md §2: declined; sees the hand and bids
-    elif phase == EXCHANGE:
-        state.passing[ar, seat] |= CARD_BIT[a]
-        _next_passer(state, ar)
-    elif phase == DRAW:
-        _open_bidding(state, apply_draw(state, ar, seat, a))
-    elif phase == TRUMP:
-        state.trump[ar] = a - NAME_TRUMP  # RULES.md §6 auction: the named suit
-        after_naming(state, ar)
+#: HandResult fields read from the saved rows: field -> the State field it copies.
+_SAVED = {
+    "seed": "seed", "hand_no": "hand_no", "dealer": "dealer", "deal": "deal",
+    "bids": "bids", "blind": "blind", "history": "history", "history_len": "history_len",
+    "tricks": "tricks_won", "trump": "trump", "scores_before": "scores",
+    "bags_before": "bags",
+}  # fmt: skip
 
 
-def _concat(results: list[HandResult]) -> HandResult | None:
-    if not results:
-        return None
-    if len(results) == 1:
-        return results[0]
-    fields = HandResult.__dataclass_fields__
-    return HandResult(**{f: np.concatenate([getattr(r, f) for r in results]) for f in fields})
+class _SavedHands(HandResult):
+    """A `HandResult` whose fields are read, on first use, from the rows the kernel saved
+    at the end of each hand (most steppers never read most of them)."""
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        if "_saved" not in d:
+            raise AttributeError(name)
+        t = d["_rules"].num_teams
+        res = d["_res"]
+        if name in _SAVED:
+            value = field_view(d["_rules"], d["_saved"], _SAVED[name]).copy()
+        elif name == "points":
+            value = res[:, :t].copy()
+        elif name == "bags_gained":
+            value = res[:, t : 2 * t].copy()
+        elif name == "penalty":
+            value = res[:, 2 * t : 3 * t].copy()
+        elif name == "winner":
+            value = res[:, 3 * t].astype(np.int8)
+        elif name == "game_over":
+            value = res[:, 3 * t] >= 0
+        else:
+            raise AttributeError(name)
+        d[name] = value
+        return value
+
+
+def _finished(state: State, scratch: _Scratch, rows: npt.NDArray[np.int64]) -> HandResult:
+    """The records of the hands that ended, from the rows the kernel saved at their end."""
+    out = object.__new__(_SavedHands)
+    d = out.__dict__
+    d["_rules"] = state.rules
+    d["_saved"] = scratch.fin[rows]
+    d["_res"] = scratch.res[rows]
+    d["games"] = rows
+    d["scores"] = state.scores[rows]
+    d["bags"] = state.bags[rows]
+    return out
 
 
 def reset_done(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:
@@ -325,19 +251,101 @@ def reset_done(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:
     rows = np.flatnonzero(state.phase == DONE)
     if rows.size == 0:
         return rows
-    from spades_env.state import first_dealer
-
-    n = rows.size
-    state.seed[rows] = rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64)
-    state.hand_no[rows] = 0
-    state.scores[rows] = 0
-    state.bags[rows] = 0
-    state.winner[rows] = -1
-    state.dealer[rows] = first_dealer(state.rules, state.seed[rows])
-    start_hand(state, rows)
-    update_legal(state)
+    seeds = rng.integers(0, np.iinfo(np.uint64).max, size=rows.size, dtype=np.uint64)
+    _kernel.new_games(spec(state.rules), state.buffer, rows, seeds)
     return rows
 
 
-def cards_of(mask: int | np.uint64) -> list[int]:
-    return mask_to_cards(mask)
+def start_hand(state: State, games: npt.ArrayLike) -> None:
+    """Deal hand `hand_no` of these games afresh from their seeds (RULES.md §6
+    two_player: lay out the stock) and open the bidding."""
+    rows = np.asarray(games, dtype=np.int64).reshape(-1)
+    _kernel.start_hands(spec(state.rules), state.buffer, rows, False)
+
+
+def stop_games(state: State, games: npt.ArrayLike) -> None:
+    """End these games where they stand (e.g. right after their hand was scored, for
+    one-hand episodes): phase DONE, no legal action; scores and `winner` are kept."""
+    rows = np.asarray(games, dtype=np.int64).reshape(-1)
+    _kernel.stop_games(spec(state.rules), state.buffer, rows)
+
+
+# ----------------------------------------------------------------------------- legality
+def update_legal(state: State) -> None:
+    """Recompute `state.legal` for every game (after a caller edited the state)."""
+    _kernel.refresh_legal(spec(state.rules), state.buffer)
+
+
+def blind_allowed(state: State, rows: npt.ArrayLike, seats: npt.ArrayLike) -> npt.NDArray:
+    """RULES.md §2 option blind_nil: may `seats` of the games `rows` declare blind nil."""
+    rows_a = np.asarray(rows, dtype=np.int64).reshape(-1)
+    seats_a = np.broadcast_to(np.asarray(seats, dtype=np.int64), rows_a.shape).copy()
+    out = np.zeros(rows_a.size, dtype=bool)
+    _kernel.blind_allowed_rows(spec(state.rules), state.buffer, rows_a, seats_a, out)
+    return out
+
+
+def legal_action_mask(state: State) -> npt.NDArray[np.bool_]:
+    """(B, NUM_ACTIONS) bool: the legal actions of the seat to act in each game."""
+    mask = np.zeros((state.batch_size, NUM_ACTIONS), dtype=bool)
+    _kernel.action_mask(state.legal, state.phase, mask)
+    return mask
+
+
+def legal_actions(state: State, game: int) -> list[int]:
+    legal, base = int(state.legal[game]), int(PHASE_BASE[state.phase[game]])
+    return [base + i for i in range(64) if legal >> i & 1]
+
+
+def random_legal_actions(
+    legal: npt.NDArray[np.uint64], phase: npt.NDArray[np.int8], rng: np.random.Generator
+) -> npt.NDArray[np.int64]:
+    """One uniformly random legal action per game from the engine's legal bits.
+
+    `legal` is `State.legal` (bit i = action PHASE_BASE[phase] + i); games with no legal
+    action (DONE) get action 0, which the engine ignores.
+    """
+    out = np.empty(legal.shape[0], dtype=np.int64)
+    _kernel.random_legal(legal, phase, rng.random(legal.shape[0]), out)
+    return out
+
+
+def explain_illegal(state: State, game: int, action: int) -> str:
+    """Name the rule an illegal action breaks (slow path, one game)."""
+    phase = int(state.phase[game])
+    seat = int(state.to_act[game])
+    a = int(action)
+    if phase == BLIND:
+        return "first decide blind nil or see hand (RULES.md §2)"
+    if phase == DRAW:
+        return "keep or discard the top card of the stock (RULES.md §6 two_player)"
+    if phase == TRUMP:
+        return "name the trump suit: trump spades, hearts, diamonds or clubs (RULES.md §6 auction)"
+    if phase == BID:
+        if not BID_BASE <= a < BLIND_NIL:
+            return "a bid is expected: nil or 1..13 (RULES.md §2)"
+        bid = a - BID_BASE
+        if not state.rules.min_bid <= bid <= state.rules.max_bid:
+            return f"bids are {state.rules.min_bid}..{state.rules.max_bid} (RULES.md §2, §6)"
+        if state.rules.bid_constraint != "none":
+            return describe(state.rules)
+        return (
+            f"the bids would total more than max_total_bid={state.rules.max_total_bid} "
+            "(RULES.md §2)"
+        )
+    if not 0 <= a < NUM_CARDS:
+        return f"a card is expected in the {PHASE_NAMES[phase]} phase"
+    hand = int(state.hands[game, seat]) & ~int(state.played[game])
+    if not hand >> a & 1:
+        return "that card is not in the seat's hand"
+    if phase == EXCHANGE:
+        return "that card is already chosen to pass (RULES.md §2)"
+    lead = int(state.lead_suit[game])
+    if state.trick_size[game] > 0:
+        return f"must follow {SUIT_NAMES[lead]} (RULES.md §3)"
+    if state.rules.first_lead == "two_of_clubs" and state.tricks_played[game] == 0:
+        return "the first lead must be the 2C (RULES.md §3 first_lead=two_of_clubs)"
+    if state.rules.trump == "named":
+        trump = SUIT_NAMES[int(state.trump[game])]
+        return f"{trump} are trump and not broken yet (RULES.md §3, §6 auction)"
+    return "spades are not broken yet (RULES.md §3)"

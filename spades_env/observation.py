@@ -68,8 +68,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import MAX_BID, NUM_CARDS, NUM_SUITS, bits_to_bool
-from spades_env.draw import looking, stock_left
+from spades_env.cards import MAX_BID, NUM_CARDS, NUM_SUITS
+from spades_env.draw import looking
 from spades_env.engine import blind_allowed
 from spades_env.rules import Rules
 from spades_env.state import BID, NUM_PHASES, PLAY, State
@@ -235,70 +235,14 @@ def seat_view(state: State, seats: npt.ArrayLike | None = None) -> SeatView:
 def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.int16]:
     """(B, obs_size) int16 information-state encoding for `seats` (default: to act).
 
-    Written as scatters into one zeroed buffer (only the ones are written), which is
-    several times faster than building one-hot blocks; tests compare it with a plain
-    one-hot reference implementation (tests/observation_reference.py).
+    Written by the compiled core (core/observe.py); tests compare it with a plain one-hot
+    reference implementation (tests/observation_reference.py).
     """
-    rules = state.rules
-    b, p, t, c = state.batch_size, rules.num_players, rules.num_teams, NUM_CARDS
+    from spades_env.core.observe import encode_rows, obs_offsets
+    from spades_env.core.spec import spec
+
+    b = state.batch_size
     seat = (state.to_act if seats is None else np.broadcast_to(seats, (b,))).astype(np.int64)
-    sl, size = obs_slices(rules), obs_size(rules)
-    out = np.zeros((b, size), dtype=np.int16)
-    flat = out.reshape(-1)
-    rows = np.arange(b)
-    base = rows * size
-    hidden = hand_hidden(state, seat)  # RULES.md §2: no looking before a blind-nil decision
-    out[:, sl["hand"]] = bits_to_bool(
-        np.where(hidden, np.uint64(0), state.hands[rows, seat] & ~state.played)
-    )
-    o = sl["played_by"].start
-    for r in range(p):  # relative seat r played card c: card_seat[c] == (seat + r) % p
-        player = ((seat + r) % p).astype(np.int8)[:, None]  # int8: no widening of (B, C)
-        np.equal(state.card_seat, player, out=out[:, o + r * c : o + (r + 1) * c], casting="unsafe")
-    np.add(state.card_trick, 1, out=out[:, sl["played_trick"]], casting="unsafe")  # 1-based
-    rot = (seat[:, None] + np.arange(p)[None, :]) % p  # (B, P) absolute seat of relative r
-    ranks = np.arange(p)[None, :]
-    table = np.take_along_axis(state.trick, rot, axis=1).astype(np.int64)  # (B, P) cards
-    on_table = table >= 0
-    at = base[:, None] + sl["table"].start + ranks * c + table
-    flat[at[on_table]] = 1
-    bids = np.take_along_axis(state.bids, rot, axis=1)  # -1 = not yet, 0 = nil
-    flat[base[:, None] + sl["bids"].start + ranks * (MAX_BID + 2) + 1 + bids] = 1
-    out[:, sl["blind"]] = np.take_along_axis(state.blind, rot, axis=1)
-    out[:, sl["tricks_won"]] = np.take_along_axis(state.tricks_won, rot, axis=1)
-    voids = np.take_along_axis(state.voids, rot, axis=1)[:, :, None]
-    out[:, sl["voids"]] = ((voids >> np.arange(NUM_SUITS, dtype=np.uint8)) & 1).reshape(b, -1)
-    out[:, sl["passed"]] = bits_to_bool(state.passing[rows, seat])
-    partner = (seat + p // 2) % p
-    exchanged = state.phase >= PLAY
-    out[:, sl["received"]] = bits_to_bool(
-        np.where(exchanged, state.passing[rows, partner], np.uint64(0))
-    )
-    teams = (seat[:, None] % t + np.arange(t)[None, :]) % t  # own team first
-    out[:, sl["scores"]] = np.clip(np.take_along_axis(state.scores, teams, axis=1), -32768, 32767)
-    out[:, sl["bags"]] = np.take_along_axis(state.bags, teams, axis=1)
-    flat[base + sl["dealer"].start + (state.dealer - seat) % p] = 1
-    lead = state.trick_size > 0
-    flat[base[lead] + sl["leader"].start + ((state.leader - seat) % p)[lead]] = 1
-    flat[base + sl["to_act"].start + (state.to_act - seat) % p] = 1
-    suit = state.lead_suit.astype(np.int64)
-    led = suit >= 0
-    flat[base[led] + sl["lead_suit"].start + suit[led]] = 1
-    out[:, sl["broken"].start] = state.broken
-    flat[base + sl["phase"].start + state.phase] = 1
-    out[:, sl["hand_no"].start] = state.hand_no
-    if rules.open_hands:  # RULES.md §6 open_hands: every hand is shown to every seat
-        o = sl["open_hands"].start
-        for r in range(1, p):
-            other = state.hands[rows, (seat + r) % p] & ~state.played
-            out[:, o + (r - 1) * c : o + r * c] = bits_to_bool(other)
-    if rules.draw:  # RULES.md §6 two_player: what this drawer has seen (spades_env/draw.py)
-        top = looking(state, seat)
-        on = top >= 0
-        flat[base[on] + sl["looking"].start + top[on]] = 1
-        out[:, sl["seen"]] = bits_to_bool(state.seen[rows, seat])
-        out[:, sl["stock"].start] = stock_left(state)
-    if rules.trump == "named":  # RULES.md §6 auction: the named suit, once named
-        named = state.trump >= 0
-        flat[base[named] + sl["trump"].start + state.trump[named]] = 1
+    out = np.empty((b, obs_size(state.rules)), dtype=np.int16)
+    encode_rows(spec(state.rules), obs_offsets(state.rules), state.buffer, seat, out)
     return out

@@ -84,10 +84,8 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     state.hand_no[:] = record["hand_no"]
     if rules.draw:  # RULES.md §6 two_player: the stock of hand `hand_no` comes from the seed
         from spades_env.engine import start_hand
-        from spades_env.legality import update_legal
 
         start_hand(state, np.zeros(1, dtype=np.int64))
-        update_legal(state)
     for k, (seat, action) in enumerate(record["actions"]):
         if int(state.to_act[0]) != seat:
             raise ReplayError(

@@ -1,7 +1,8 @@
 """Scoring a hand and carrying bags: pure functions of bids and tricks (RULES.md §4, §5).
 
 All functions take batched arrays whose first axis is the game; a single hand is a batch
-of one. Nothing here depends on the cards.
+of one. Nothing here depends on the cards. The rules are the compiled core's
+(core/scoring.py: `score_hand`, `apply_bags`, `game_winner`), run over the batch.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
+from spades_env.core import scoring as _core
+from spades_env.core.spec import spec
 from spades_env.rules import Rules
 
 IntArray = npt.NDArray[np.int32]
@@ -26,21 +30,13 @@ class HandScore:
     made: npt.NDArray[np.bool_]  # (B, T) bool contract made (True where contract is 0)
 
 
-def team_matrix(rules: Rules) -> npt.NDArray[np.int32]:
-    """(P, T) int32: 1 where seat p belongs to team t (RULES.md §1)."""
-    m = np.zeros((rules.num_players, rules.num_teams), dtype=np.int32)
-    for p in range(rules.num_players):
-        m[p, rules.team_of(p)] = 1
-    return m
-
-
 def score_hand(
     rules: Rules,
     bids: npt.ArrayLike,
     blind: npt.ArrayLike,
     tricks: npt.ArrayLike,
 ) -> HandScore:
-    """Score finished hands (RULES.md §4).
+    """Score finished hands (RULES.md §4; §6 family).
 
     bids: (B, P) bids per seat, 0 = nil. blind: (B, P) bool, the nil was blind.
     tricks: (B, P) tricks taken per seat.
@@ -48,59 +44,13 @@ def score_hand(
     bids_a = np.atleast_2d(np.asarray(bids, dtype=np.int32))
     blind_a = np.atleast_2d(np.asarray(blind, dtype=bool))
     tricks_a = np.atleast_2d(np.asarray(tricks, dtype=np.int32))
-    tm = team_matrix(rules)
-    if rules.scoring == "family":
-        return _family(bids_a, tricks_a, tm)
-    nil = bids_a == 0
-    contract = bids_a @ tm  # nil bids add 0
-    if rules.nil_tricks == "bags":
-        # RULES.md §4 `bags`: the contract is judged on the non-nil members' tricks; each
-        # trick a nil bidder takes is +1 and one bag, made or set.
-        judged = np.where(nil, 0, tricks_a) @ tm
-        nil_taken = np.where(nil, tricks_a, 0) @ tm
-    else:
-        # RULES.md §4 `count`: every trick of the team judges the contract.
-        judged = tricks_a @ tm
-        nil_taken = np.zeros_like(judged)
-    made = judged >= contract
-    over = np.where(made, judged - contract, 0)  # RULES.md §4: no bags on a set hand
-    per_trick = np.where(
-        rules.ten_for_two_hundred & (contract >= 10), 0, 10
-    )  # RULES.md §4 option ten_for_two_hundred
-    base = np.where(rules.ten_for_two_hundred & (contract >= 10), 200, per_trick * contract)
-    contract_points = np.where(made, base + over, -base)
-    if rules.thirteen_bid_doubles:
-        # RULES.md §4: a team that bids 13 and takes all 13 scores double (contract part).
-        # Only a made contract doubles: under nil_tricks=bags a nil partner's trick can make
-        # the team's 13 while the contract, judged without it, is set.
-        all_tricks = tricks_a @ tm
-        doubled = made & (contract == rules.hand_size) & (all_tricks == rules.hand_size)
-        contract_points = np.where(doubled, 2 * contract_points, contract_points)
-    # RULES.md §4: each nil is judged on its own, blind nil worth double.
-    value = np.where(blind_a, rules.blind_nil_value, rules.nil_value)
-    nil_points = np.where(nil, np.where(tricks_a == 0, value, -value), 0) @ tm
-    points = contract_points + nil_points + nil_taken
-    bags = over + nil_taken
-    return HandScore(
-        points=points.astype(np.int32),
-        bags=bags.astype(np.int32),
-        contract=contract.astype(np.int32),
-        made=made,
-    )
-
-
-def _family(
-    bids: npt.NDArray[np.int32], tricks: npt.NDArray[np.int32], tm: npt.NDArray[np.int32]
-) -> HandScore:
-    """RULES.md §6 family: 1 point a trick, +5 for taking exactly the bid; no nil, no bags,
-    so no score ever goes down (seed 000: 3/3 = 8, 3/5 = 5, 4/2 = 2, 1/1 = 6)."""
-    points = (tricks + 5 * (tricks == bids)) @ tm
-    return HandScore(
-        points=points.astype(np.int32),
-        bags=np.zeros_like(points, dtype=np.int32),
-        contract=(bids @ tm).astype(np.int32),
-        made=((tricks >= bids) @ tm) > 0,
-    )
+    b, t = bids_a.shape[0], rules.num_teams
+    points = np.zeros((b, t), dtype=np.int32)
+    bags = np.zeros((b, t), dtype=np.int32)
+    contract = np.zeros((b, t), dtype=np.int32)
+    made = np.zeros((b, t), dtype=bool)
+    _score_all(spec(rules), bids_a, blind_a, tricks_a, points, bags, contract, made)
+    return HandScore(points=points, bags=bags, contract=contract, made=made)
 
 
 def apply_bags(
@@ -110,11 +60,13 @@ def apply_bags(
 
     Returns (scores, bags, penalties) after the penalty; inputs are cumulative totals.
     """
-    s = np.asarray(scores, dtype=np.int32)
-    b = np.asarray(bags, dtype=np.int32)
-    times = b // rules.bag_limit
-    penalty = (times * rules.bag_penalty).astype(np.int32)
-    return (s - penalty).astype(np.int32), (b - times * rules.bag_limit).astype(np.int32), penalty
+    s, bg = np.broadcast_arrays(
+        np.asarray(scores, dtype=np.int32), np.asarray(bags, dtype=np.int32)
+    )
+    s, bg = s.copy(), bg.copy()
+    penalty = np.zeros_like(s)
+    _bags_all(spec(rules), s.reshape(-1), bg.reshape(-1), penalty.reshape(-1))
+    return s, bg, penalty
 
 
 def game_result(
@@ -127,14 +79,26 @@ def game_result(
     another hand.
     """
     s = np.atleast_2d(np.asarray(scores, dtype=np.int32))
-    n = np.atleast_1d(np.asarray(hands_played))
-    trigger = (s >= rules.target).any(axis=1)
-    if rules.lose_at is not None:
-        trigger |= (s <= rules.lose_at).any(axis=1)
-    if rules.max_hands is not None:
-        trigger |= n >= rules.max_hands
-    top = s.max(axis=1)
-    unique_top = (s == top[:, None]).sum(axis=1) == 1
-    over = trigger & unique_top
-    winner = np.where(over, s.argmax(axis=1), -1).astype(np.int8)
-    return over, winner
+    n = np.broadcast_to(np.atleast_1d(np.asarray(hands_played, dtype=np.int64)), (s.shape[0],))
+    winner = np.zeros(s.shape[0], dtype=np.int8)
+    _winners(spec(rules), s, np.ascontiguousarray(n), winner)
+    return winner >= 0, winner
+
+
+@njit(cache=True)
+def _score_all(r, bids, blind, tricks, points, bags, contract, made):
+    for g in range(bids.shape[0]):
+        _core.score_hand(r, bids[g], blind[g], tricks[g], points[g], bags[g], contract[g], made[g])
+
+
+@njit(cache=True)
+def _bags_all(r, scores, bags, penalty):
+    for i in range(scores.size):  # elementwise: any shape of teams and games
+        penalty[i], bags[i] = _core.bag_penalty(r, bags[i])
+        scores[i] -= penalty[i]
+
+
+@njit(cache=True)
+def _winners(r, scores, hands, out):
+    for g in range(scores.shape[0]):
+        out[g] = _core.game_winner(r, scores[g], hands[g])

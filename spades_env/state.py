@@ -7,22 +7,26 @@ the batch advances independently, each in its own phase.
 Deals are reproducible per game: game `g` carries a 64-bit `seed`, and the deal of its
 `h`-th hand is a pure function of `(seed, h)`. So the same game gives the same deals
 whatever batch it is played in, and duplicate tournaments can replay a deal sequence.
+
+Storage: all the fields of one game live in one row of a (B, ROW) uint8 buffer
+(`State.buffer`); each field is a numpy view into it with its own dtype and shape
+(core/spec.py lays the row out), so the compiled engine (core/kernel.py) takes one array
+whatever the rules. Assigning a field (`state.phase = ...`) writes into the buffer.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
-from spades_env.cards import (
-    CARD_BIT,
-    DECKS,
-    NUM_CARDS,
-    mask_to_cards,
-)
+from spades_env.cards import CARD_BIT, DECKS, NUM_CARDS
+from spades_env.core import deal as _deal
+from spades_env.core import kernel as _kernel
+from spades_env.core.spec import FIELD_NAMES, FIELDS, layout, spec
+from spades_env.core.spec import max_history as max_history
 from spades_env.rules import Rules
 
 # Phases (RULES.md §2-§3). DONE: the game is over (RULES.md §5). DRAW: RULES.md §6
@@ -81,40 +85,91 @@ class State:
     # SPADES in every game whose rules have trump="spades", -1 until named in auction.
     trump: I8  # (B,) int8
 
+    def __post_init__(self) -> None:
+        """Pack the given arrays into one buffer (see the module doc)."""
+        b = int(np.shape(self.phase)[0])
+        row, _ = layout(self.rules)
+        buf = np.zeros((b, row), dtype=np.uint8)
+        values = {name: self.__dict__[name] for name in FIELD_NAMES}
+        _bind(self, self.rules, buf)
+        for name, value in values.items():
+            getattr(self, name)[...] = value
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _FIELD_SET and "buffer" in self.__dict__:
+            getattr(self, name)[...] = value  # keep the field a view of the buffer
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str):
+        if name in _FIELD_SET and "buffer" in self.__dict__:
+            view = field_view(self.rules, self.buffer, name)
+            self.__dict__[name] = view
+            return view
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict:
+        return {"rules": self.rules, "buffer": self.buffer}
+
+    def __setstate__(self, saved: dict) -> None:
+        _bind(self, saved["rules"], saved["buffer"])
+
+    @classmethod
+    def wrap(cls, rules: Rules, buffer: npt.NDArray[np.uint8]) -> State:
+        """A State whose fields are views into `buffer` ((B, ROW) uint8, no copy)."""
+        self = cls.__new__(cls)
+        _bind(self, rules, buffer)
+        return self
+
     @property
     def batch_size(self) -> int:
-        return int(self.phase.shape[0])
+        return int(self.buffer.shape[0])
 
     def copy(self) -> State:
-        return State(
-            rules=self.rules,
-            **{
-                f.name: getattr(self, f.name).copy()
-                for f in dataclasses.fields(self)
-                if f.name != "rules"
-            },
-        )
+        return State.wrap(self.rules, self.buffer.copy())
 
     def take(self, games: npt.ArrayLike) -> State:
         """A new state holding the given games of this batch (copies)."""
         idx = np.asarray(games)
-        return State(
-            rules=self.rules,
-            **{
-                f.name: getattr(self, f.name)[idx].copy()
-                for f in dataclasses.fields(self)
-                if f.name != "rules"
-            },
-        )
+        return State.wrap(self.rules, self.buffer[idx.reshape(-1)])
 
 
-def max_history(rules: Rules) -> int:
-    """Longest action history of one hand: draw decisions, blind decisions, bids,
-    naming trump (RULES.md §6 auction), exchange passes, plays."""
-    p = rules.num_players
-    draws = p * rules.hand_size if rules.draw else 0
-    naming = 1 if rules.trump == "named" else 0
-    return draws + 2 * p + naming + 2 * p + p * rules.hand_size
+_FIELD_SET = frozenset(FIELD_NAMES)
+_SCALAR = frozenset(name for name, _, width in FIELDS if width == "1")
+
+
+def _bind(state: State, rules: Rules, buffer: npt.NDArray[np.uint8]) -> None:
+    """Make `state` a view of `buffer`; its fields are made on first use (`__getattr__`)."""
+    d = state.__dict__
+    for name in FIELD_NAMES:
+        d.pop(name, None)
+    d["rules"] = rules
+    d["buffer"] = buffer
+
+
+def field_view(rules: Rules, buffer: npt.NDArray[np.uint8], name: str) -> npt.NDArray:
+    """The view of field `name` in a (B, ROW) uint8 buffer of packed rows."""
+    dtype, offset, width = _PLACES[rules][name]
+    b, row = buffer.shape
+    if width == 0:  # a scalar field: (B,)
+        return np.ndarray((b,), dtype, buffer, offset, (row,))
+    itemsize = np.dtype(dtype).itemsize
+    return np.ndarray((b, width), dtype, buffer, offset, (row, itemsize))
+
+
+class _Places(dict):
+    """rules -> {field: (dtype, byte offset, width or 0 for a scalar)}."""
+
+    def __missing__(self, rules: Rules) -> dict:
+        out = {
+            name: (dtype, offset, 0 if name in _SCALAR else width)
+            for name, dtype, offset, width in layout(rules)[1]
+        }
+        self[rules] = out
+        return out
+
+
+_PLACES = _Places()
 
 
 def deck_mask(rules: Rules) -> np.uint64:
@@ -123,41 +178,47 @@ def deck_mask(rules: Rules) -> np.uint64:
 
 
 # ----------------------------------------------------------------------------- dealing
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+def splitmix64(x: npt.ArrayLike) -> U64:
+    """The SplitMix64 finaliser (core/deal.py), over an array of uint64."""
+    arr = np.asarray(x, dtype=np.uint64)
+    return _splitmix_all(arr.reshape(-1)).reshape(arr.shape)
 
 
-def splitmix64(x: U64) -> U64:
-    """The SplitMix64 finaliser: a counter-based generator, vectorised over games."""
-    with np.errstate(over="ignore"):
-        z = (x + _GOLDEN).astype(np.uint64)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+def deal_hands(rules: Rules, seed: npt.ArrayLike, hand_no: npt.ArrayLike) -> U64:
+    """(B, P) uint64: hand `hand_no` of each game, dealt from its seed (core/deal.py)."""
+    seeds = np.atleast_1d(np.asarray(seed, dtype=np.uint64))
+    nos = np.broadcast_to(np.asarray(hand_no, dtype=np.int64), seeds.shape).copy()
+    out = np.zeros((seeds.size, rules.num_players), dtype=np.uint64)
+    _deal_all(DECKS[rules.deck], seeds, nos, rules.num_players, rules.hand_size, out)
+    return out
 
 
-def _stream(seed: U64, hand_no: npt.NDArray[np.integer], n: int) -> U64:
-    """(B, n) uint64 random words for hand `hand_no` of each game."""
-    with np.errstate(over="ignore"):
-        base = splitmix64(seed ^ (hand_no.astype(np.uint64) * _GOLDEN))
-        counters = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0xD1B54A32D192ED03)
-        return splitmix64(base[:, None] + counters[None, :])
+def first_dealer(rules: Rules, seed: npt.ArrayLike) -> I8:
+    """RULES.md §1: the first dealer is drawn from the game's seed (core/deal.py)."""
+    seeds = np.atleast_1d(np.asarray(seed, dtype=np.uint64))
+    return _dealers(seeds, rules.num_players)
 
 
-def deal_hands(rules: Rules, seed: U64, hand_no: npt.NDArray[np.integer]) -> U64:
-    """(B, P) uint64: a uniformly shuffled deck dealt `hand_size` cards to each seat."""
-    cards = np.array(mask_to_cards(deck_mask(rules)), dtype=np.int64)
-    p, k = rules.num_players, rules.hand_size
-    words = _stream(seed, hand_no, cards.size)
-    order = np.argsort(words, axis=1, kind="stable")[:, : p * k]
-    bits = CARD_BIT[cards[order]].reshape(-1, p, k)
-    return np.bitwise_or.reduce(bits, axis=2)
+@njit(cache=True)
+def _splitmix_all(x):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _deal.splitmix64(x[i])
+    return out
 
 
-def first_dealer(rules: Rules, seed: U64) -> I8:
-    """RULES.md §1: the first dealer is drawn from the game's seed."""
-    with np.errstate(over="ignore"):
-        word = splitmix64(seed ^ np.uint64(0xA5A5A5A5A5A5A5A5))
-    return (word % np.uint64(rules.num_players)).astype(np.int8)
+@njit(cache=True)
+def _deal_all(deck, seeds, hand_no, p, k, out):
+    for i in range(seeds.size):
+        _deal.deal(deck, seeds[i], hand_no[i], p, k, out[i])
+
+
+@njit(cache=True)
+def _dealers(seeds, p):
+    out = np.empty(seeds.size, dtype=np.int8)
+    for i in range(seeds.size):
+        out[i] = _deal.first_dealer(seeds[i], p)
+    return out
 
 
 # ----------------------------------------------------------------------------- init
@@ -240,17 +301,14 @@ def init(
     `scores` and `bags` ((T,) or (B, T)) the position of the game; later hands are dealt
     from the seeds.
     """
-    from spades_env.engine import start_hand  # the engine owns the hand flow
-    from spades_env.legality import update_legal
-
-    b, p, t = batch_size, rules.num_players, rules.num_teams
+    b, t = batch_size, rules.num_teams
     if seeds is None:
         if rng is None:
             raise ValueError("init needs rng (a numpy.random.Generator) or seeds")
         seed = rng.integers(0, np.iinfo(np.uint64).max, size=b, dtype=np.uint64, endpoint=True)
     else:
         seed = np.broadcast_to(np.asarray(seeds, dtype=np.uint64), (b,)).copy()
-    hand_no = np.zeros(b, dtype=np.int32)
+    p = rules.num_players
     if dealer is None:
         first = first_dealer(rules, seed)
     else:
@@ -258,44 +316,16 @@ def init(
     if ((first < 0) | (first >= p)).any():
         raise DealError(f"dealer must be a seat 0..{p - 1}")
     given = None if deals is None else parse_deals(rules, deals, b)
-    h = max_history(rules)
-    state = State(
-        rules=rules,
-        seed=seed,
-        hand_no=hand_no,
-        dealer=first.astype(np.int8),
-        phase=np.zeros(b, dtype=np.int8),
-        to_act=np.zeros(b, dtype=np.int8),
-        deal=np.zeros((b, p), dtype=np.uint64),
-        hands=np.zeros((b, p), dtype=np.uint64),
-        played=np.zeros(b, dtype=np.uint64),
-        legal=np.zeros(b, dtype=np.uint64),
-        bids=np.full((b, p), -1, dtype=np.int8),
-        blind=np.zeros((b, p), dtype=bool),
-        num_bids=np.zeros(b, dtype=np.int8),
-        passing=np.zeros((b, p), dtype=np.uint64),
-        trick=np.full((b, p), -1, dtype=np.int8),
-        leader=np.zeros(b, dtype=np.int8),
-        trick_size=np.zeros(b, dtype=np.int8),
-        lead_suit=np.full(b, -1, dtype=np.int8),
-        tricks_played=np.zeros(b, dtype=np.int8),
-        tricks_won=np.zeros((b, p), dtype=np.int8),
-        broken=np.zeros(b, dtype=bool),
-        voids=np.zeros((b, p), dtype=np.uint8),
-        card_seat=np.full((b, NUM_CARDS), -1, dtype=np.int8),
-        card_trick=np.full((b, NUM_CARDS), -1, dtype=np.int8),
-        scores=_fill(scores, (b, t), np.int32, 0, "scores"),
-        bags=_fill(bags, (b, t), np.int32, 0, "bags"),
-        winner=np.full(b, -1, dtype=np.int8),
-        history=np.full((b, h), -1, dtype=np.int16),
-        history_len=np.zeros(b, dtype=np.int16),
-        stock=np.full((b, NUM_CARDS), -1, dtype=np.int8),
-        stock_pos=np.zeros(b, dtype=np.int8),
-        seen=np.zeros((b, p), dtype=np.uint64),
-        trump=np.zeros(b, dtype=np.int8),
-    )
-    start_hand(state, np.arange(b), given)
-    update_legal(state)
+    state = State.wrap(rules, np.zeros((b, layout(rules)[0]), dtype=np.uint8))
+    state.seed[:] = seed
+    state.dealer[:] = first
+    state.scores[:] = _fill(scores, (b, t), np.int32, 0, "scores")
+    state.bags[:] = _fill(bags, (b, t), np.int32, 0, "bags")
+    state.winner[:] = -1
+    state.stock[:] = -1
+    if given is not None:
+        state.deal[:] = given
+    _kernel.start_hands(spec(rules), state.buffer, np.arange(b), given is not None)
     return state
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from spades_env.engine import PHASE_BASE, step
 from spades_env.records import hand_records
-from spades_env.rules import Rules
+from spades_env.rules import PRESETS, Rules
 from spades_env.state import DONE, State, init
 
 MASK64 = (1 << 64) - 1
@@ -64,6 +64,12 @@ RULES = [
     pytest.param(Rules(nil_tricks="count", max_total_bid=13, max_hands=3), id="count-max13"),
     # RULES.md §6 auction: a trump-naming phase, games out of phase with each other
     pytest.param(Rules.auction(max_hands=3, blind_nil="always"), id="auction"),
+    # RULES.md §6: every other preset, two hands each
+    *(
+        pytest.param(Rules.preset(name, max_hands=2), id=name)
+        for name in PRESETS
+        if name not in ("standard", "auction")
+    ),
 ]
 SEEDS = [1000 + 37 * i for i in range(12)]
 

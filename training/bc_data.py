@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from agents.registry import make_agent
 from spades_env.cards import NUM_ACTIONS
-from spades_env.engine import legal_action_mask, step
+from spades_env.engine import legal_action_mask, step, stop_games
 from spades_env.observation import OBS_VERSION, encode, obs_size, seat_view
 from spades_env.rules import Rules
 from spades_env.state import DONE, init
@@ -201,8 +201,7 @@ def play_shard(spec: DatasetSpec, i: int) -> dict[str, npt.NDArray]:
         res = info.finished
         if res is not None:  # one hand per game: done once it is scored
             outcome[res.games] = res.points - res.penalty
-            state.phase[res.games] = DONE
-            state.legal[res.games] = 0
+            stop_games(state, res.games)
     g, s = np.concatenate(games), np.concatenate(seats)
     own = outcome[g, teams[s]]
     other = outcome[g, (teams[s] + 1) % rules.num_teams]

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
-from spades_env.engine import legal_action_mask, step
+from spades_env.engine import legal_action_mask, step, stop_games
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
 from spades_env.state import DONE, State, init
@@ -135,8 +135,7 @@ def play_hands(
             hands.points[g] = res.points - res.penalty
             hands.bids[g], hands.blind[g], hands.tricks[g] = res.bids, res.blind, res.tricks
             # One hand per episode: the game is over for us once its hand is scored.
-            state.phase[g] = DONE
-            state.legal[g] = 0
+            stop_games(state, g)
 
 
 def pool_rollout(

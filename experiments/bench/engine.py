@@ -1,7 +1,8 @@
 """The engine's own throughput, the reference rates of `spades bench`'s sections.
 
-`engine_rate` (the batched engine) and `single_rate` (`SingleGame`) play random legal
-moves of full hands; `timed` turns a counting function into a rate.
+`engine_run` (the batched engine) and `single_run` (`SingleGame`) play random legal
+moves of full hands and count the decisions; `timed` turns such a run into a rate
+(`engine_rate`, `single_rate`).
 """
 
 from __future__ import annotations
@@ -32,26 +33,32 @@ def timed(run: Callable[[], int], seconds: float) -> float:
             return count / elapsed
 
 
-def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of random legal play of full hands, scoring included."""
+def engine_run(rules: Rules, batch: int, seed: int = 0) -> Callable[[], int]:
+    """A run of random legal play of about one hand in `batch` games (scoring included);
+    returns the decisions made."""
     rng = np.random.default_rng(seed)
     state = init(rules, batch, rng)
 
     def run() -> int:
         decided = 0
         for _ in range(rules.num_players * (rules.hand_size + 1)):  # about one hand
-            active = int((state.phase != DONE).sum())
+            active = batch - int(np.count_nonzero(state.phase == DONE))
             step(state, random_legal_actions(state.legal, state.phase, rng))
             decided += active
         reset_done(state, rng)
         return decided
 
-    return timed(run, seconds)
+    return run
 
 
-def single_rate(rules: Rules, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of random legal play through `SingleGame`, one game at a time
-    (the path the PettingZoo env and tree search use)."""
+def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> float:
+    """Decisions per second of random legal play of full hands, scoring included."""
+    return timed(engine_run(rules, batch, seed), seconds)
+
+
+def single_run(rules: Rules, seed: int = 0) -> Callable[[], int]:
+    """A run of one hand's worth of random legal play through `SingleGame`, one game at a
+    time (the path the PettingZoo env and tree search use)."""
     pick = random.Random(seed)
     game = SingleGame(rules, seed=seed)
     games = iter(range(1, 10**12))
@@ -63,4 +70,9 @@ def single_rate(rules: Rules, seconds: float, seed: int = 0) -> float:
                 game.restart(next(games))
         return DECISIONS_PER_HAND
 
-    return timed(run, seconds)
+    return run
+
+
+def single_rate(rules: Rules, seconds: float, seed: int = 0) -> float:
+    """Decisions per second through `SingleGame` (`single_run`)."""
+    return timed(single_run(rules, seed), seconds)

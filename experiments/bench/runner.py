@@ -8,20 +8,28 @@ the same process is the figure to quote. Each section is a function that returns
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
 from experiments.bench import envs as bench_envs
 from experiments.bench import search as bench_search
 from experiments.bench import training as bench_training
-from experiments.bench.engine import DECISIONS_PER_HAND, engine_rate, single_rate, timed
+from experiments.bench.engine import (
+    DECISIONS_PER_HAND,
+    engine_rate,
+    engine_run,
+    single_run,
+    timed,
+)
 from spades_env.rules import PRESETS, Rules
 
 Row = dict[str, Any]
 
 
-def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
-    """OpenSpiel `spades` with its C++ uniform-random bots via `evaluate_bots`, or None."""
+def openspiel_bots_run(seed: int = 0) -> Callable[[], int] | None:
+    """OpenSpiel `spades` with its C++ uniform-random bots via `evaluate_bots` (50 hands a
+    run), or None without pyspiel (the `bench` extra)."""
     try:
         import pyspiel
     except ImportError:
@@ -35,37 +43,70 @@ def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
             pyspiel.evaluate_bots(game.new_initial_state(), bots, next(counter))
         return 50 * DECISIONS_PER_HAND  # OpenSpiel's game is one hand: 56 decisions
 
-    return timed(run, seconds)
+    return run
+
+
+def openspiel_loop_run(seed: int = 0) -> Callable[[], int] | None:
+    """OpenSpiel `spades` stepped from Python, a uniformly random legal action each
+    decision (one hand a run: the deal's chance nodes are not counted), or None."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("spades")
+    rng = random.Random(seed)
+
+    def run() -> int:
+        state = game.new_initial_state()
+        decisions = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(rng.choice(state.chance_outcomes())[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+                decisions += 1
+        return decisions
+
+    return run
+
+
+def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
+    """Decisions per second of `openspiel_bots_run`, or None without pyspiel."""
+    run = openspiel_bots_run(seed)
+    return None if run is None else timed(run, seconds)
 
 
 def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192)) -> list[Row]:
-    reference = openspiel_rate(seconds)
-    rows = []
-    for b in batches:
-        rate = engine_rate(Rules(), b, seconds)
-        rows.append(
-            {
-                "name": "engine random play (standard)",
-                "batch": b,
-                "rate": rate,
-                "unit": "decisions/s",
-                "reference": "OpenSpiel spades, C++ random bots" if reference else None,
-                "reference_rate": reference,
-                "ratio": rate / reference if reference else None,
-            }
-        )
-    rate = single_rate(Rules(), seconds)
-    rows.append(
-        {
-            "name": "single-game path (SingleGame)",
-            "batch": 1,
+    """The batched engine at several batch sizes against OpenSpiel's C++ random bots, and
+    `SingleGame` against OpenSpiel stepped from Python, all measured in turns
+    (`envs._rates`) so a passing load weighs on every figure alike."""
+    runs = {f"engine {b}": engine_run(Rules(), b) for b in batches}
+    runs["single"] = single_run(Rules())
+    bots, loop = openspiel_bots_run(), openspiel_loop_run()
+    if bots is not None and loop is not None:
+        runs["openspiel bots"], runs["openspiel loop"] = bots, loop
+    rates = bench_envs._rates(runs, seconds)
+    ref_bots, ref_loop = rates.get("openspiel bots"), rates.get("openspiel loop")
+
+    def row(name: str, batch: int, rate: float, ref: str, ref_rate: float | None) -> Row:
+        return {
+            "name": name,
+            "batch": batch,
             "rate": rate,
             "unit": "decisions/s",
-            "reference": "OpenSpiel spades, C++ random bots" if reference else None,
-            "reference_rate": reference,
-            "ratio": rate / reference if reference else None,
+            "reference": ref if ref_rate else None,
+            "reference_rate": ref_rate,
+            "ratio": rate / ref_rate if ref_rate else None,
         }
-    )
+
+    bots_name = "OpenSpiel spades, C++ random bots"
+    loop_name = "OpenSpiel spades, Python loop of random legal actions"
+    rows = [
+        row("engine random play (standard)", b, rates[f"engine {b}"], bots_name, ref_bots)
+        for b in batches
+    ]
+    rows.append(row("single-game path (SingleGame)", 1, rates["single"], loop_name, ref_loop))
+    rows.append(row("single-game path (SingleGame)", 1, rates["single"], bots_name, ref_bots))
     return rows
 
 

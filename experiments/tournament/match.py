@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
-from spades_env.engine import legal_action_mask, step
+from spades_env.engine import legal_action_mask, step, stop_games
 from spades_env.observation import encode, seat_view
 from spades_env.records import hand_records
 from spades_env.rules import Rules
@@ -61,6 +61,5 @@ def play_batch(
         out.extend(zip(games.tolist(), hand_records(rules, info.finished), strict=True))
         if one_hand:
             # Deal-level duplicate: the game is over for us once its first hand is
-            # scored; mark it DONE so the engine's next deal is never played.
-            state.phase[games] = DONE
-            state.legal[games] = 0
+            # scored; the engine stops it, so its next deal is never played.
+            stop_games(state, games)

@@ -1,0 +1,537 @@
+"""The batched engine's kernels: a compiled loop over the games of a packed `State`.
+
+Each game is one row of `State`'s (B, ROW) uint8 buffer (core/spec.py gives the offsets
+of its fields); the kernels read and write it through typed views and apply the rules of
+core/rules.py, core/scoring.py and core/deal.py. Every kernel takes the spec vector `r`
+first, so one compilation plays every preset.
+
+Phases (state.py): BLIND 0, BID 1, EXCHANGE 2, PLAY 3, DONE 4, DRAW 5, TRUMP 6.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from spades_env.cards import BID_BASE, BLIND_NIL, DRAW_KEEP, NAME_TRUMP, SPADES
+from spades_env.core import deal as _deal
+from spades_env.core import rules as core
+from spades_env.core.borrow import borrow
+from spades_env.core.scoring import apply_bags, game_winner, score_hand
+from spades_env.core.spec import (
+    L_BAGS,
+    L_BIDS,
+    L_BLIND,
+    L_BROKEN,
+    L_CARD_SEAT,
+    L_CARD_TRICK,
+    L_DEAL,
+    L_DEALER,
+    L_HAND_NO,
+    L_HANDS,
+    L_HISTORY,
+    L_HISTORY_LEN,
+    L_LEAD_SUIT,
+    L_LEADER,
+    L_LEGAL,
+    L_NUM_BIDS,
+    L_PASSING,
+    L_PHASE,
+    L_PLAYED,
+    L_SCORES,
+    L_SEED,
+    L_SEEN,
+    L_STOCK,
+    L_STOCK_POS,
+    L_TO_ACT,
+    L_TRICK,
+    L_TRICK_SIZE,
+    L_TRICKS_PLAYED,
+    L_TRICKS_WON,
+    L_TRUMP,
+    L_VOIDS,
+    L_WINNER,
+    R_BID_RULE,
+    R_BLIND,
+    R_DECK,
+    R_DECK_SIZE,
+    R_DRAW,
+    R_EXCHANGE,
+    R_H,
+    R_K,
+    R_MAX_BID,
+    R_MAX_TOTAL,
+    R_MIN_BID,
+    R_NAMED,
+    R_P,
+    R_PARTNERS,
+    R_T,
+    R_TWO_CLUBS,
+)
+from spades_env.numba_cache import ensure_fresh
+
+ensure_fresh()
+
+BLIND, BID, EXCHANGE, PLAY, DONE, DRAW, TRUMP = 0, 1, 2, 3, 4, 5, 6
+#: first action of each phase: bit i of `legal` is action PHASE_BASE[phase] + i.
+PHASE_BASE = np.array([BLIND_NIL, BID_BASE, 0, 0, 0, DRAW_KEEP, NAME_TRUMP], dtype=np.int64)
+HISTORY_SEAT_SHIFT = 7  # history entries are (seat << 7) | action
+_U1 = np.uint64(1)
+
+
+# ------------------------------------------------------------------ small accessors
+@njit(cache=True, inline="always")
+def _views(buf):
+    """The packed rows as every dtype, borrowed for this call (core/borrow.py)."""
+    buf = borrow(buf)
+    return buf, buf.view(np.uint64), buf.view(np.int32), buf.view(np.int16), buf.view(np.int8)
+
+
+@njit(cache=True, inline="always")
+def _partner_bid(r, i8, g, seat):
+    if r[R_PARTNERS] == 0:
+        return -1
+    return i8[g, r[L_BIDS] + core.partner_of(seat, r[R_P])]
+
+
+@njit(cache=True, inline="always")
+def blind_ok(r, i32, i8, g, seat):
+    """RULES.md §2: may `seat` of game `g` declare blind nil now."""
+    t = r[R_T]
+    scores = i32[g, r[L_SCORES] : r[L_SCORES] + t]
+    return core.blind_allowed(
+        r[R_BLIND], r[R_BID_RULE], _partner_bid(r, i8, g, seat), scores, t, seat % t
+    )
+
+
+@njit(cache=True, inline="always")
+def legal_bits(r, u64, i32, i8, g):
+    """The legal actions of the seat to act, as bits above PHASE_BASE[phase]."""
+    phase = i8[g, r[L_PHASE]]
+    seat = i8[g, r[L_TO_ACT]]
+    if phase == PLAY:
+        held = u64[g, r[L_HANDS] + seat] & ~u64[g, r[L_PLAYED]]
+        first = r[R_TWO_CLUBS] == 1 and i8[g, r[L_TRICKS_PLAYED]] == 0
+        return core.legal_cards(
+            held,
+            i8[g, r[L_TRICK_SIZE]],
+            i8[g, r[L_LEAD_SUIT]],
+            i8[g, r[L_BROKEN]] != 0,
+            i8[g, r[L_TRUMP]],
+            first,
+        )
+    if phase == BID:
+        p = r[R_P]
+        bids = i8[g, r[L_BIDS] : r[L_BIDS] + p]
+        top = core.bid_top(r[R_MAX_BID], r[R_MAX_TOTAL], bids, p)
+        held = u64[g, r[L_HANDS] + seat]
+        return core.legal_bids(r[R_MIN_BID], top, r[R_BID_RULE], held, _partner_bid(r, i8, g, seat))
+    if phase == EXCHANGE:  # RULES.md §2: any card not chosen yet
+        return u64[g, r[L_HANDS] + seat] & ~u64[g, r[L_PASSING] + seat]
+    if phase in (BLIND, DRAW):  # blind nil / see hand; keep / discard
+        return np.uint64(0b11)
+    if phase == TRUMP:  # RULES.md §6 auction: any of the four suits
+        return np.uint64(0b1111)
+    return np.uint64(0)
+
+
+# ------------------------------------------------------------------ the hand's flow
+@njit(cache=True, inline="always")
+def _offer_bid(r, i32, i8, g, seat):
+    """The turn to bid passes to `seat`: first the blind-nil decision if it may."""
+    i8[g, r[L_TO_ACT]] = seat
+    i8[g, r[L_PHASE]] = BLIND if blind_ok(r, i32, i8, g, seat) else BID
+
+
+@njit(cache=True, inline="always")
+def _open_bidding(r, i32, i8, g):
+    """RULES.md §2: bidding starts left of the dealer."""
+    _offer_bid(r, i32, i8, g, (i8[g, r[L_DEALER]] + 1) % r[R_P])
+
+
+@njit(cache=True, inline="always")
+def _start_draw(r, u64, i32, i8, g):
+    """RULES.md §6 two_player: lay out the shuffled stock; left of the dealer draws first."""
+    p, stock = r[R_P], r[L_STOCK]
+    for c in range(54):
+        i8[g, stock + c] = -1
+    _deal.shuffle(r[R_DECK], u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], i8[g, stock : stock + 54])
+    i8[g, r[L_STOCK_POS]] = 0
+    for s in range(p):
+        u64[g, r[L_SEEN] + s] = 0
+        u64[g, r[L_DEAL] + s] = 0
+        u64[g, r[L_HANDS] + s] = 0
+    i8[g, r[L_TO_ACT]] = (i8[g, r[L_DEALER]] + 1) % p
+    i8[g, r[L_PHASE]] = DRAW
+
+
+@njit(cache=True, inline="always")
+def start_hand(r, u64, i32, i16, i8, g, given):
+    """Deal hand `hand_no` of game `g` (or keep the `given` deal) and open the bidding."""
+    p = r[R_P]
+    if not given and r[R_DRAW] == 0:
+        _deal.deal(
+            r[R_DECK], u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], p, r[R_K],
+            u64[g, r[L_DEAL] : r[L_DEAL] + p],
+        )  # fmt: skip
+    for s in range(p):
+        u64[g, r[L_HANDS] + s] = u64[g, r[L_DEAL] + s]
+        u64[g, r[L_PASSING] + s] = 0
+        i8[g, r[L_BIDS] + s] = -1
+        i8[g, r[L_BLIND] + s] = 0
+        i8[g, r[L_TRICK] + s] = -1
+        i8[g, r[L_TRICKS_WON] + s] = 0
+        i8[g, r[L_VOIDS] + s] = 0
+    for c in range(54):
+        i8[g, r[L_CARD_SEAT] + c] = -1
+        i8[g, r[L_CARD_TRICK] + c] = -1
+    for h in range(r[R_H]):
+        i16[g, r[L_HISTORY] + h] = -1
+    u64[g, r[L_PLAYED]] = 0
+    u64[g, r[L_LEGAL]] = 0
+    i8[g, r[L_NUM_BIDS]] = 0
+    i8[g, r[L_TRICK_SIZE]] = 0
+    i8[g, r[L_LEAD_SUIT]] = -1
+    i8[g, r[L_TRICKS_PLAYED]] = 0
+    i8[g, r[L_BROKEN]] = 0
+    i8[g, r[L_TRUMP]] = -1 if r[R_NAMED] else SPADES  # RULES.md §6 auction: named later
+    i16[g, r[L_HISTORY_LEN]] = 0
+    if r[R_DRAW] and not given:
+        _start_draw(r, u64, i32, i8, g)
+    else:
+        _open_bidding(r, i32, i8, g)
+    u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
+
+
+@njit(cache=True, inline="always")
+def _start_play(r, u64, i8, g):
+    """RULES.md §3: the first lead."""
+    p = r[R_P]
+    leader = core.first_leader(
+        r[R_TWO_CLUBS] == 1, u64[g, r[L_HANDS] : r[L_HANDS] + p], i8[g, r[L_DEALER]], p
+    )
+    i8[g, r[L_LEADER]] = leader
+    i8[g, r[L_TO_ACT]] = leader
+    i8[g, r[L_PHASE]] = PLAY
+
+
+@njit(cache=True, inline="always")
+def _next_pass(r, u64, i8, g):
+    """RULES.md §2 exchange: the next seat to pass, or once every pass is chosen the cards
+    change hands and the play starts."""
+    p = r[R_P]
+    seat = core.next_passer(
+        i8[g, r[L_BLIND] : r[L_BLIND] + p],
+        u64[g, r[L_PASSING] : r[L_PASSING] + p],
+        i8[g, r[L_DEALER]],
+        p,
+    )
+    if seat >= 0:
+        i8[g, r[L_TO_ACT]] = seat
+        i8[g, r[L_PHASE]] = EXCHANGE
+        return
+    hands, passing = r[L_HANDS], r[L_PASSING]
+    new = np.empty(p, dtype=np.uint64)
+    for s in range(p):
+        given = u64[g, passing + s]
+        got = u64[g, passing + core.partner_of(s, p)]
+        new[s] = (u64[g, hands + s] & ~given) | got
+    for s in range(p):
+        u64[g, hands + s] = new[s]
+    _start_play(r, u64, i8, g)
+
+
+@njit(cache=True, inline="always")
+def _after_naming(r, u64, i8, g):
+    """The bidding (and auction's naming of trump) is over: the exchange, or the play."""
+    if r[R_EXCHANGE]:
+        for s in range(r[R_P]):
+            if i8[g, r[L_BLIND] + s]:
+                _next_pass(r, u64, i8, g)
+                return
+    _start_play(r, u64, i8, g)
+
+
+@njit(cache=True, inline="always")
+def _bid_made(r, u64, i32, i8, g, seat):
+    p = r[R_P]
+    n = i8[g, r[L_NUM_BIDS]] + 1
+    i8[g, r[L_NUM_BIDS]] = n
+    if n < p:
+        _offer_bid(r, i32, i8, g, (seat + 1) % p)
+    elif r[R_NAMED]:  # RULES.md §6 auction: the highest bidder names trump
+        i8[g, r[L_TO_ACT]] = core.trump_namer(
+            i8[g, r[L_DEALER]], i8[g, r[L_BIDS] : r[L_BIDS] + p], p
+        )
+        i8[g, r[L_PHASE]] = TRUMP
+    else:
+        _after_naming(r, u64, i8, g)
+
+
+@njit(cache=True, inline="always")
+def _draw(r, u64, i32, i8, g, seat, a):
+    """RULES.md §6 two_player: keep the top card (the next is discarded unseen), or
+    discard it (seen) and take the next."""
+    pos = i8[g, r[L_STOCK_POS]]
+    top = i8[g, r[L_STOCK] + pos]
+    nxt = i8[g, r[L_STOCK] + pos + 1]
+    if a == DRAW_KEEP:
+        u64[g, r[L_HANDS] + seat] |= core.bit(top)
+    else:
+        u64[g, r[L_HANDS] + seat] |= core.bit(nxt)
+        u64[g, r[L_SEEN] + seat] |= core.bit(top)
+    pos += 2
+    i8[g, r[L_STOCK_POS]] = pos
+    i8[g, r[L_TO_ACT]] = (seat + 1) % r[R_P]
+    if pos >= r[R_DECK_SIZE]:
+        for s in range(r[R_P]):
+            u64[g, r[L_DEAL] + s] = u64[g, r[L_HANDS] + s]
+        _open_bidding(r, i32, i8, g)
+
+
+@njit(cache=True, inline="always")
+def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
+    """RULES.md §4-§5: score the hand, carry bags, decide the game, deal the next hand.
+    The row as it stood is copied to `fin[g]`; `res[g]` gets points, bags gained,
+    penalties (T each) and the winner (-1 while the game goes on)."""
+    p, t = r[R_P], r[R_T]
+    fin[g, :] = buf[g, :]
+    pts = np.zeros(t, dtype=np.int32)
+    bags = np.zeros(t, dtype=np.int32)
+    contract = np.zeros(t, dtype=np.int32)
+    made = np.zeros(t, dtype=np.bool_)
+    score_hand(
+        r,
+        i8[g, r[L_BIDS] : r[L_BIDS] + p],
+        i8[g, r[L_BLIND] : r[L_BLIND] + p],
+        i8[g, r[L_TRICKS_WON] : r[L_TRICKS_WON] + p],
+        pts, bags, contract, made,
+    )  # fmt: skip
+    scores = i32[g, r[L_SCORES] : r[L_SCORES] + t]
+    bag_count = i32[g, r[L_BAGS] : r[L_BAGS] + t]
+    for team in range(t):
+        scores[team] += pts[team]
+        bag_count[team] += bags[team]
+    penalty = np.zeros(t, dtype=np.int32)
+    apply_bags(r, scores, bag_count, penalty)
+    hands = i32[g, r[L_HAND_NO]] + 1
+    i32[g, r[L_HAND_NO]] = hands
+    winner = game_winner(r, scores, hands)
+    for team in range(t):
+        res[g, team] = pts[team]
+        res[g, t + team] = bags[team]
+        res[g, 2 * t + team] = penalty[team]
+        points[g, team] = pts[team] - penalty[team]
+    res[g, 3 * t] = winner
+    if winner >= 0:
+        i8[g, r[L_PHASE]] = DONE
+        i8[g, r[L_WINNER]] = winner
+        u64[g, r[L_LEGAL]] = 0
+        return
+    i8[g, r[L_DEALER]] = (i8[g, r[L_DEALER]] + 1) % p  # RULES.md §1: the deal passes left
+    start_hand(r, u64, i32, i16, i8, g, False)
+
+
+@njit(cache=True, inline="always")
+def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
+    """RULES.md §3: play `card`; close the trick when full, and the hand after the last."""
+    p = r[R_P]
+    size = i8[g, r[L_TRICK_SIZE]]
+    trump = i8[g, r[L_TRUMP]]
+    lead = i8[g, r[L_LEAD_SUIT]]
+    broken = i8[g, r[L_BROKEN]] != 0
+    i8[g, r[L_VOIDS] + seat] |= core.shown_voids(card, size, lead, broken, trump)
+    if size == 0:
+        lead = core.suit_of(card)
+        i8[g, r[L_LEAD_SUIT]] = lead
+    if core.breaks_trump(card, trump):
+        i8[g, r[L_BROKEN]] = 1
+    u64[g, r[L_PLAYED]] |= core.bit(card)
+    i8[g, r[L_TRICK] + seat] = card
+    i8[g, r[L_CARD_SEAT] + card] = seat
+    i8[g, r[L_CARD_TRICK] + card] = i8[g, r[L_TRICKS_PLAYED]]
+    size += 1
+    i8[g, r[L_TRICK_SIZE]] = size
+    i8[g, r[L_TO_ACT]] = (seat + 1) % p
+    if size < p:
+        return
+    trick = i8[g, r[L_TRICK] : r[L_TRICK] + p]
+    winner = core.trick_winner(trick, i8[g, r[L_LEADER]], p, lead, trump)
+    i8[g, r[L_TRICKS_WON] + winner] += 1
+    i8[g, r[L_LEADER]] = winner
+    i8[g, r[L_TO_ACT]] = winner
+    for s in range(p):
+        trick[s] = -1
+    i8[g, r[L_TRICK_SIZE]] = 0
+    i8[g, r[L_LEAD_SUIT]] = -1
+    played = i8[g, r[L_TRICKS_PLAYED]] + 1
+    i8[g, r[L_TRICKS_PLAYED]] = played
+    if played == r[R_K]:
+        _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points)
+
+
+@njit(cache=True, inline="always")
+def is_legal(r, u64, i8, g, a):
+    """Is action `a` among the cached legal actions of game `g` (DONE games: any)."""
+    phase = i8[g, r[L_PHASE]]
+    if phase == DONE:
+        return True
+    rel = a - PHASE_BASE[phase]
+    if rel < 0 or rel >= 64:
+        return False
+    return (u64[g, r[L_LEGAL]] >> np.uint64(rel)) & _U1 == _U1
+
+
+@njit(cache=True, inline="always")
+def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
+    """Apply legal action `a` of the seat to act in game `g`. Returns True if the hand
+    ended (then `fin`, `res` and `points` hold its record, see `_end_hand`)."""
+    phase = i8[g, r[L_PHASE]]
+    if phase == DONE:
+        return False
+    seat = i8[g, r[L_TO_ACT]]
+    n = i16[g, r[L_HISTORY_LEN]]
+    i16[g, r[L_HISTORY] + n] = (seat << HISTORY_SEAT_SHIFT) | a
+    i16[g, r[L_HISTORY_LEN]] = n + 1
+    hands = i32[g, r[L_HAND_NO]]
+    if phase == PLAY:
+        _play(r, buf, u64, i32, i16, i8, g, seat, a, fin, res, points)
+    elif phase == BID:
+        i8[g, r[L_BIDS] + seat] = a - BID_BASE
+        _bid_made(r, u64, i32, i8, g, seat)
+    elif phase == BLIND:
+        if a == BLIND_NIL:
+            i8[g, r[L_BIDS] + seat] = 0
+            i8[g, r[L_BLIND] + seat] = 1
+            _bid_made(r, u64, i32, i8, g, seat)
+        else:  # RULES.md §2: declined; sees the hand and bids
+            i8[g, r[L_PHASE]] = BID
+    elif phase == EXCHANGE:
+        u64[g, r[L_PASSING] + seat] |= core.bit(a)
+        _next_pass(r, u64, i8, g)
+    elif phase == DRAW:
+        _draw(r, u64, i32, i8, g, seat, a)
+    elif phase == TRUMP:
+        i8[g, r[L_TRUMP]] = a - NAME_TRUMP  # RULES.md §6 auction: the named suit
+        _after_naming(r, u64, i8, g)
+    if i8[g, r[L_PHASE]] != DONE:
+        u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
+    return i32[g, r[L_HAND_NO]] != hands
+
+
+@njit(cache=True)
+def step_batch(r, buf, actions, report, flags, points, fin, res):
+    """One action per game (DONE games ignore theirs). Illegal actions: with `report`,
+    those games stay as they were and `flags[g, 1]` is set; otherwise nothing changes and
+    `-1 - g` is returned for the first illegal game `g`. Else returns the number of hands
+    that ended (`flags[g, 0]`; see `_end_hand` for `fin`, `res`, `points`)."""
+    buf, u64, i32, i16, i8 = _views(buf)
+    r, actions, flags, points = borrow(r), borrow(actions), borrow(flags), borrow(points)
+    fin, res = borrow(fin), borrow(res)
+    b = buf.shape[0]
+    if not report:
+        for g in range(b):
+            if not is_legal(r, u64, i8, g, actions[g]):
+                return -1 - g
+    ended = 0
+    for g in range(b):
+        a = actions[g]
+        if report and not is_legal(r, u64, i8, g, a):
+            flags[g, 1] = True
+            continue
+        if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
+            flags[g, 0] = True
+            ended += 1
+    return ended
+
+
+@njit(cache=True)
+def start_hands(r, buf, rows, given):
+    """Start the current hand of the games in `rows` (deal, or `given` deals kept)."""
+    buf, u64, i32, i16, i8 = _views(buf)
+    for g in rows:
+        start_hand(r, u64, i32, i16, i8, g, given)
+
+
+@njit(cache=True)
+def new_games(r, buf, rows, seeds):
+    """Start a fresh game (scores 0, dealer from the seed) in each game of `rows`."""
+    buf, u64, i32, i16, i8 = _views(buf)
+    for k in range(rows.size):
+        g = rows[k]
+        u64[g, r[L_SEED]] = seeds[k]
+        i32[g, r[L_HAND_NO]] = 0
+        for team in range(r[R_T]):
+            i32[g, r[L_SCORES] + team] = 0
+            i32[g, r[L_BAGS] + team] = 0
+        i8[g, r[L_WINNER]] = -1
+        i8[g, r[L_DEALER]] = _deal.first_dealer(seeds[k], r[R_P])
+        start_hand(r, u64, i32, i16, i8, g, False)
+
+
+@njit(cache=True)
+def stop_games(r, buf, rows):
+    """End the games of `rows` where they stand: phase DONE, no legal action. Their
+    scores and `winner` stay as they are (-1 unless the game had been decided)."""
+    buf, u64, _, _, i8 = _views(buf)
+    for g in rows:
+        i8[g, r[L_PHASE]] = DONE
+        u64[g, r[L_LEGAL]] = 0
+
+
+@njit(cache=True)
+def refresh_legal(r, buf):
+    """Recompute the cached legal bits of every game (after a caller edited the state)."""
+    buf, u64, i32, _, i8 = _views(buf)
+    for g in range(buf.shape[0]):
+        u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
+
+
+@njit(cache=True)
+def blind_allowed_rows(r, buf, rows, seats, out):
+    buf, _, i32, _, i8 = _views(buf)
+    for k in range(rows.size):
+        out[k] = blind_ok(r, i32, i8, rows[k], seats[k])
+
+
+@njit(cache=True)
+def random_legal(legal, phase, u, out):
+    """One uniformly random legal action per game: the k-th legal bit with
+    k = floor(u * count) (`u` uniform in [0, 1) from the caller's generator); games with
+    no legal action (DONE) get 0."""
+    for g in range(legal.size):
+        bits = np.uint64(legal[g])
+        count = core.popcount(bits)
+        if count == 0:
+            out[g] = 0
+            continue
+        k = min(int(u[g] * count), count - 1)
+        for _ in range(k):
+            bits &= bits - _U1
+        out[g] = core.lowest(bits) + PHASE_BASE[phase[g]]
+
+
+@njit(cache=True)
+def action_mask(legal, phase, out):
+    """(B, NUM_ACTIONS) bool from the legal bits."""
+    n = out.shape[1]
+    for g in range(legal.size):
+        bits = np.uint64(legal[g])
+        base = PHASE_BASE[phase[g]] if phase[g] != DONE else 0
+        while bits:
+            c = core.lowest(bits)
+            if base + c < n:
+                out[g, base + c] = True
+            bits &= bits - _U1
+
+
+@njit(cache=True)
+def step_one(r, buf, a, fin, res):
+    """`step_batch` for a batch of one (SingleGame): 0 stepped, 1 the hand ended (`fin`,
+    `res` hold its record), -1 illegal (nothing changed)."""
+    buf, u64, i32, i16, i8 = _views(buf)
+    r, fin, res = borrow(r), borrow(fin), borrow(res)
+    if not is_legal(r, u64, i8, 0, a):
+        return -1
+    points = np.empty((1, r[R_T]), dtype=np.int32)
+    return 1 if step_game(r, buf, u64, i32, i16, i8, 0, a, fin, res, points) else 0

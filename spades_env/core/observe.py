@@ -1,0 +1,174 @@
+"""The RL encoding of what a seat knows (observation.py documents the blocks), compiled.
+
+`encode_rows` writes, for each game of a packed `State` and one observing seat, the int16
+row `observation.encode` returns; `obs_offsets(rules)` gives where each block starts.
+One implementation serves the batched envs and `SingleGame`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import njit
+
+from spades_env.cards import MAX_BID, NUM_CARDS
+from spades_env.core.borrow import borrow
+from spades_env.core.kernel import BID, DRAW, PLAY, _views, blind_ok
+from spades_env.core.rules import lowest
+from spades_env.core.spec import (
+    L_BAGS,
+    L_BIDS,
+    L_BLIND,
+    L_BROKEN,
+    L_CARD_SEAT,
+    L_CARD_TRICK,
+    L_DEALER,
+    L_HAND_NO,
+    L_HANDS,
+    L_LEAD_SUIT,
+    L_LEADER,
+    L_PASSING,
+    L_PHASE,
+    L_PLAYED,
+    L_SCORES,
+    L_SEEN,
+    L_STOCK,
+    L_STOCK_POS,
+    L_TO_ACT,
+    L_TRICK,
+    L_TRICK_SIZE,
+    L_TRICKS_WON,
+    L_TRUMP,
+    L_VOIDS,
+    R_DECK_SIZE,
+    R_DRAW,
+    R_NAMED,
+    R_OPEN_HANDS,
+    R_P,
+    R_T,
+)
+from spades_env.numba_cache import ensure_fresh
+from spades_env.rules import Rules
+
+ensure_fresh()
+
+#: the blocks of the encoding, in order (observation.obs_blocks names them)
+BLOCKS = (
+    "hand", "played_by", "played_trick", "table", "bids", "blind", "tricks_won", "passed",
+    "received", "scores", "bags", "dealer", "leader", "to_act", "lead_suit", "broken",
+    "phase", "voids", "hand_no", "open_hands", "looking", "seen", "stock", "trump",
+)  # fmt: skip
+(
+    O_HAND, O_PLAYED_BY, O_PLAYED_TRICK, O_TABLE, O_BIDS, O_BLIND, O_TRICKS_WON, O_PASSED,
+    O_RECEIVED, O_SCORES, O_BAGS, O_DEALER, O_LEADER, O_TO_ACT, O_LEAD_SUIT, O_BROKEN,
+    O_PHASE, O_VOIDS, O_HAND_NO, O_OPEN_HANDS, O_LOOKING, O_SEEN, O_STOCK, O_TRUMP,
+) = range(len(BLOCKS))  # fmt: skip
+_BID_SLOTS = MAX_BID + 2  # not bid yet, then bids 0..MAX_BID
+
+
+@functools.cache
+def obs_offsets(rules: Rules) -> np.ndarray:
+    """(len(BLOCKS),) int64 start of each block in the encoding of `rules`."""
+    from spades_env.observation import obs_slices
+
+    sl = obs_slices(rules)
+    return np.array([sl[name].start for name in BLOCKS], dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def _bits(out, k, start, mask):
+    """1 at `start + c` for each card c of `mask`."""
+    m = np.uint64(mask)
+    while m:
+        out[k, start + lowest(m)] = 1
+        m &= m - np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def hand_hidden(r, i32, i8, g, seat):
+    """RULES.md §2: a seat that may still bid blind nil has not looked at its hand."""
+    phase = i8[g, r[L_PHASE]]
+    if i8[g, r[L_BIDS] + seat] >= 0 or phase >= PLAY:
+        return False
+    if phase == BID and i8[g, r[L_TO_ACT]] == seat:
+        return False
+    return blind_ok(r, i32, i8, g, seat)
+
+
+@njit(cache=True, inline="always")
+def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
+    """Write the encoding of `seat` in game `g` into row `k` of `out` (zeroed first)."""
+    p, t, c = r[R_P], r[R_T], NUM_CARDS
+    for j in range(out.shape[1]):
+        out[k, j] = 0
+    phase = i8[g, r[L_PHASE]]
+    played = u64[g, r[L_PLAYED]]
+    if not hand_hidden(r, i32, i8, g, seat):
+        _bits(out, k, ob[O_HAND], u64[g, r[L_HANDS] + seat] & ~played)
+    for card in range(c):
+        who = i8[g, r[L_CARD_SEAT] + card]
+        if who >= 0:
+            out[k, ob[O_PLAYED_BY] + ((who - seat) % p) * c + card] = 1
+        out[k, ob[O_PLAYED_TRICK] + card] = i8[g, r[L_CARD_TRICK] + card] + 1
+    for rel in range(p):
+        s = (seat + rel) % p
+        card = i8[g, r[L_TRICK] + s]
+        if card >= 0:
+            out[k, ob[O_TABLE] + rel * c + card] = 1
+        out[k, ob[O_BIDS] + rel * _BID_SLOTS + 1 + i8[g, r[L_BIDS] + s]] = 1
+        out[k, ob[O_BLIND] + rel] = i8[g, r[L_BLIND] + s]
+        out[k, ob[O_TRICKS_WON] + rel] = i8[g, r[L_TRICKS_WON] + s]
+        voids = i8[g, r[L_VOIDS] + s]
+        for suit in range(4):
+            out[k, ob[O_VOIDS] + rel * 4 + suit] = (voids >> suit) & 1
+    _bits(out, k, ob[O_PASSED], u64[g, r[L_PASSING] + seat])
+    if phase >= PLAY:  # the exchange is over: what the partner passed
+        _bits(out, k, ob[O_RECEIVED], u64[g, r[L_PASSING] + (seat + p // 2) % p])
+    for j in range(t):
+        team = (seat % t + j) % t  # own team first
+        score = i32[g, r[L_SCORES] + team]
+        out[k, ob[O_SCORES] + j] = max(-32768, min(32767, score))
+        out[k, ob[O_BAGS] + j] = i32[g, r[L_BAGS] + team]
+    out[k, ob[O_DEALER] + (i8[g, r[L_DEALER]] - seat) % p] = 1
+    if i8[g, r[L_TRICK_SIZE]] > 0:
+        out[k, ob[O_LEADER] + (i8[g, r[L_LEADER]] - seat) % p] = 1
+    out[k, ob[O_TO_ACT] + (i8[g, r[L_TO_ACT]] - seat) % p] = 1
+    lead = i8[g, r[L_LEAD_SUIT]]
+    if lead >= 0:
+        out[k, ob[O_LEAD_SUIT] + lead] = 1
+    out[k, ob[O_BROKEN]] = i8[g, r[L_BROKEN]]
+    out[k, ob[O_PHASE] + phase] = 1
+    out[k, ob[O_HAND_NO]] = i32[g, r[L_HAND_NO]]
+    if r[R_OPEN_HANDS]:  # RULES.md §6 open_hands: every hand is shown to every seat
+        for rel in range(1, p):
+            held = u64[g, r[L_HANDS] + (seat + rel) % p] & ~played
+            _bits(out, k, ob[O_OPEN_HANDS] + (rel - 1) * c, held)
+    if r[R_DRAW]:  # RULES.md §6 two_player: what this drawer has seen
+        pos = i8[g, r[L_STOCK_POS]]
+        if phase == DRAW and i8[g, r[L_TO_ACT]] == seat:
+            out[k, ob[O_LOOKING] + i8[g, r[L_STOCK] + min(pos, c - 1)]] = 1
+        _bits(out, k, ob[O_SEEN], u64[g, r[L_SEEN] + seat])
+        out[k, ob[O_STOCK]] = r[R_DECK_SIZE] - pos if phase == DRAW else 0
+    if r[R_NAMED]:  # RULES.md §6 auction: the named suit, once named
+        trump = i8[g, r[L_TRUMP]]
+        if trump >= 0:
+            out[k, ob[O_TRUMP] + trump] = 1
+
+
+@njit(cache=True)
+def encode_rows(r, ob, buf, seats, out):
+    """Row g of `out`: the encoding of game g seen from `seats[g]`."""
+    buf, u64, i32, _, i8 = _views(buf)
+    r, ob, seats, out = borrow(r), borrow(ob), borrow(seats), borrow(out)
+    for g in range(buf.shape[0]):
+        encode_one(r, ob, u64, i32, i8, g, seats[g], out, g)
+
+
+@njit(cache=True)
+def encode_seats(r, ob, buf, g, out):
+    """Row s of `out`: the encoding of game g seen from seat s, for every seat."""
+    buf, u64, i32, _, i8 = _views(buf)
+    r, ob, out = borrow(r), borrow(ob), borrow(out)
+    for seat in range(r[R_P]):
+        encode_one(r, ob, u64, i32, i8, g, seat, out, seat)
