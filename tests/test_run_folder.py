@@ -266,7 +266,7 @@ def interrupt_and_resume(tmp_path: Path, delay: float) -> None:
     assert "Traceback" not in err, err
     if code == 0:
         return  # it finished before the interrupt arrived
-    assert code == 130, err
+    assert code in (130, -signal.SIGINT), err  # -SIGINT: Python's own exit on an interrupt
     deadline = time.monotonic() + 30
     while True:  # no worker outlives the driver
         try:
@@ -288,7 +288,7 @@ def test_ctrl_c_ends_the_run_and_resume_finishes_it(tmp_path, delay):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("delay", [-0.5, -1.5, 0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0])
+@pytest.mark.parametrize("delay", [-1.0, -2.0, 0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0])
 def test_ctrl_c_at_many_moments(tmp_path, delay):
     interrupt_and_resume(tmp_path, delay)
 

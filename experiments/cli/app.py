@@ -9,12 +9,17 @@ import argparse
 import importlib.metadata
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 import argcomplete
 
-from experiments.cli import analyze, bench, demo, play, show, tournament, train
 
-COMMANDS = [demo, bench, tournament, show, analyze, play, train]
+def commands() -> list[ModuleType]:
+    """The subcommand modules, imported by `main` under its Ctrl-C guard (they load numpy,
+    rich and the engine: the moments when a Ctrl-C is most likely to land)."""
+    from experiments.cli import analyze, bench, demo, play, show, tournament, train
+
+    return [demo, bench, tournament, show, analyze, play, train]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spades", description="Spades research environment")
     parser.add_argument("--version", action="version", version=f"spades {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMANDS:
+    for module in commands():
         module.add_parser(sub)
     return parser
 
@@ -46,7 +51,11 @@ class UserError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
     argcomplete.autocomplete(parser)  # answers the shell's tab key, then exits; else nothing
     args = parser.parse_args(argv)
     if args.command is None:  # bare `spades`: what it can do

@@ -1,0 +1,23 @@
+"""`spades bench --only training`: the default PPO configuration against the engine alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments.bench.runner import SECTIONS, format_rows
+from experiments.bench.training import training_section
+
+
+def test_training_rows_put_ppo_next_to_the_engine():
+    assert SECTIONS["training"] is training_section
+    rows = training_section(0.1)  # one warm-up update, then one measured update
+    assert [r["name"] for r in rows] == [
+        "train ppo: learner decisions (default config)",
+        "train ppo: all decisions (default config)",
+    ]
+    learner, played = rows
+    assert 0 < learner["rate"] < played["rate"]  # opponents decide too
+    for r in rows:
+        assert r["reference_rate"] > 0 and r["batch"] == 512
+        assert r["ratio"] == pytest.approx(r["rate"] / r["reference_rate"])
+    assert "engine alone" in format_rows(rows)
