@@ -179,7 +179,7 @@ def check_agent_rules(spec: str, rules: Rules) -> None:
         return
     try:
         _lazy(entry.rules_check)(rules, name)
-    except (ValueError, NotImplementedError) as exc:  # UnsupportedRulesError, RulesError
+    except (ValueError, NotImplementedError) as exc:  # e.g. RulesError
         raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
 
 
