@@ -5,6 +5,7 @@ Nothing here re-implements a rule; the helpers only build inputs and drive `step
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -139,9 +140,9 @@ def hand_cards(state: State, seat: int, game: int = 0) -> list[int]:
 def snapshot(state: State) -> dict[str, np.ndarray]:
     """Copies of every array of a state, for comparing before and after."""
     return {
-        name: np.array(value, copy=True)
-        for name, value in vars(state).items()
-        if isinstance(value, np.ndarray)
+        f.name: np.array(getattr(state, f.name), copy=True)
+        for f in dataclasses.fields(state)
+        if f.name != "rules"
     }
 
 

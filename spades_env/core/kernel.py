@@ -143,13 +143,13 @@ def _offer_bid(r, i32, i8, g, seat):
     i8[g, r[L_PHASE]] = BLIND if blind_ok(r, i32, i8, g, seat) else BID
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _open_bidding(r, i32, i8, g):
     """RULES.md §2: bidding starts left of the dealer."""
     _offer_bid(r, i32, i8, g, (i8[g, r[L_DEALER]] + 1) % r[R_P])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _start_draw(r, u64, i32, i8, g):
     """RULES.md §6 two_player: lay out the shuffled stock; left of the dealer draws first."""
     p, stock = r[R_P], r[L_STOCK]
@@ -165,7 +165,7 @@ def _start_draw(r, u64, i32, i8, g):
     i8[g, r[L_PHASE]] = DRAW
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def start_hand(r, u64, i32, i16, i8, g, given):
     """Deal hand `hand_no` of game `g` (or keep the `given` deal) and open the bidding."""
     p = r[R_P]
@@ -203,7 +203,7 @@ def start_hand(r, u64, i32, i16, i8, g, given):
     u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _start_play(r, u64, i8, g):
     """RULES.md §3: the first lead."""
     p = r[R_P]
@@ -215,7 +215,7 @@ def _start_play(r, u64, i8, g):
     i8[g, r[L_PHASE]] = PLAY
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _next_pass(r, u64, i8, g):
     """RULES.md §2 exchange: the next seat to pass, or once every pass is chosen the cards
     change hands and the play starts."""
@@ -241,7 +241,7 @@ def _next_pass(r, u64, i8, g):
     _start_play(r, u64, i8, g)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _after_naming(r, u64, i8, g):
     """The bidding (and auction's naming of trump) is over: the exchange, or the play."""
     if r[R_EXCHANGE]:
@@ -268,7 +268,7 @@ def _bid_made(r, u64, i32, i8, g, seat):
         _after_naming(r, u64, i8, g)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _draw(r, u64, i32, i8, g, seat, a):
     """RULES.md §6 two_player: keep the top card (the next is discarded unseen), or
     discard it (seen) and take the next."""
@@ -289,7 +289,7 @@ def _draw(r, u64, i32, i8, g, seat, a):
         _open_bidding(r, i32, i8, g)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     """RULES.md §4-§5: score the hand, carry bags, decide the game, deal the next hand.
     The row as it stood is copied to `fin[g]`; `res[g]` gets points, bags gained,

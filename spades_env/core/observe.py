@@ -76,7 +76,7 @@ def obs_offsets(rules: Rules) -> np.ndarray:
     return np.array([sl[name].start for name in BLOCKS], dtype=np.int64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _bits(out, k, start, mask):
     """1 at `start + c` for each card c of `mask`."""
     m = np.uint64(mask)
@@ -85,7 +85,7 @@ def _bits(out, k, start, mask):
         m &= m - np.uint64(1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def hand_hidden(r, i32, i8, g, seat):
     """RULES.md §2: a seat that may still bid blind nil has not looked at its hand."""
     phase = i8[g, r[L_PHASE]]
@@ -96,7 +96,7 @@ def hand_hidden(r, i32, i8, g, seat):
     return blind_ok(r, i32, i8, g, seat)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
     """Write the encoding of `seat` in game `g` into row `k` of `out` (zeroed first)."""
     p, t, c = r[R_P], r[R_T], NUM_CARDS

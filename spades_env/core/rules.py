@@ -126,7 +126,7 @@ def breaks_trump(card: int, trump: int) -> bool:
     return _SUIT[card] == trump
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def trick_winner(
     trick: np.ndarray, leader: int, num_players: int, lead_suit: int, trump: int
 ) -> int:
@@ -147,7 +147,7 @@ def partner_of(seat: int, num_players: int) -> int:
     return (seat + num_players // 2) % num_players
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def bid_top(max_bid: int, max_total: int, bids: np.ndarray, num_players: int) -> int:
     """RULES.md §2: the largest bid now: hand_size, and the max_total_bid cap (-1 = none)
     less the bids made so far."""
@@ -181,7 +181,7 @@ def legal_bids(
     return bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def blind_allowed(
     blind_mode: int, bid_rule: int, partner_bid: int, scores: np.ndarray, num_teams: int, team: int
 ) -> bool:
@@ -201,7 +201,7 @@ def blind_allowed(
     return best - scores[team] >= 100
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def trump_namer(dealer: int, bids: np.ndarray, num_players: int) -> int:
     """RULES.md §6 auction: the highest bidder names trump (nil counts 0), the first in
     bidding order (from left of the dealer) among equals."""
@@ -214,7 +214,7 @@ def trump_namer(dealer: int, bids: np.ndarray, num_players: int) -> int:
 
 
 # ------------------------------------------------------------------ the hand's flow
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def first_leader(two_clubs: bool, hands: np.ndarray, dealer: int, num_players: int) -> int:
     """RULES.md §3: left of the dealer leads the first trick; first_lead=two_of_clubs:
     the holder of the 2C."""
@@ -225,13 +225,13 @@ def first_leader(two_clubs: bool, hands: np.ndarray, dealer: int, num_players: i
     return (dealer + 1) % num_players
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def must_pass(blind: np.ndarray, seat: int, num_players: int) -> bool:
     """RULES.md §2 blind_nil_exchange: a blind-nil bidder and its partner pass 2 cards."""
     return bool(blind[seat]) or bool(blind[partner_of(seat, num_players)])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def next_passer(blind: np.ndarray, passing: np.ndarray, dealer: int, num_players: int) -> int:
     """RULES.md §2: the next seat (from left of the dealer) still to choose its 2 cards to
     pass, or -1 when every pass is chosen."""
