@@ -7,9 +7,10 @@
 - `margins`: the reward of a finished hand to a team: its hand score (RULES.md §4, bag
   penalty included) minus the mean of the other teams' (the score the duplicate
   tournament compares; a team's own score alone would not see setting a contract).
-- `greedy_actions`: a cheap vectorised rollout policy (numpy over the batch): lead the
-  highest card, win a trick as cheaply as possible unless the partner is winning it,
-  otherwise play the lowest card; bids by `quick_bid`.
+- `greedy_actions`: a cheap rollout policy over the batch: lead the highest card, win a
+  trick as cheaply as possible unless the partner is winning it, otherwise play the
+  lowest card (trumps count as highest; compiled, `search_kernel._greedy`); bids by
+  `quick_bid`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.heuristic import HeuristicAgent
+from agents.search_kernel import greedy_cards
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, bits_to_bool
-from spades_env.engine import STRENGTH, random_legal_actions, update_legal
+from spades_env.engine import random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import BID, DONE, DRAW, PLAY, State, init
@@ -129,8 +131,6 @@ def margins(points: npt.ArrayLike, team: int) -> npt.NDArray[np.float64]:
 # ----------------------------------------------------------------------------- policies
 _RANK = np.asarray(CARD_RANK[:NUM_CARDS], dtype=np.int64)
 _IS_SPADE = np.asarray(CARD_SUIT[:NUM_CARDS] == SPADES)
-_COST = _RANK + 16 * _IS_SPADE  # lowest to throw: low ranks, spades last
-_STR = STRENGTH.astype(np.int64)  # (C, 4)
 
 
 def quick_bid(hands: npt.NDArray[np.uint64], legal: npt.NDArray[np.uint64]) -> npt.NDArray:
@@ -153,37 +153,12 @@ def greedy_actions(state: State, rng: np.random.Generator) -> npt.NDArray[np.int
     acts = random_legal_actions(state.legal, state.phase, rng)
     q = np.flatnonzero(state.phase == PLAY)
     if q.size:
-        acts[q] = _greedy_play(state, q)
+        acts[q] = greedy_cards(state, q)  # compiled (agents.search_kernel._greedy)
     b = np.flatnonzero(state.phase == BID)
     if b.size:
         seat = state.to_act[b].astype(np.int64)
         acts[b] = quick_bid(state.hands[b, seat] & ~state.played[b], state.legal[b])
     return acts
-
-
-def _greedy_play(state: State, q: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    legal = bits_to_bool(state.legal[q])  # (Q, C)
-    lead = state.lead_suit[q].astype(np.int64)
-    leading = lead < 0
-    p = state.rules.num_players
-    big = 1000
-    # Leading: the highest-ranked legal card.
-    lead_pick = np.where(legal, _RANK[None, :] - 16 * _IS_SPADE[None, :], -big).argmax(axis=1)
-    ls = np.maximum(lead, 0)
-    strength = _STR[:, ls].T  # (Q, C) strength of each card in this trick
-    trick = state.trick[q].astype(np.int64)  # (Q, P)
-    on = trick >= 0
-    tstr = np.where(on, _STR[np.maximum(trick, 0), ls[:, None]], -1)
-    best = tstr.max(axis=1)
-    winner = tstr.argmax(axis=1)
-    seat = state.to_act[q].astype(np.int64)
-    partner_wins = state.rules.partnerships & (winner == (seat + p // 2) % p)
-    beats = legal & (strength > best[:, None])
-    can_win = beats.any(axis=1) & ~partner_wins
-    win_pick = np.where(beats, strength, big).argmin(axis=1)
-    low_pick = np.where(legal, _COST[None, :], big).argmin(axis=1)
-    follow = np.where(can_win, win_pick, low_pick)
-    return np.where(leading, lead_pick, follow)
 
 
 POLICIES = ("heuristic", "greedy", "random")

@@ -98,6 +98,29 @@ def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, trump):
 
 
 @_jit
+def _greedy_rows(legal, trick, trick_size, lead, seat, trump, partnerships, out):
+    p = trick.shape[1]
+    for i in range(legal.shape[0]):
+        out[i] = _greedy(
+            legal[i], trick[i], trick_size[i], lead[i], seat[i], p, partnerships, trump[i]
+        )
+
+
+def greedy_cards(state, rows) -> np.ndarray:
+    """(len(rows),) the greedy policy's card in each game `rows` of an engine `State` in
+    card play (`_greedy`, the trump of each game)."""
+    i64 = np.int64
+    out = np.empty(len(rows), dtype=i64)
+    _greedy_rows(
+        state.legal[rows].astype(i64), state.trick[rows].astype(i64),
+        state.trick_size[rows].astype(i64), state.lead_suit[rows].astype(i64),
+        state.to_act[rows].astype(i64), state.trump[rows].astype(i64),
+        state.rules.partnerships, out,
+    )  # fmt: skip
+    return out
+
+
+@_jit
 def _legal_cards(h, trick_size, tricks_played, two_clubs, broken, lead, trump):
     """RULES.md §3 (the core's `legal_cards`): the cards of hand `h` the seat to act may
     play; `two_clubs`: the rules' first_lead=two_of_clubs."""

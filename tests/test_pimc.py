@@ -62,9 +62,10 @@ def test_state_from_world_is_the_real_state(rules):
         step(state, random_legal_actions(state.legal, state.phase, rng))
 
 
-def test_greedy_policy_is_legal():
+@pytest.mark.parametrize("rules", [Rules(), Rules.preset("auction")], ids=lambda r: r.name)
+def test_greedy_policy_is_legal(rules):
     rng = np.random.default_rng(0)
-    state = init(Rules(), 64, rng)
+    state = init(rules, 64, rng)
     for _ in range(80):
         acts = greedy_actions(state, rng)
         assert legal_action_mask(state)[np.arange(64), acts].all()
