@@ -12,14 +12,15 @@ decision, and the card play writes the reason of its choice into `CTX`, `WHY` an
 A list of cards is a mask; a choice "the lowest by some key" scans the mask in ascending
 card order and keeps the first of equal keys. The trump is `t[TRUMP]`: spades, or in
 RULES.md §6 auction the named suit, which takes every role spades have (RULES.md §3);
-`tmask` is its card mask (jokers are spades) and `strt` the (C, 4) trick strength of
-every card by led suit under that trump (`spades_env.auction.TRUMP_STRENGTH[trump]`).
+`tmask` is its card mask (jokers are spades); which card beats which is the rules core's
+`card_strength` under that trump.
 """
 
 from __future__ import annotations
 
 from agents.search_kernel import _bit_index, _jit, _popcount
 from spades_env.cards import NUM_SUITS
+from spades_env.core.rules import card_strength
 
 # the scalars of one decision, by index in the int64 array `t` (module doc)
 SEAT, HAND, LEGAL, UNSEEN, LEADER, SIZE, LEAD, TRICKS = range(8)
@@ -80,7 +81,7 @@ def _side(cs, tmask):
 
 
 @_jit
-def _prepare(t, trick, voids, strt, suit_mask):
+def _prepare(t, trick, voids, suit_mask):
     """Derive the seats and the trick's winner of the decision `t` (in place)."""
     seat, p = t[SEAT], t[P]
     t[PARTNER] = (seat + p // 2) % p if t[PARTNERS] else seat
@@ -97,7 +98,7 @@ def _prepare(t, trick, voids, strt, suit_mask):
     for k in range(t[SIZE]):
         s = (t[LEADER] + k) % p
         c = trick[s]
-        if best < 0 or strt[c, t[LEAD]] > strt[best, t[LEAD]]:
+        if best < 0 or card_strength(c, t[LEAD], t[TRUMP]) > card_strength(best, t[LEAD], t[TRUMP]):
             best_seat, best = s, c
     t[WIN_SEAT], t[WIN_CARD] = best_seat, best
     for s in range(p):  # unseen cards seat s may hold: none of a suit it showed void in
@@ -161,11 +162,11 @@ def _can_beat_later(t, voids, seat, c, lead, suit, suit_mask):
 
 
 @_jit
-def _sure_win(t, voids, c, strt, suit, suit_mask):
+def _sure_win(t, voids, c, suit, suit_mask):
     """`c` beats the trick now and no opponent still to play can beat it."""
     lead = suit[c] if t[SIZE] == 0 else t[LEAD]
     best = t[WIN_CARD]
-    if best >= 0 and not strt[c, lead] > strt[best, lead]:
+    if best >= 0 and not card_strength(c, lead, t[TRUMP]) > card_strength(best, lead, t[TRUMP]):
         return False
     seats = t[LATER] & t[OPPS]
     for s in range(t[P]):
@@ -175,19 +176,19 @@ def _sure_win(t, voids, c, strt, suit, suit_mask):
 
 
 @_jit
-def _sure(t, voids, cs, strt, suit, suit_mask):
+def _sure(t, voids, cs, suit, suit_mask):
     """The cards of `cs` that win the trick surely (`_sure_win`)."""
     out = 0
     while cs:
         c = _bit_index(cs & -cs)
         cs &= cs - 1
-        if _sure_win(t, voids, c, strt, suit, suit_mask):
+        if _sure_win(t, voids, c, suit, suit_mask):
             out |= 1 << c
     return out
 
 
 @_jit
-def _beating(t, cs, strt):
+def _beating(t, cs):
     """(the cards of cs that beat the trick's winner, those that do not); when leading
     (all, none)."""
     best = t[WIN_CARD]
@@ -198,7 +199,7 @@ def _beating(t, cs, strt):
     while bits:
         c = _bit_index(bits & -bits)
         bits &= bits - 1
-        if strt[c, t[LEAD]] > strt[best, t[LEAD]]:
+        if card_strength(c, t[LEAD], t[TRUMP]) > card_strength(best, t[LEAD], t[TRUMP]):
             win |= 1 << c
     return win, cs & ~win
 

@@ -77,7 +77,6 @@ from agents.card_tracking import (
     _void_among,
 )
 from agents.search_kernel import (
-    _CLUB2,
     _RANK,
     _SUIT,
     _SUIT_MASK,
@@ -87,14 +86,10 @@ from agents.search_kernel import (
     _play_card,
     _popcount,
 )
-from spades_env.auction import TRUMP_STRENGTH
-from spades_env.cards import NUM_SUITS, SUIT_NAMES
+from spades_env.cards import SUIT_NAMES
+from spades_env.core.rules import shown_voids
 from spades_env.observation import SeatView
 from spades_env.state import deck_mask
-
-#: (NUM_SUITS, C, NUM_SUITS) trick strength by trump, card and led suit (RULES.md §3)
-_TSTR = TRUMP_STRENGTH.astype(np.int64)
-_ALL_SUITS = (1 << NUM_SUITS) - 1
 
 # ----------------------------------------------------------------------------- reasons
 #: the situation a card is chosen in (`t[CTX]`): the first part of the reason
@@ -204,7 +199,7 @@ def _discard_low(t, legal, rank, suit, suit_mask, tmask):
 
 
 @_jit
-def _duck(t, legal, rank, suit, suit_mask, tmask, strt):
+def _duck(t, legal, rank, suit, suit_mask, tmask):
     """Lose the trick with the most dangerous card that still loses (sheds future
     winners)."""
     if t[SIZE] == 0:
@@ -218,7 +213,7 @@ def _duck(t, legal, rank, suit, suit_mask, tmask, strt):
             if k > best_k:
                 best, best_k = c, k
         return _say(t, _D_LEAD, best)
-    _, lose = _beating(t, legal, strt)
+    _, lose = _beating(t, legal)
     if lose:
         non_trump = lose & ~tmask
         card = _max_danger(t, non_trump if non_trump else lose, rank, suit, suit_mask)
@@ -229,7 +224,7 @@ def _duck(t, legal, rank, suit, suit_mask, tmask, strt):
 
 
 @_jit
-def _play_nil(t, legal, rank, suit, suit_mask, tmask, strt):
+def _play_nil(t, legal, rank, suit, suit_mask, tmask):
     """seed 000 "Noll-budet": I promised no trick; duck every trick."""
     t[CTX] = _NIL
     if t[SIZE] == 0:
@@ -249,7 +244,7 @@ def _play_nil(t, legal, rank, suit, suit_mask, tmask, strt):
             if k > best_k:
                 best, best_k = c, k
         return _say(t, _N_LEAD, best)
-    _, lose = _beating(t, legal, strt)
+    _, lose = _beating(t, legal)
     if lose:
         if suit[_bit_index(lose & -lose)] != t[LEAD]:
             # void: throw the card most likely to win a trick later (a high side card)
@@ -262,7 +257,7 @@ def _play_nil(t, legal, rank, suit, suit_mask, tmask, strt):
 
 
 @_jit
-def _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask, strt):
+def _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask):
     """seed 000 "Så täcker partnern ett noll-bud": take the tricks myself."""
     t[CTX] = _PROTECT
     p = t[PARTNER]
@@ -281,23 +276,23 @@ def _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask
         if masters:  # "Spela dina höga kort tidigt": cash while the partner can unload
             return _say(t, _P_CASH, _high(_side(masters, tmask), rank, tmask))
         return _say(t, _P_LEAD_HIGH, _high(_side(legal, tmask), rank, tmask))
-    win, _ = _beating(t, legal, strt)
+    win, _ = _beating(t, legal)
     if t[WIN_SEAT] == p:
         if win:  # "Lägg alltid över partnerns kort när du kan"
             return _say(t, _P_OVERTAKE, _low(win, rank, tmask))
         return _say(t, _P_CANNOT_OVERTAKE, _low(legal, rank, tmask))
     if t[LATER] >> p & 1:
         if win:
-            sure = _sure(t, voids, win, strt, suit, suit_mask)
+            sure = _sure(t, voids, win, suit, suit_mask)
             if sure:
                 return _say(t, _P_SURE, _low(sure, rank, tmask))
             return _say(t, _P_HIGH, _high(win, rank, tmask))
         return _say(t, _P_LOW, _low(legal, rank, tmask))
-    return _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask, strt)
+    return _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask)
 
 
 @_jit
-def _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask, strt):
+def _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask):
     """The card that sets an opponent's nil (lead low toward it, never overtake its
     card), or -1 to play for the contract instead."""
     t[CTX] = _SET_NIL
@@ -324,7 +319,7 @@ def _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask, strt):
         return _say(t, _S_LEAD, card)
     seat = t[WIN_SEAT]
     if seat >= 0 and nils >> seat & 1:  # never overtake a nil bidder's card
-        _, lose = _beating(t, legal, strt)
+        _, lose = _beating(t, legal)
         if lose:
             return _say(t, _S_UNDER, _max_rank(lose, rank))
         return _say(t, _S_FORCED, _low(legal, rank, tmask))
@@ -337,7 +332,7 @@ def _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask, strt):
 
 
 @_jit
-def _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask, strt):
+def _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask):
     """Play for the team's contract: take, duck, or feed bags (module doc)."""
     team = t[SEAT] % t[TEAMS]
     need = _team_need(t, bids, won, team)
@@ -356,12 +351,12 @@ def _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask, str
     else:
         t[CTX] = _NEED
     if t[CTX] == _BET_FEED or t[CTX] == _BAGS:
-        return _duck(t, legal, rank, suit, suit_mask, tmask, strt)
-    return _take(t, voids, legal, rank, suit, suit_mask, tmask, strt)
+        return _duck(t, legal, rank, suit, suit_mask, tmask)
+    return _take(t, voids, legal, rank, suit, suit_mask, tmask)
 
 
 @_jit
-def _take(t, voids, legal, rank, suit, suit_mask, tmask, strt):
+def _take(t, voids, legal, rank, suit, suit_mask, tmask):
     """Win the tricks the team needs, as cheaply as possible."""
     if t[SIZE] == 0:
         return _lead_to_take(t, voids, legal, rank, suit, suit_mask, tmask)
@@ -379,8 +374,8 @@ def _take(t, voids, legal, rank, suit, suit_mask, tmask, strt):
                 return _say(t, _HOLDS_LOW, _low(legal, rank, tmask))
             card = _discard_low(t, legal, rank, suit, suit_mask, tmask)
             return _say(t, _HOLDS_DISCARD, card)
-    win, _ = _beating(t, legal, strt)
-    sure = _sure(t, voids, win, strt, suit, suit_mask)
+    win, _ = _beating(t, legal)
+    sure = _sure(t, voids, win, suit, suit_mask)
     if follow:
         if sure:
             return _say(t, _T_CHEAP, _low(sure, rank, tmask))
@@ -470,20 +465,20 @@ def _lead_to_take(t, voids, legal, rank, suit, suit_mask, tmask):
 
 
 @_jit
-def _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask, tstr):
+def _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask):
     """The card of the decision `t` (module doc), its reason recorded in `t`."""
     legal = t[LEGAL]
     t[CTX], t[NEED] = 0, 0
     if _popcount(legal) == 1:
         return _say(t, _ONLY, _bit_index(legal))
     trump = t[TRUMP]
-    tmask, strt = suit_mask[trump], tstr[trump]
-    _prepare(t, trick, voids, strt, suit_mask)
+    tmask = suit_mask[trump]
+    _prepare(t, trick, voids, suit_mask)
     me = t[SEAT]
     if bids[me] == 0 and (won[me] == 0 or not t[NIL_COUNTS]):
-        return _play_nil(t, legal, rank, suit, suit_mask, tmask, strt)
+        return _play_nil(t, legal, rank, suit, suit_mask, tmask)
     if t[PARTNERS] and _is_nil(bids, won, t[PARTNER]):
-        return _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask, strt)
+        return _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask)
     nils = 0
     for s in range(t[P]):
         if t[OPPS] >> s & 1 and _is_nil(bids, won, s):
@@ -492,10 +487,10 @@ def _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask, tstr):
         need = _team_need(t, bids, won, me % t[TEAMS])
         rem = t[HAND_SIZE] - t[TRICKS]
         if not rem - 1 <= need <= rem:  # the nil is worth more, unless the contract is tight
-            card = _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask, strt)
+            card = _set_nil(t, voids, legal, nils, rank, suit, suit_mask, tmask)
             if card >= 0:
                 return card
-    return _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask, strt)
+    return _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask)
 
 
 @_jit
@@ -512,7 +507,7 @@ def _decision_table(p, teams, partnerships, hand_size, nil_counts, trump):
 def _choose_cards(
     rows, seat, hand, legal, unseen, leader, size, lead, tricks, trump, bids, won, trick,
     voids, p, teams, partnerships, hand_size, nil_counts, out,
-    rank, suit, suit_mask, tstr,
+    rank, suit, suit_mask,
 ):  # fmt: skip
     t = _decision_table(p, teams, partnerships, hand_size, nil_counts, 0)
     for i in rows:
@@ -520,7 +515,7 @@ def _choose_cards(
         t[LEADER], t[SIZE], t[LEAD], t[TRICKS] = leader[i], size[i], lead[i], tricks[i]
         t[TRUMP] = trump[i]
         out[i, 0] = _choose_card(t, bids[i], won[i], trick[i], voids[i], rank, suit,
-                                 suit_mask, tstr)  # fmt: skip
+                                 suit_mask)  # fmt: skip
         out[i, 1], out[i, 2], out[i, 3] = t[CTX], t[WHY], t[NEED]
 
 
@@ -539,7 +534,7 @@ def choose_cards(view: SeatView, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.
         view.lead_suit.astype(i64), view.tricks_played.astype(i64), view.trump.astype(i64),
         view.bids.astype(i64), view.tricks_won.astype(i64), view.trick.astype(i64),
         view.voids.astype(i64), rules.num_players, rules.num_teams, rules.partnerships,
-        rules.hand_size, rules.nil_tricks == "count", out, _RANK, _SUIT, _SUIT_MASK, _TSTR,
+        rules.hand_size, rules.nil_tricks == "count", out, _RANK, _SUIT, _SUIT_MASK,
     )  # fmt: skip
     return out
 
@@ -548,50 +543,46 @@ def choose_cards(view: SeatView, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.
 @_jit
 def heuristic_game(
     hands, played, trick, voids, bids, won, leader, size, lead, broken, tricks, first,
-    deck, t, two_clubs, rank, suit, suit_mask, club2, tstr,
+    deck, seen, t, two_clubs, rank, suit, suit_mask,
 ):  # fmt: skip
     """Play one game's hand out by the heuristic's card play (hands, trick, voids and won
     in place), the card `first` first if it is >= 0. `t`: a `_decision_table` (its trump
-    set)."""
+    set); `seen` (P,): RULES.md §6 two_player's cards each seat looked at and discarded
+    (0 elsewhere). The rules are the core's (RULES.md §3), the voids recorded as the
+    engine does."""
     p = hands.shape[0]
     trump = t[TRUMP]
-    tmask, strt = suit_mask[trump], tstr[trump]
     while tricks < t[HAND_SIZE]:
         seat = (leader + size) % p
         h = hands[seat]
         if first >= 0:
             c, first = first, -1
         else:
-            legal = _legal_cards(h, size, tricks, two_clubs, broken, lead, suit_mask, tmask, club2)
-            t[SEAT], t[HAND], t[LEGAL], t[UNSEEN] = seat, h, legal, deck & ~played & ~h
+            legal = _legal_cards(h, size, tricks, two_clubs, broken, lead, trump)
+            t[SEAT], t[HAND], t[LEGAL] = seat, h, legal
+            t[UNSEEN] = deck & ~played & ~h & ~seen[seat]
             t[LEADER], t[SIZE], t[LEAD], t[TRICKS] = leader, size, lead, tricks
-            c = _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask, tstr)
-        # RULES.md §3, as the engine records it: a seat that does not follow is void in
-        # the led suit; one that leads a trump before trumps are broken held only trumps
-        if size == 0:
-            if suit[c] == trump and not broken:
-                voids[seat] |= _ALL_SUITS ^ (1 << trump)
-        elif suit[c] != lead:
-            voids[seat] |= 1 << lead
+            c = _choose_card(t, bids, won, trick, voids, rank, suit, suit_mask)
+        voids[seat] |= shown_voids(c, size, lead, broken, trump)
         played |= 1 << c
         leader, size, lead, broken, tricks = _play_card(
-            hands, trick, won, seat, c, leader, size, lead, broken, tricks, strt, suit
+            hands, trick, won, seat, c, leader, size, lead, broken, tricks, trump
         )
 
 
 @_jit
 def _play_out_batch(
     hands, played, trick, voids, bids, won, leader, trick_size, lead, broken, tricks_played,
-    trump, deck, p, teams, partnerships, hand_size, nil_counts, two_clubs,
-    rank, suit, suit_mask, club2, tstr,
+    trump, deck, seen, p, teams, partnerships, hand_size, nil_counts, two_clubs,
+    rank, suit, suit_mask,
 ):  # fmt: skip
     t = _decision_table(p, teams, partnerships, hand_size, nil_counts, 0)
     for g in range(hands.shape[0]):
         t[TRUMP] = trump[g]
         heuristic_game(
             hands[g], played[g], trick[g], voids[g], bids[g], won[g], leader[g], trick_size[g],
-            lead[g], broken[g], tricks_played[g], -1, deck, t, two_clubs, rank, suit,
-            suit_mask, club2, tstr,
+            lead[g], broken[g], tricks_played[g], -1, deck, seen[g], t, two_clubs, rank, suit,
+            suit_mask,
         )  # fmt: skip
 
 
@@ -607,9 +598,10 @@ def play_out_state(state) -> npt.NDArray[np.int64]:
         state.leader.astype(np.int64), state.trick_size.astype(np.int64),
         state.lead_suit.astype(np.int64), state.broken.copy(),
         state.tricks_played.astype(np.int64), state.trump.astype(np.int64),
-        int(deck_mask(rules)), rules.num_players, rules.num_teams, rules.partnerships,
-        rules.hand_size, rules.nil_tricks == "count", rules.first_lead == "two_of_clubs",
-        _RANK, _SUIT, _SUIT_MASK, _CLUB2, _TSTR,
+        int(deck_mask(rules)), state.seen.astype(np.int64), rules.num_players, rules.num_teams,
+        rules.partnerships, rules.hand_size, rules.nil_tricks == "count",
+        rules.first_lead == "two_of_clubs",
+        _RANK, _SUIT, _SUIT_MASK,
     )  # fmt: skip
     return won
 
@@ -627,7 +619,7 @@ def decide_card(rules, position: dict) -> tuple[int, str]:
         one["leader"], one["trick_size"], one["lead_suit"], one["tricks_played"], one["trump"],
         one["bids"], one["tricks_won"], one["trick"], one["voids"], rules.num_players,
         rules.num_teams, rules.partnerships, rules.hand_size, rules.nil_tricks == "count", out,
-        _RANK, _SUIT, _SUIT_MASK, _TSTR,
+        _RANK, _SUIT, _SUIT_MASK,
     )  # fmt: skip
     ctx, why, need = out[0, 1:].tolist()
     return int(out[0, 0]), reason_text(ctx, why, need, int(position["trump"]))

@@ -51,7 +51,6 @@ from agents.kernel_random import below, new_stream
 from agents.sampling import WorldSampler, knowledge
 from agents.search_common import (
     bid_then_search,
-    check_rules,
     quick_bid,
     search_bidder,
     state_from_world,
@@ -151,6 +150,7 @@ def rollout(game: FastGame, policy: str, stream, scores: dict | None = None) -> 
         game.rules,
         GREEDY if policy == "greedy" else RANDOM,
         stream,
+        game.trump,
     )
     key = (tuple(game.bids), tuple(game.blind), tuple(won.tolist()))
     pts = None if scores is None else scores.get(key)
@@ -194,7 +194,6 @@ class ISMCTSAgent(BaseAgent):
 
     def act(self, view: SeatView, obs, mask) -> npt.NDArray[np.int64]:
         del obs, mask
-        check_rules(view.rules, "ismcts")
         return bid_then_search(self._bidder, view, self.decide)
 
     def decide(self, view: SeatView, g: int = 0) -> int:

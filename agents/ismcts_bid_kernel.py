@@ -19,8 +19,10 @@ The bidding rules are `SingleGame`'s (RULES.md §2, §6 bid constraints: `_bid_b
 lead of `hand_flow._start_play`). Rewards: team points come from `team_tables`, every
 team's RULES.md §4 hand points (bag penalty included) of each combination of its members'
 bids, blind nils and tricks, computed by `scoring.score_hand` and `scoring.apply_bags`
-themselves; the reward arithmetic is `iterate`'s, term for term. Not covered: RULES.md §6
-auction (a trump to name) and two_player (a draw), which the search agents refuse anyway.
+themselves; the reward arithmetic is `iterate`'s, term for term. RULES.md §6 auction: after
+the last bid the highest bidder (first among equals) names trump, a tree decision like a
+bid, random in the rollout; the card play then uses the named suit. RULES.md §6
+two_player's draw is over before any search (`search_common.bid_then_search`).
 """
 
 from __future__ import annotations
@@ -33,10 +35,7 @@ import numpy.typing as npt
 from agents.ismcts_kernel import Tree, _descend, _low_bit
 from agents.kernel_random import below
 from agents.search_kernel import (
-    _CLUB2,
     _RANK,
-    _SPADE_MASK,
-    _STR,
     _SUIT,
     _SUIT_MASK,
     _jit,
@@ -46,73 +45,69 @@ from agents.search_kernel import (
     _play_out,
     _popcount,
 )
-from spades_env.cards import BID_BASE, BLIND_NIL, NUM_ACTIONS, NUM_CARDS, SPADES
+from spades_env.cards import (
+    BID_BASE,
+    BLIND_NIL,
+    NAME_TRUMP,
+    NUM_ACTIONS,
+    NUM_CARDS,
+    SPADES,
+    TWO_OF_CLUBS,
+)
+from spades_env.core.rules import (
+    bid_top,
+    first_leader,
+    legal_bids,
+    next_passer,
+    trump_namer,
+)
+from spades_env.core.spec import BID_FREE, BID_MIRROR, BID_SUICIDE, BID_WHIZ
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, score_hand
-from spades_env.state import BID, BLIND, EXCHANGE, PLAY
+from spades_env.state import BID, BLIND, EXCHANGE, PLAY, TRUMP
 
-_KINDS = {"none": 0, "mirror": 1, "whiz": 2, "suicide": 3}
-_MIRROR, _WHIZ, _SUICIDE = 1, 2, 3
+_KINDS = {"none": BID_FREE, "mirror": BID_MIRROR, "whiz": BID_WHIZ, "suicide": BID_SUICIDE}
 # slots of the scalar state `st` of one iteration
-_PH, _TO, _NB, _LD, _TS, _LS, _BR, _TP = range(8)
+_PH, _TO, _NB, _LD, _TS, _LS, _BR, _TP, _TR = range(9)
+_SPADE_MASK = int(_SUIT_MASK[SPADES])
+_CLUB2 = 1 << TWO_OF_CLUBS
 _HAND_TABLES: dict[Rules, tuple[npt.NDArray, npt.NDArray, npt.NDArray, int]] = {}
 
 
 # ----------------------------------------------------------------------------- rules
 @_jit
-def _bid_bits(seat, hands, bids, max_bid, max_total, no_nil, kind, partnerships, spade_mask):
-    """`SingleGame._bid_bits` (RULES.md §2, §6 `variants.bid_bits_one`): bit i = bid i."""
-    top = max_bid
-    if max_total >= 0:
-        total = 0
-        for b in bids:
-            if b > 0:
-                total += b
-        top = min(top, max_total - total)
-    bits = (2 << top) - 1
-    if no_nil:
-        bits &= ~1
-    if kind == _MIRROR:  # the bid is the spades held
-        return 1 << _popcount(hands[seat] & spade_mask)
-    if kind == _WHIZ:  # nil, or the spades held
-        return (1 << _popcount(hands[seat] & spade_mask)) | 1
-    if kind == _SUICIDE and partnerships:
-        partner = bids[(seat + 2) % 4]
-        if partner >= 0:
-            return bits & ~1 if partner == 0 else 1
-    return bits
+def _bid_bits(seat, hands, bids, max_bid, max_total, min_bid, kind, partnerships):
+    """RULES.md §2, §6 (the rules core's `bid_top` and `legal_bids`): bit i = bid i."""
+    p = hands.shape[0]
+    top = bid_top(max_bid, max_total, bids, p)
+    partner = bids[(seat + 2) % 4] if partnerships else -1
+    return np.int64(legal_bids(min_bid, top, kind, hands[seat], partner))
 
 
 @_jit
-def _legal(st, hands, bids, passing, rule, spade_mask, suit_mask, club2):
+def _legal(st, hands, bids, passing, rule, spade_mask):
     """(legal bits, action of bit 0, seat to act) of the state."""
     ph, seat = st[_PH], st[_TO]
+    if ph == TRUMP:  # RULES.md §6 auction: any of the four suits
+        return 0b1111, NAME_TRUMP, seat
     if ph == BLIND:
         return 3, BLIND_NIL, seat  # blind nil, or look at the hand (SEE_HAND)
     if ph == BID:
-        bits = _bid_bits(seat, hands, bids, rule[0], rule[1], rule[2], rule[3], rule[4],
-                         spade_mask)  # fmt: skip
+        bits = _bid_bits(seat, hands, bids, rule[0], rule[1], rule[2], rule[3], rule[4])
         return bits, BID_BASE, seat
     if ph == EXCHANGE:
         return hands[seat] & ~passing[seat], 0, seat
     p = hands.shape[0]
     seat = (st[_LD] + st[_TS]) % p
     bits = _legal_cards(hands[seat], st[_TS], st[_TP], rule[5] != 0, st[_BR] != 0, st[_LS],
-                        suit_mask, spade_mask, club2)  # fmt: skip
+                        st[_TR])  # fmt: skip
     return bits, 0, seat
 
 
 @_jit
 def _start_play(st, hands, dealer, two_clubs, club2) -> None:
     """`hand_flow._start_play`: the first lead (RULES.md §3)."""
-    p = hands.shape[0]
-    leader = (dealer + 1) % p
-    if two_clubs:
-        leader = 0
-        for s in range(p):
-            if hands[s] & club2:
-                leader = s
-                break
+    leader = first_leader(two_clubs, hands, dealer, hands.shape[0])
     st[_LD], st[_TO], st[_PH] = leader, leader, PLAY
 
 
@@ -121,11 +116,10 @@ def _next_passer(st, hands, blind, passing, dealer, two_clubs, club2) -> None:
     """`hand_flow._next_passer` (RULES.md §2 blind_nil_exchange): the next seat from left
     of the dealer still to pass, else the passed cards change hands and play starts."""
     p = hands.shape[0]
-    for k in range(p):
-        s = (dealer + 1 + k) % p
-        if (blind[s] or blind[(s + p // 2) % p]) and _popcount(passing[s]) < 2:
-            st[_PH], st[_TO] = EXCHANGE, s
-            return
+    s = next_passer(blind, passing, dealer, p)
+    if s >= 0:
+        st[_PH], st[_TO] = EXCHANGE, s
+        return
     kept = hands & ~passing
     for s in range(p):
         hands[s] = kept[s] | passing[(s + p // 2) % p]
@@ -133,8 +127,7 @@ def _next_passer(st, hands, blind, passing, dealer, two_clubs, club2) -> None:
 
 
 @_jit
-def _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rule, strt, suit,
-           club2):  # fmt: skip
+def _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rule, club2):
     """The seat to act takes action `a` (`SingleGame.step` before the card play, and the
     card play of `search_kernel._play_card`)."""
     ph, seat = st[_PH], st[_TO]
@@ -142,13 +135,16 @@ def _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rul
     if ph == PLAY:
         seat = (st[_LD] + st[_TS]) % p
         st[_LD], st[_TS], st[_LS], st[_BR], st[_TP] = _play_card(
-            hands, trick, won, seat, a, st[_LD], st[_TS], st[_LS], st[_BR] != 0, st[_TP], strt,
-            suit,
-        )  # fmt: skip
+            hands, trick, won, seat, a, st[_LD], st[_TS], st[_LS], st[_BR] != 0, st[_TP], st[_TR]
+        )
         return
     if ph == EXCHANGE:
         passing[seat] |= 1 << a
         _next_passer(st, hands, blind, passing, dealer, rule[5], club2)
+        return
+    if ph == TRUMP:  # RULES.md §6 auction: the named suit is trump for the hand
+        st[_TR] = a - NAME_TRUMP
+        _after_naming(st, hands, blind, passing, dealer, rule, club2)
         return
     if ph == BLIND and a != BLIND_NIL:  # RULES.md §2: declined; looks at the hand and bids
         st[_PH] = BID
@@ -160,12 +156,21 @@ def _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rul
     if st[_NB] < p:
         nxt = (seat + 1) % p
         st[_TO] = nxt
-        ok = blind_ok[nxt] and not (rule[3] == _SUICIDE and bids[(nxt + 2) % 4] == 0)
+        ok = blind_ok[nxt] and not (rule[3] == BID_SUICIDE and bids[(nxt + 2) % 4] == 0)
         st[_PH] = BLIND if ok else BID
         return
+    if rule[7]:  # RULES.md §6 auction: the highest bidder, first among equals, names trump
+        st[_PH], st[_TO] = TRUMP, trump_namer(dealer, bids, p)
+        return
+    _after_naming(st, hands, blind, passing, dealer, rule, club2)
+
+
+@_jit
+def _after_naming(st, hands, blind, passing, dealer, rule, club2) -> None:
+    """Bidding (and naming trump) over: the exchange, or the first lead."""
     exchange = False
     if rule[6]:
-        for s in range(p):
+        for s in range(hands.shape[0]):
             exchange |= blind[s] != 0
     if exchange:
         _next_passer(st, hands, blind, passing, dealer, rule[5], club2)
@@ -206,7 +211,7 @@ def _bid_search(
     worlds, lo, hi, st0, bids0, blind0, passing0, trick0, won0, dealer, hand_size, policy,
     partnerships, c, blind_ok, rule, team_pts, members, digit, max_bid, teams,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
-    strt, rank, suit, suit_mask, spade_mask, club2,
+    rank, suit, spade_mask, club2,
 ):  # fmt: skip
     p = worlds.shape[1]
     hands = np.empty(p, dtype=np.int64)
@@ -226,7 +231,7 @@ def _bid_search(
         path[0] = 0
         plen = 1
         while st[_TP] < hand_size:  # selection and expansion
-            legal, base, seat = _legal(st, hands, bids, passing, rule, spade_mask, suit_mask, club2)
+            legal, base, seat = _legal(st, hands, bids, passing, rule, spade_mask)
             node = _descend(
                 node, legal, base, seat, c, stream, child_of, size, action, mover, visits,
                 reward, avail, first, last, sibling,
@@ -234,24 +239,20 @@ def _bid_search(
             path[plen] = node
             plen += 1
             _apply(st, action[node], hands, bids, blind, passing, trick, won, dealer, blind_ok,
-                   rule, strt, suit, club2)  # fmt: skip
+                   rule, club2)  # fmt: skip
             if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
                 break
         while st[_PH] != PLAY:  # the rollout's bidding and exchange (agents.ismcts.rollout)
             if st[_PH] == BID:
-                legal, _, seat = _legal(st, hands, bids, passing, rule, spade_mask, suit_mask,
-                                        club2)  # fmt: skip
+                legal, _, seat = _legal(st, hands, bids, passing, rule, spade_mask)
                 a = _quick_bid(hands[seat], legal, rank, suit)
             else:
-                legal, base, _ = _legal(st, hands, bids, passing, rule, spade_mask, suit_mask,
-                                        club2)  # fmt: skip
+                legal, base, _ = _legal(st, hands, bids, passing, rule, spade_mask)
                 a = base + _kth_bit(legal, below(stream, _popcount(legal)))
-            _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rule, strt,
-                   suit, club2)  # fmt: skip
+            _apply(st, a, hands, bids, blind, passing, trick, won, dealer, blind_ok, rule, club2)
         _play_out(
             hands, trick, st[_LD], st[_TS], st[_LS], st[_BR] != 0, won, st[_TP], hand_size,
-            rule[5] != 0, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
-            stream,
+            rule[5] != 0, policy, partnerships, st[_TR], seq, stream,
         )  # fmt: skip
         total = 0
         for t in range(teams):
@@ -322,17 +323,18 @@ def bid_search(tree: Tree, worlds, lo: int, hi: int, game, c: float, policy: int
     `game` (a `FastGame` before the card play) into `tree` (grown to fit); `tables` from
     `team_tables`."""
     rules = game.rules
-    if game.phase not in (BLIND, BID, EXCHANGE) or game.played:
+    if game.phase not in (BLIND, BID, TRUMP, EXCHANGE) or game.played:
         raise ValueError("ismcts: bid_search needs a position in the bidding or the exchange")
     tree.grow(int(tree.size[0]) + hi - lo)
     st0 = np.array(
         [game.phase, game.to_act, game.num_bids, game.leader, game.trick_size, game.lead_suit,
-         game.broken, game.tricks_played], dtype=np.int64,
+         game.broken, game.tricks_played, game.trump], dtype=np.int64,
     )  # fmt: skip
     rule = np.array(
         [rules.max_bid, -1 if rules.max_total_bid is None else rules.max_total_bid,
          rules.min_bid > 0, _KINDS[rules.bid_constraint], rules.partnerships,
-         rules.first_lead == "two_of_clubs", rules.blind_nil_exchange], dtype=np.int64,
+         rules.first_lead == "two_of_clubs", rules.blind_nil_exchange, rules.trump == "named"],
+        dtype=np.int64,
     )  # fmt: skip
     blind_ok = _blind_options(game)
     team_pts, members, digit = tables
@@ -343,7 +345,7 @@ def bid_search(tree: Tree, worlds, lo: int, hi: int, game, c: float, policy: int
         int(game.dealer), rules.hand_size, policy, rules.partnerships, float(c), blind_ok,
         rule, team_pts, members, digit, rules.max_bid, rules.num_teams,
         tree.action, tree.mover, tree.visits, tree.reward, tree.avail, tree.first, tree.last,
-        tree.sibling, tree.size, stream, _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
+        tree.sibling, tree.size, stream, _RANK, _SUIT, _SPADE_MASK, _CLUB2,
     )  # fmt: skip
 
 

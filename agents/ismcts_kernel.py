@@ -25,12 +25,6 @@ import numpy.typing as npt
 
 from agents.kernel_random import below
 from agents.search_kernel import (
-    _CLUB2,
-    _RANK,
-    _SPADE_MASK,
-    _STR,
-    _SUIT,
-    _SUIT_MASK,
     _bit_index,
     _jit,
     _legal_cards,
@@ -107,7 +101,7 @@ def _search(
     worlds, lo, hi, trick0, won0, leader0, trick_size0, lead0, broken0, tricks_played0,
     hand_size, two_clubs, policy, partnerships, c, rewards, base, teams,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
-    strt, rank, suit, suit_mask, spade_mask, club2,
+    trump,
 ):  # fmt: skip
     p = worlds.shape[1]
     hands = np.empty(p, dtype=np.int64)
@@ -129,9 +123,8 @@ def _search(
         while tricks_played < hand_size:  # selection and expansion
             seat = (leader + trick_size) % p
             legal = _legal_cards(
-                hands[seat], trick_size, tricks_played, two_clubs, broken, lead, suit_mask,
-                spade_mask, club2,
-            )  # fmt: skip
+                hands[seat], trick_size, tricks_played, two_clubs, broken, lead, trump
+            )
             node = _descend(
                 node, legal, 0, seat, c, stream, child_of, size, action, mover, visits,
                 reward, avail, first, last, sibling,
@@ -140,14 +133,13 @@ def _search(
             plen += 1
             leader, trick_size, lead, broken, tricks_played = _play_card(
                 hands, trick, won, seat, action[node], leader, trick_size, lead, broken,
-                tricks_played, strt, suit,
+                tricks_played, trump,
             )  # fmt: skip
             if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
                 break
         _play_out(
             hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
-            two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
-            stream,
+            two_clubs, policy, partnerships, trump, seq, stream,
         )  # fmt: skip
         code = 0
         mult = 1
@@ -246,7 +238,7 @@ def search(tree: Tree, worlds, lo: int, hi: int, game, rules, c: float, policy: 
         rules.first_lead == "two_of_clubs", policy, rules.partnerships, float(c), rewards,
         base, rules.num_teams, tree.action, tree.mover, tree.visits, tree.reward, tree.avail,
         tree.first, tree.last, tree.sibling, tree.size, stream,
-        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2,
+        int(game.trump),
     )  # fmt: skip
 
 

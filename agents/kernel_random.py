@@ -6,7 +6,7 @@ blind-nil and exchange choices of a rollout) takes a `stream`: a (2,) uint64 arr
 (`new_stream(rng)` draws the 64-bit key from it). No kernel keeps random state of its own
 or reads a global generator.
 
-Draw `i` of a stream is SplitMix64's output function of `key + i * gamma` (Steele, Lea &
+Draw `i` of a stream (from 1) is SplitMix64's output function of `key + i * gamma` (Steele, Lea &
 Flood 2014, "Fast splittable pseudorandom number generators": the generator of Java's
 `SplittableRandom`), so it depends only on the key and the number of draws before it,
 made in a kernel or in plain Python (`below` is callable from both). `below(stream, n)`
@@ -20,13 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.numba_cache import ensure_fresh, jit
+from spades_env.core.deal import GOLDEN, splitmix64
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+_GAMMA = GOLDEN
+_S32 = np.uint64(32)
 
 
 def new_stream(rng: np.random.Generator) -> npt.NDArray[np.uint64]:
@@ -36,12 +35,11 @@ def new_stream(rng: np.random.Generator) -> npt.NDArray[np.uint64]:
 
 @jit
 def next_u64(stream: npt.NDArray[np.uint64]) -> np.uint64:
-    """The stream's next 64-bit draw (its counter advances in place)."""
+    """The stream's next 64-bit draw (its counter advances in place): the rules core's
+    `splitmix64` (the output function of `x + gamma`) of `key + counter * gamma`."""
+    z = splitmix64(stream[0] + stream[1] * _GAMMA)
     stream[1] += np.uint64(1)
-    z = stream[0] + stream[1] * _GAMMA
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
+    return z
 
 
 @jit

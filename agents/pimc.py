@@ -55,7 +55,6 @@ from agents.sampling import sample_worlds
 from agents.search_common import (
     POLICIES,
     bid_then_search,
-    check_rules,
     greedy_actions,
     margins,
     search_bidder,
@@ -169,7 +168,6 @@ class PIMCAgent(BaseAgent):
 
     def act(self, view: SeatView, obs, mask) -> npt.NDArray[np.int64]:
         del obs, mask
-        check_rules(view.rules, "pimc")
         return bid_then_search(self._bidder, view, self.decide)
 
     def decide(self, view: SeatView, g: int = 0) -> int:
@@ -229,7 +227,9 @@ class PIMCAgent(BaseAgent):
     def _dd(self, view: SeatView, g: int, worlds, actions: list[int]) -> npt.NDArray:
         """(K, A) double-dummy values of each card in each world."""
         from agents.dd import DDSolver, Position, score_objective
+        from agents.dd.position import check_rules
 
+        check_rules(view.rules)  # one line if the solver cannot play these rules
         if self._solver is None:
             self._solver = DDSolver()
         team = view.rules.team_of(int(view.seat[g]))

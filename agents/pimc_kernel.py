@@ -17,20 +17,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.heuristic_play import _TSTR, _decision_table, heuristic_game
+from agents.heuristic_play import _decision_table, heuristic_game
 from agents.kernel_random import new_stream
 from agents.search_common import margins, state_from_world
-from agents.search_kernel import (
-    _CLUB2,
-    _RANK,
-    _SPADE_MASK,
-    _STR,
-    _SUIT,
-    _SUIT_MASK,
-    _jit,
-    _play_card,
-    _play_out,
-)
+from agents.search_kernel import _RANK, _SUIT, _SUIT_MASK, _jit, _play_card, _play_out
 from spades_env.cards import NUM_CARDS
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
@@ -42,8 +32,7 @@ HEURISTIC = 2  # policy code next to search_kernel's RANDOM and GREEDY
 @_jit
 def _roll_play(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
-    tricks_played0, hand_size, two_clubs, policy, partnerships, out, stream,
-    strt, rank, suit, suit_mask, spade_mask, club2,
+    tricks_played0, hand_size, two_clubs, policy, partnerships, out, stream, trump,
 ):  # fmt: skip
     """The greedy or random policy: game i = (world * A + action) * reps + rollout."""
     k, p = worlds.shape
@@ -62,12 +51,11 @@ def _roll_play(
                 won = out[i]
                 leader, trick_size, lead, broken, tricks_played = _play_card(
                     hands, trick, won, seat, actions[a], leader0, trick_size0, lead0,
-                    broken0, tricks_played0, strt, suit,
+                    broken0, tricks_played0, trump,
                 )  # fmt: skip
                 _play_out(
                     hands, trick, leader, trick_size, lead, broken, won, tricks_played,
-                    hand_size, two_clubs, policy, partnerships, strt, rank, suit,
-                    suit_mask, spade_mask, club2, seq, stream,
+                    hand_size, two_clubs, policy, partnerships, trump, seq, stream,
                 )  # fmt: skip
                 i += 1
 
@@ -76,8 +64,8 @@ def _roll_play(
 def _roll_heuristic(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
     tricks_played0, hand_size, two_clubs, partnerships, out,
-    played0, voids0, bids, deck, teams, nil_counts, trump,
-    rank, suit, suit_mask, club2, tstr,
+    played0, voids0, bids, deck, seen, teams, nil_counts, trump,
+    rank, suit, suit_mask,
 ):  # fmt: skip
     """The heuristic's card play (`heuristic_play`), the games in the same order."""
     k, p = worlds.shape
@@ -96,10 +84,18 @@ def _roll_heuristic(
                     out[i, s] = won0[s]
                 heuristic_game(
                     hands, played0, trick, voids, bids, out[i], leader0, trick_size0, lead0,
-                    broken0, tricks_played0, actions[a], deck, t, two_clubs, rank, suit,
-                    suit_mask, club2, tstr,
+                    broken0, tricks_played0, actions[a], deck, seen, t, two_clubs, rank, suit,
+                    suit_mask,
                 )  # fmt: skip
                 i += 1
+
+
+def _seen(view: SeatView, g: int) -> npt.NDArray[np.int64]:
+    """(P,) RULES.md §6 two_player: the cards each seat looked at and discarded, as far as
+    the seat deciding knows (its own; `state_from_world` does the same)."""
+    seen = np.zeros(view.rules.num_players, dtype=np.int64)
+    seen[int(view.seat[g])] = int(view.seen[g])
+    return seen
 
 
 def play_rollouts(
@@ -130,16 +126,15 @@ def play_rollouts(
         bool(view.broken[g]), int(view.tricks_played[g]), rules.hand_size,
         rules.first_lead == "two_of_clubs",
     )  # fmt: skip
-    tables = (_STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2)
     if policy == HEURISTIC:
         _roll_heuristic(
             *position, rules.partnerships, won, int(view.played[g]),
             view.voids[g].astype(np.int64), view.bids[g].astype(np.int64),
-            int(deck_mask(rules)), rules.num_teams, rules.nil_tricks == "count",
-            int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK, _CLUB2, _TSTR,
+            int(deck_mask(rules)), _seen(view, g), rules.num_teams,
+            rules.nil_tricks == "count", int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK,
         )  # fmt: skip
     else:
-        _roll_play(*position, policy, rules.partnerships, won, stream, *tables)
+        _roll_play(*position, policy, rules.partnerships, won, stream, int(view.trump[g]))
     one = state_from_world(view, worlds[:1], g)  # the State's own dtypes for the scoring
     n = won.shape[0]
     bids, blind = np.repeat(one.bids, n, axis=0), np.repeat(one.blind, n, axis=0)

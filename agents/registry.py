@@ -4,7 +4,7 @@ A spec is `name` or `name:key=value,key=value`. Each registered name maps to a f
 `(seed, **params) -> Agent` and the parameters it accepts with their types. An unknown
 name or parameter is an `AgentSpecError` that lists the known ones. `check_agent_rules`
 (and `make_agent(..., rules=...)`) refuses, before any game starts, rules an agent cannot
-play (the search agents and RULES.md §6 two_player or auction).
+play (an entry's `rules_check`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,6 @@ REGISTRY: dict[str, AgentEntry] = {
         "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic: the "
         "heuristic bids, search plays",
         check="agents.pimc:check_params",
-        rules_check="agents.search_common:check_rules",
     ),
     "ismcts": AgentEntry(
         _lazy("agents.ismcts:ISMCTSAgent"),
@@ -88,7 +87,6 @@ REGISTRY: dict[str, AgentEntry] = {
         "Information Set MCTS (one determinization per iteration, availability UCB); "
         "policy random|greedy; bid=heuristic: the heuristic bids, search plays",
         check="agents.ismcts:check_params",
-        rules_check="agents.search_common:check_rules",
     ),
     "learned": AgentEntry(
         _lazy("agents.rl_agent:learned_agent"),
@@ -181,7 +179,7 @@ def check_agent_rules(spec: str, rules: Rules) -> None:
         return
     try:
         _lazy(entry.rules_check)(rules, name)
-    except (ValueError, NotImplementedError) as exc:  # UnsupportedRulesError, RulesError
+    except (ValueError, NotImplementedError) as exc:  # e.g. RulesError
         raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
 
 

@@ -1,8 +1,7 @@
 """Shared pieces of the Monte Carlo search agents (`pimc`, `ismcts`).
 
-- `check_rules`: the presets the searches can play (the sampler's: the whole deck dealt,
-  so not RULES.md §6 two_player; spades trump, so not §6 auction: the samplers' bid
-  model, the double-dummy solver and the rollout kernel assume spades are trump).
+- `bid_then_search`: which decisions a search agent searches (all of them but RULES.md
+  §6 two_player's draw, which the heuristic makes; with `bid=heuristic`, the card play).
 - `state_from_world`: a batched engine `State` continuing one game of a seat's view in
   each of N sampled worlds (`agents.sampling`), so that rollouts run on the engine.
 - `margins`: the reward of a finished hand to a team: its hand score (RULES.md §4, bag
@@ -25,28 +24,13 @@ from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, 
 from spades_env.engine import STRENGTH, random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
-from spades_env.state import BID, DONE, PLAY, State, init
+from spades_env.state import BID, DONE, DRAW, PLAY, State, init
 
 _TEMPLATES: dict[Rules, State] = {}
 _CARD_BITS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
 
 
-class UnsupportedRulesError(NotImplementedError):
-    """A preset the search agents cannot play."""
-
-
-def check_rules(rules: Rules, agent: str) -> None:
-    """Refuse the presets the searches cannot play, with a one-line reason."""
-    if rules.trump != "spades":
-        raise UnsupportedRulesError(
-            f"{agent}: the auction preset (named trump) is not supported: the sampler and "
-            "solver assume spades are trump"
-        )
-    if rules.draw:
-        raise UnsupportedRulesError(
-            f"{agent}: preset {rules.name!r} (two_player draw) has cards in no hand; "
-            "determinization needs the whole deck dealt"
-        )
+_DRAWER = HeuristicAgent()  # RULES.md §6 two_player's draw decisions (deterministic)
 
 
 def search_bidder(bid: str, agent: str, seed: int | None) -> HeuristicAgent | None:
@@ -63,12 +47,15 @@ def bid_then_search(
     bidder: HeuristicAgent | None, view: SeatView, decide: Callable[[SeatView, int], int]
 ) -> npt.NDArray[np.int64]:
     """A search agent's actions for a batch: `decide(view, g)` per game, except that with
-    a `bidder` every decision before card play (bids, blind nil, the exchange) is its."""
+    a `bidder` every decision before card play (bids, blind nil, naming trump, the
+    exchange) is its, and RULES.md §6 two_player's draw is the heuristic's (the sampler
+    needs the draw over: `agents.sampling`)."""
     out = np.zeros(view.batch_size, dtype=np.int64)
     before_play = (view.phase != PLAY) & (view.phase != DONE)
-    if bidder is not None and before_play.any():
-        out[before_play] = bidder.act(view, None, None)[before_play]
-    for g in np.flatnonzero(~before_play if bidder is not None else np.ones_like(out, bool)):
+    given = (view.phase == DRAW) | (before_play if bidder is not None else False)
+    if given.any():
+        out[given] = (bidder or _DRAWER).act(view, None, None)[given]
+    for g in np.flatnonzero(~given):
         out[g] = decide(view, int(g))
     return out
 
@@ -104,6 +91,8 @@ def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> St
     seat = int(view.seat[g])
     st.passing[:] = 0
     st.passing[:, seat] = view.passed[g]
+    st.seen[:] = 0  # RULES.md §6 two_player: the discards I looked at; others' unknown
+    st.seen[:, seat] = view.seen[g]
     if view.phase[g] >= PLAY:
         st.passing[:, (seat + p // 2) % p] = view.received[g]
     st.trick[:] = view.trick[g]

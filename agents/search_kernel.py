@@ -1,10 +1,10 @@
 """numba play-out of the rest of a hand, for the search agents' rollouts.
 
 `play_out` plays the card play of one game to the end of the hand from a position
-(hands now, the trick on the table, leader, spades broken, tricks so far) with a
-random or greedy policy, and returns the tricks per seat and the cards in play order.
-It follows RULES.md §3 exactly as `legality.legal_cards` and the engine's trick winner
-(the highest spade, else the highest card of the led suit; `engine.STRENGTH`); it is
+(hands now, the trick on the table, leader, trumps broken, tricks so far) with a random
+or greedy policy, and returns the tricks per seat and the cards in play order. The rules
+are the rules core's (RULES.md §3: `legal_cards`, `breaks_trump`, `trick_winner`, with
+the trump suit as data, so RULES.md §6 auction's named trump plays as spades do); it is
 differential-tested against the batched engine on the same positions and cards
 (tests/test_ismcts.py). Card masks are int64 (every card index is below 63).
 """
@@ -15,19 +15,15 @@ import numpy as np
 
 from agents.kernel_random import below
 from agents.numba_cache import ensure_fresh, jit
-from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK, TWO_OF_CLUBS
-from spades_env.engine import STRENGTH
+from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SUIT_MASK
+from spades_env.core.rules import breaks_trump, card_strength, legal_cards, trick_winner
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
-_STR = STRENGTH.astype(np.int64)  # (C, 4)
 _SUIT = np.asarray(CARD_SUIT, dtype=np.int64)
 _RANK = np.asarray(CARD_RANK, dtype=np.int64)
 _SUIT_MASK = np.asarray(SUIT_MASK, dtype=np.uint64).astype(np.int64)
-_SPADE_MASK = int(_SUIT_MASK[SPADES])
-_CLUB2 = 1 << TWO_OF_CLUBS
 RANDOM, GREEDY = 0, 1
-
 
 _jit = jit  # agents/numba_cache.py: compiled and cached on disk
 
@@ -62,32 +58,32 @@ def _kth_bit(x: int, k: int) -> int:
 
 
 @_jit
-def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, suit):
+def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, trump):
     """The greedy policy's card (module doc of `agents.search_common`); the legal cards in
     ascending order, ties to the first."""
     big = 1 << 30
     best_c, best_v = -1, -big
-    if trick_size == 0:  # lead the highest card, spades last
+    if trick_size == 0:  # lead the highest card, trumps last
         bits = legal
         while bits:
             c = _bit_index(bits & -bits)
             bits &= bits - 1
-            v = rank[c] - 16 * (suit[c] == SPADES)
+            v = _RANK[c] - 16 * (_SUIT[c] == trump)
             if v > best_v:
                 best_c, best_v = c, v
         return best_c
     top, winner = -1, -1
     for s in range(p):
-        if trick[s] >= 0 and strt[trick[s], lead] > top:
-            top, winner = strt[trick[s], lead], s
+        if trick[s] >= 0 and card_strength(trick[s], lead, trump) > top:
+            top, winner = card_strength(trick[s], lead, trump), s
     if not (partnerships and winner == (seat + p // 2) % p):
         cheapest, cheap_v = -1, big
         bits = legal
         while bits:
             c = _bit_index(bits & -bits)
             bits &= bits - 1
-            if top < strt[c, lead] < cheap_v:
-                cheapest, cheap_v = c, strt[c, lead]
+            if top < card_strength(c, lead, trump) < cheap_v:
+                cheapest, cheap_v = c, card_strength(c, lead, trump)
         if cheapest >= 0:
             return cheapest
     low_c, low_v = -1, big
@@ -95,44 +91,37 @@ def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, s
     while bits:
         c = _bit_index(bits & -bits)
         bits &= bits - 1
-        v = rank[c] + 16 * (suit[c] == SPADES)
+        v = _RANK[c] + 16 * (_SUIT[c] == trump)
         if v < low_v:
             low_c, low_v = c, v
     return low_c
 
 
 @_jit
-def _legal_cards(h, trick_size, tricks_played, two_clubs, broken, lead, suit_mask, spade_mask,
-                 club2):  # fmt: skip
-    """RULES.md §3: the cards of hand `h` the seat to act may play."""
-    if trick_size == 0:
-        if two_clubs and tricks_played == 0:
-            return h & club2
-        non_spade = h & ~spade_mask
-        return h if (broken or non_spade == 0) else non_spade
-    follow = h & suit_mask[lead]
-    return follow if follow != 0 else h
+def _legal_cards(h, trick_size, tricks_played, two_clubs, broken, lead, trump):
+    """RULES.md §3 (the core's `legal_cards`): the cards of hand `h` the seat to act may
+    play; `two_clubs`: the rules' first_lead=two_of_clubs."""
+    first = two_clubs and tricks_played == 0
+    return np.int64(legal_cards(h, trick_size, lead, broken, trump, first))
 
 
 @_jit
 def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tricks_played,
-               strt, suit):  # fmt: skip
+               trump):  # fmt: skip
     """Seat `seat` plays card `c` (hands, trick and won in place); returns the new
-    (leader, trick_size, lead, broken, tricks_played). RULES.md §3: the highest spade
-    wins the trick, else the highest card of the led suit."""
+    (leader, trick_size, lead, broken, tricks_played). RULES.md §3 by the core: a trump
+    breaks trumps; the highest trump wins the trick, else the highest card of the led
+    suit."""
     p = hands.shape[0]
     hands[seat] &= ~(1 << c)
     trick[seat] = c
     if trick_size == 0:
-        lead = suit[c]
-    if suit[c] == SPADES:
+        lead = _SUIT[c]
+    if breaks_trump(c, trump):
         broken = True
     trick_size += 1
     if trick_size == p:
-        top, winner = -1, -1
-        for s in range(p):
-            if strt[trick[s], lead] > top:
-                top, winner = strt[trick[s], lead], s
+        winner = trick_winner(trick, leader, p, lead, trump)
         won[winner] += 1
         leader = winner
         for s in range(p):
@@ -146,39 +135,36 @@ def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tri
 @_jit
 def _play_out(
     hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
-    two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, seq,
-    stream,
+    two_clubs, policy, partnerships, trump, seq, stream,
 ):  # fmt: skip
     """The random policy draws from `stream` (agents/kernel_random.py)."""
     p = hands.shape[0]
     n = 0
     while tricks_played < hand_size:
         seat = (leader + trick_size) % p
-        legal = _legal_cards(
-            hands[seat], trick_size, tricks_played, two_clubs, broken, lead, suit_mask,
-            spade_mask, club2,
-        )  # fmt: skip
+        legal = _legal_cards(hands[seat], trick_size, tricks_played, two_clubs, broken, lead, trump)
         if policy == GREEDY:
-            c = _greedy(legal, trick, trick_size, lead, seat, p, partnerships, strt, rank, suit)
+            c = _greedy(legal, trick, trick_size, lead, seat, p, partnerships, trump)
         else:
             c = _kth_bit(legal, below(stream, _popcount(legal)))
         seq[n] = c
         n += 1
         leader, trick_size, lead, broken, tricks_played = _play_card(
-            hands, trick, won, seat, c, leader, trick_size, lead, broken, tricks_played,
-            strt, suit,
-        )  # fmt: skip
+            hands, trick, won, seat, c, leader, trick_size, lead, broken, tricks_played, trump
+        )
     return n
 
 
 def play_out(
-    hands, trick, leader, trick_size, lead, broken, won, tricks_played, rules, policy, stream
-):
+    hands, trick, leader, trick_size, lead, broken, won, tricks_played, rules, policy, stream,
+    trump=0,
+):  # fmt: skip
     """Play the hand out; returns (tricks per seat (P,), cards in play order).
 
     `hands`: (P,) cards each seat holds now; `trick`: (P,) card per seat on the table
-    (-1 = none); `won`: (P,) tricks so far. Inputs are not changed; the random policy
-    draws from `stream` (`agents.kernel_random.new_stream`), which advances.
+    (-1 = none); `won`: (P,) tricks so far; `trump` the trump suit (spades, or RULES.md §6
+    auction's named suit). Inputs are not changed; the random policy draws from `stream`
+    (`agents.kernel_random.new_stream`), which advances.
     """
     h = np.asarray(hands, dtype=np.uint64).astype(np.int64)
     t = np.asarray(trick, dtype=np.int64).copy()
@@ -187,22 +173,21 @@ def play_out(
     n = _play_out(
         h, t, int(leader), int(trick_size), int(lead), bool(broken), w, int(tricks_played),
         rules.hand_size, rules.first_lead == "two_of_clubs", policy, rules.partnerships,
-        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2, seq, stream,
+        int(trump), seq, stream,
     )  # fmt: skip
     return w, seq[:n]
 
 
 @_jit
 def _play_out_batch(
-    hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
-    two_clubs, policy, partnerships, strt, rank, suit, suit_mask, spade_mask, club2, stream,
+    hands, trick, leader, trick_size, lead, broken, won, tricks_played, trump, hand_size,
+    two_clubs, policy, partnerships, stream,
 ):  # fmt: skip
     seq = np.empty(NUM_CARDS, dtype=np.int64)
     for i in range(hands.shape[0]):
         _play_out(
             hands[i], trick[i], leader[i], trick_size[i], lead[i], broken[i], won[i],
-            tricks_played[i], hand_size, two_clubs, policy, partnerships, strt, rank, suit,
-            suit_mask, spade_mask, club2, seq, stream,
+            tricks_played[i], hand_size, two_clubs, policy, partnerships, trump[i], seq, stream,
         )  # fmt: skip
 
 
@@ -216,8 +201,8 @@ def play_out_state(state, policy: int, stream) -> np.ndarray:
     _play_out_batch(
         hands, state.trick.astype(np.int64), state.leader.astype(np.int64),
         state.trick_size.astype(np.int64), state.lead_suit.astype(np.int64),
-        state.broken.copy(), won, state.tricks_played.astype(np.int64), rules.hand_size,
-        rules.first_lead == "two_of_clubs", policy, rules.partnerships,
-        _STR, _RANK, _SUIT, _SUIT_MASK, _SPADE_MASK, _CLUB2, stream,
+        state.broken.copy(), won, state.tricks_played.astype(np.int64),
+        state.trump.astype(np.int64), rules.hand_size, rules.first_lead == "two_of_clubs",
+        policy, rules.partnerships, stream,
     )  # fmt: skip
     return won

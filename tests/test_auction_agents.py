@@ -1,5 +1,5 @@
 """RULES.md §6 `auction` above the engine: the heuristic bids, names and plays the named
-trump; the search agents refuse the preset; the Gymnasium envs, tournaments and
+trump (the search agents: tests/test_search_presets.py); the Gymnasium envs, tournaments and
 `spades play` handle the trump-naming decision."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from gymnasium.utils.env_checker import check_env
 
 from agents.heuristic import HeuristicAgent
 from agents.heuristic_bidding import best_trump, choose_bid
-from agents.registry import AgentSpecError, make_agent
 from agents.seat_table import rows_from_view
 from experiments.play.session import InputError, Session, make_setup, parse_move, prompt_line
 from experiments.tournament.config import TournamentConfig
@@ -80,19 +79,6 @@ def test_heuristic_ruffs_with_the_named_suit_not_with_spades() -> None:
 
 
 # ----------------------------------------------------------------------------- search agents
-@pytest.mark.parametrize("spec", ["pimc:worlds=4", "ismcts:iterations=10"])
-def test_search_agents_refuse_the_auction_preset(spec, tmp_path) -> None:
-    words = "the auction preset \\(named trump\\) is not supported"
-    with pytest.raises(AgentSpecError, match=words):
-        make_agent(spec, rules=Rules.auction())
-    with pytest.raises(AgentSpecError, match=words):
-        TournamentConfig(agents=(spec, "random"), rules=Rules.auction().to_dict())
-    agent = make_agent(spec, 0)  # built without rules: refused at its first decision
-    with pytest.raises(NotImplementedError, match=words):
-        agent.act_state(start(AUCTION))
-    make_agent(spec, rules=Rules())  # the standard rules are fine
-
-
 # ----------------------------------------------------------------------------- environments
 def test_gym_env_passes_check_env_and_plays_auction_episodes() -> None:
     check_env(SpadesEnv(rules=AUCTION), skip_render_check=True)

@@ -267,3 +267,18 @@ def test_the_learned_agent_is_shipped_with_its_recipe():
     meta = json.loads(LEARNED.with_suffix(".json").read_text())
     assert meta["recipe"] and all("command" in step for step in meta["recipe"])
     assert "margin_vs_heuristic" in meta["results"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--teacher", "nosuch"], "unknown agent 'nosuch'"),
+        (["--hands", "0"], "--hands 0"),
+        (["--extra-data", "."], "is not a dataset"),
+    ],
+)
+def test_cli_train_bc_refuses_bad_flags_in_one_line(flags, message, tmp_path):
+    done = _cli("train", "bc", *flags, "--runs-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and message in done.stderr
+    assert not (tmp_path / "runs").exists()

@@ -22,6 +22,8 @@ PLAY_OUT_RULES = [
     Rules.preset("jokers"),
     Rules.preset("three_player"),
     Rules.preset("cutthroat_5"),
+    Rules.preset("auction"),
+    Rules.preset("two_player"),
 ]
 
 
@@ -40,7 +42,8 @@ def _games(rules, seed, batch=48):
     heuristic = HeuristicAgent(nil_risk=0.6)
     state = init(rules, batch, rng)
     rand = np.arange(batch) % 2 == 1
-    for _ in range(rules.num_players * rules.hand_size + 12):
+    draw = 26 if rules.draw else 0  # RULES.md §6 two_player: the draw's decisions first
+    for _ in range(rules.num_players * rules.hand_size + 12 + draw):
         acts = heuristic.act_state(state)
         play = (state.phase == PLAY) & rand
         acts[play] = random_legal_actions(state.legal, state.phase, rng)[play]

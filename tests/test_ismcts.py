@@ -25,7 +25,13 @@ from spades_env.state import PLAY, init
 
 @pytest.mark.parametrize(
     "rules",
-    [Rules(), Rules(first_lead="two_of_clubs"), Rules.preset("jokers")],
+    [
+        Rules(),
+        Rules(first_lead="two_of_clubs"),
+        Rules.preset("jokers"),
+        Rules.preset("auction"),
+        Rules.preset("two_player"),
+    ],
     ids=lambda r: f"{r.name}-{r.first_lead}",
 )
 @pytest.mark.parametrize("policy", [RANDOM, GREEDY])
@@ -35,15 +41,17 @@ def test_play_out_matches_the_engine(rules, policy):
     rng = np.random.default_rng(1)
     stream = new_stream(np.random.default_rng(5))
     state = init(rules, 30, rng)
-    for stop in range(4, 56, 3):
-        while not ((state.phase == PLAY).all() and (state.history_len >= stop).all()):
+    for stop in range(0, rules.num_players * rules.hand_size, 3):  # cards played so far
+        played = state.tricks_played * rules.num_players + state.trick_size
+        while not ((state.phase == PLAY).all() and (played >= stop).all()):
             step(state, random_legal_actions(state.legal, state.phase, rng))
+            played = state.tricks_played * rules.num_players + state.trick_size
         for g in range(0, state.batch_size, 3):
             s = state.take([g])
             won, seq = play_out(
                 s.hands[0] & ~s.played[0], s.trick[0], s.leader[0], s.trick_size[0],
                 s.lead_suit[0], s.broken[0], s.tricks_won[0], s.tricks_played[0], rules, policy,
-                stream,
+                stream, s.trump[0],
             )  # fmt: skip
             for c in seq:
                 assert legal_action_mask(s)[0, c]

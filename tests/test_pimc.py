@@ -10,7 +10,7 @@ import agents.pimc as pimc_mod
 from agents.dd import DDSolver, Position, score_objective
 from agents.pimc import PIMCAgent
 from agents.registry import make_agent
-from agents.search_common import UnsupportedRulesError, greedy_actions, state_from_world
+from agents.search_common import greedy_actions, state_from_world
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
@@ -118,11 +118,13 @@ def test_pimc_dd_with_the_true_world_plays_a_best_card(monkeypatch):
         assert values[card] == max(values.values())
 
 
-def test_pimc_refuses_two_player():
-    rules = Rules.preset("two_player")
-    state = init(rules, 1, np.random.default_rng(0))
-    with pytest.raises(UnsupportedRulesError):
-        PIMCAgent(worlds=2).act_state(state)
+def test_pimc_dd_refuses_what_the_solver_cannot_solve_in_one_line():
+    rng = np.random.default_rng(0)
+    state = init(Rules.preset("three_player"), 1, rng)
+    while state.phase[0] != PLAY or int(state.legal[0]).bit_count() < 2:
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    with pytest.raises(ValueError, match="double-dummy solver needs 4 seats"):
+        PIMCAgent(worlds=2, evaluator="dd").act_state(state)
 
 
 def test_pimc_is_seeded():

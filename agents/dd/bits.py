@@ -9,6 +9,8 @@ import numpy as np
 from numba import njit
 
 from agents.numba_cache import ensure_fresh
+from spades_env.cards import SPADES
+from spades_env.core.rules import card_strength
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
@@ -65,7 +67,7 @@ def last_trick_winner(H, leader):
                 rk = HIGH[H[seat, s]]
                 if j == 0:
                     lead = s
-                st = 32 + rk if s == 0 else (rk if s == lead else -1)
+                st = card_strength(13 * s + rk, lead, SPADES)
                 if st > best:
                     best = st
                     winner = seat

@@ -70,6 +70,8 @@ from agents.dd.table import (
     tt_probe,
     tt_store,
 )
+from spades_env.cards import SPADES
+from spades_env.core.rules import breaks_trump, card_strength
 
 __all__ = [
     "ENTRY",
@@ -204,18 +206,19 @@ def _apply(FR, d, H, TP, COEF, maxt, c):
     if k == 0:
         lead = s
         wseat = seat
-        wstr = 32 + rk if s == 0 else rk
+        wstr = card_strength(c, s, SPADES)
     else:
-        st = 32 + rk if s == 0 else (rk if s == lead else -1)
+        st = card_strength(c, lead, SPADES)
         if st > wstr:
             wseat = seat
             wstr = st
     H[seat, s] ^= bit
     e = d + 1
-    FR[e, F_BROKEN] = 1 if (FR[d, F_BROKEN] != 0 or s == 0) else 0
+    FR[e, F_BROKEN] = 1 if (FR[d, F_BROKEN] != 0 or breaks_trump(c, SPADES)) else 0
     if k == 3:
-        # Winning rank of the trick: the winning card, if it beat a card of its suit.
-        ws = 0 if wstr >= 32 else lead
+        # Winning rank of the trick: the winning card, if it beat a card of its suit
+        # (the core's strength of a trump is 32 + its rank).
+        ws = SPADES if wstr >= 32 else lead
         wrk = wstr - 32 if wstr >= 32 else wstr
         same = TP[ws] | (bit if s == ws else 0)
         FR[d, F_TWR] = (1 << (13 * ws + wrk)) if POP[same] >= 2 else 0

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from agents.dd.bits import HIGH, POP, pdep13, pext13
+from spades_env.cards import SPADES
+from spades_env.core.rules import card_strength, legal_cards
 
 
 @njit(cache=True, inline="always")
@@ -145,20 +148,17 @@ def _add_runs(mine, present, s, MV, d, n):
 
 @njit(cache=True, inline="always")
 def gen_moves(H, TP, seat, k, lead, broken, MV, d):
-    """Legal cards of `seat` (RULES.md §3), one per class of equivalent cards."""
+    """Legal cards of `seat` (RULES.md §3, the rules core's `legal_cards`), one per
+    class of equivalent cards."""
+    held = H[seat, 0] | (H[seat, 1] << 13) | (H[seat, 2] << 26) | (H[seat, 3] << 39)
+    legal = np.int64(legal_cards(held, k, lead, broken, SPADES, False))
     n = 0
-    if k > 0 and H[seat, lead] != 0:
-        s = lead
-        present = H[0, s] | H[1, s] | H[2, s] | H[3, s] | TP[s]
-        return _add_runs(H[seat, s], present, s, MV, d, n)
-    side = (H[seat, 1] | H[seat, 2] | H[seat, 3]) != 0
     for s in range(4):
-        if H[seat, s] == 0:
+        mine = (legal >> (13 * s)) & 0x1FFF
+        if mine == 0:
             continue
-        if k == 0 and s == 0 and not broken and side:
-            continue  # RULES.md §3: spades may not be led until broken
         present = H[0, s] | H[1, s] | H[2, s] | H[3, s] | TP[s]
-        n = _add_runs(H[seat, s], present, s, MV, d, n)
+        n = _add_runs(mine, present, s, MV, d, n)
     return n
 
 
@@ -172,9 +172,9 @@ def _later_best(H, seat, k, lead):
         if (o & 1) == (seat & 1):
             continue
         if H[o, lead]:
-            top = HIGH[H[o, lead]] + (32 if lead == 0 else 0)
-        elif H[o, 0]:
-            top = 32 + HIGH[H[o, 0]]
+            top = card_strength(13 * lead + HIGH[H[o, lead]], lead, SPADES)
+        elif H[o, SPADES]:
+            top = card_strength(13 * SPADES + HIGH[H[o, SPADES]], lead, SPADES)
         else:
             continue
         if top > best:
@@ -211,7 +211,7 @@ def _follow_score(k, c, lead, wseat, wstr, seat, later):
     partner's sure winner stand, else win as cheaply as is safe, else play low."""
     s = c // 13
     rk = c - s * 13
-    st = 32 + rk if s == 0 else (rk if s == lead else -1)
+    st = card_strength(c, lead, SPADES)
     cost = st if st >= 0 else rk
     if (wseat & 1) == (seat & 1) and later < wstr:
         return 500 - cost  # partner wins the trick anyway: play low

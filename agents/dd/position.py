@@ -12,17 +12,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import STANDARD_DECK, TWO_OF_CLUBS, mask_to_cards
-from spades_env.engine import STRENGTH
+from spades_env.cards import SPADES, STANDARD_DECK, TWO_OF_CLUBS, mask_to_cards
+from spades_env.core.rules import breaks_trump, card_strength, legal_cards
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import PLAY, State
 
 NUM_SEATS = 4
 _DECK = int(STANDARD_DECK)
-_SUIT_BITS = [0x1FFF << (13 * s) for s in range(4)]
-_NOT_SPADES = _DECK ^ _SUIT_BITS[0]
-_STRENGTH = STRENGTH.tolist()
 
 
 class PositionError(ValueError):
@@ -82,15 +79,11 @@ class Position:
         return self.hands[self.leader].bit_count() + (1 if self.trick else 0)
 
     def legal_mask(self) -> int:
-        """RULES.md §3 legality of the seat to act, as a card mask."""
+        """RULES.md §3 legality of the seat to act, as a card mask (the rules core's)."""
         h = self.hands[self.to_act]
-        if self.trick:
-            follow = h & _SUIT_BITS[self.lead_suit]
-            return follow if follow else h
-        if self.first_lead >= 0:
+        if not self.trick and self.first_lead >= 0:
             return h & (1 << self.first_lead)
-        non_spade = h & _NOT_SPADES
-        return h if (self.broken or non_spade == 0) else non_spade
+        return int(legal_cards(h, len(self.trick), self.lead_suit, self.broken, SPADES, False))
 
     def legal_cards(self) -> list[int]:
         return mask_to_cards(self.legal_mask())
@@ -103,22 +96,22 @@ class Position:
         hands = list(self.hands)
         hands[self.to_act] ^= 1 << card
         trick = (*self.trick, card)
-        broken = self.broken or card // 13 == 0
+        broken = self.broken or bool(breaks_trump(card, SPADES))
         if len(trick) < NUM_SEATS:
             return replace(self, hands=tuple(hands), trick=trick, broken=broken, first_lead=-1)
-        lead = trick[0] // 13
-        j = max(range(NUM_SEATS), key=lambda i: _STRENGTH[trick[i]][lead])
-        winner = (self.leader + j) % NUM_SEATS
+        winner = self.trick_winner(trick)
         won = list(self.tricks_won)
         won[winner] += 1
         return Position(tuple(hands), winner, (), broken, tuple(won))
 
-    def trick_winner(self) -> int:
-        """Seat winning the (complete or partial) current trick so far, -1 if empty."""
-        if not self.trick:
+    def trick_winner(self, trick: tuple[int, ...] | None = None) -> int:
+        """Seat winning the (complete or partial) current trick so far, -1 if empty
+        (RULES.md §3 by the core's `card_strength`); `trick` in place of the current."""
+        trick = self.trick if trick is None else trick
+        if not trick:
             return -1
-        lead = self.trick[0] // 13
-        j = max(range(len(self.trick)), key=lambda i: _STRENGTH[self.trick[i]][lead])
+        lead = trick[0] // 13
+        j = max(range(len(trick)), key=lambda i: card_strength(trick[i], lead, SPADES))
         return (self.leader + j) % NUM_SEATS
 
     # ------------------------------------------------------------------ constructors
@@ -130,7 +123,7 @@ class Position:
         hands = tuple(int(h) for h in np.asarray(deal, dtype=np.uint64))
         first = -1
         if rules is not None:
-            _check_rules(rules)
+            check_rules(rules)
         if rules is not None and rules.first_lead == "two_of_clubs":
             first = TWO_OF_CLUBS  # RULES.md §3: the holder of 2C must lead it
             leader = next(s for s in range(NUM_SEATS) if hands[s] >> TWO_OF_CLUBS & 1)
@@ -170,7 +163,7 @@ class Position:
 
     @classmethod
     def _from_fields(cls, rules, hands, leader, trick_by_seat, size, broken, won, played):
-        _check_rules(rules)
+        check_rules(rules)
         trick = tuple(trick_by_seat[(leader + j) % NUM_SEATS] for j in range(size))
         first = -1
         if rules.first_lead == "two_of_clubs" and played == 0 and size == 0:
@@ -178,10 +171,15 @@ class Position:
         return cls(hands, leader, trick, broken, tuple(won), first)
 
 
-def _check_rules(rules: Rules) -> None:
+def check_rules(rules: Rules) -> None:
     """The solver plays RULES.md §1-§3: four seats in two partnerships, 52 cards."""
-    if rules.num_players != NUM_SEATS or not rules.partnerships or rules.deck != "standard":
+    if (
+        rules.num_players != NUM_SEATS
+        or not rules.partnerships
+        or rules.deck != "standard"
+        or rules.trump != "spades"
+    ):
         raise PositionError(
-            f"preset {rules.name!r}: the double-dummy solver needs 4 seats in partnerships "
-            "and the standard 52-card deck"
+            f"preset {rules.name!r}: the double-dummy solver needs 4 seats in partnerships, "
+            "the standard 52-card deck and spades trump"
         )

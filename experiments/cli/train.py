@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         resume_args(train_args, ckpt, given_flags(module.Args, flags))
     else:
         check_args(train_args)
+        if hasattr(module, "check_args"):  # the script's own checks (bc: teacher, datasets)
+            module.check_args(train_args)
     pick_device(train_args.device)
     err = Console(stderr=True)
     with Progress(

@@ -1,0 +1,24 @@
+"""The search agents play every preset of RULES.md §6 (tiny budgets): a duplicate
+tournament against the heuristic, every decision legal (the engine raises otherwise),
+RULES.md §6 auction's named trump and two_player after the heuristic's draw included."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments.tournament.config import TournamentConfig
+from experiments.tournament.runner import run_tournament
+from spades_env.rules import PRESETS, Rules
+
+SPECS = ("pimc:worlds=3", "ismcts:iterations=20")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("spec", SPECS)
+def test_search_agent_plays_a_tournament(spec, preset, tmp_path):
+    config = TournamentConfig(
+        agents=(spec, "heuristic"), deals=1, chunk=1, rules=Rules.preset(preset).to_dict()
+    )
+    summary = run_tournament(tmp_path / "t", config, workers=1)
+    (pair,) = summary["pairs"]
+    assert pair["deals"] == 1
