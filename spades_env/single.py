@@ -138,9 +138,9 @@ class SingleGame:
 
     def legal_mask(self) -> npt.NDArray[np.int8]:
         """(NUM_ACTIONS,) int8 legal actions of the seat to act."""
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        mask[self.legal_list()] = 1
-        return mask
+        mask = np.zeros((1, NUM_ACTIONS), dtype=np.bool_)
+        _kernel.action_mask(self._st.legal, self._st.phase, mask)
+        return mask[0].view(np.int8)
 
     def observe(self, seat: int) -> npt.NDArray[np.int16]:
         """The RL encoding of `seat`, equal to `observation.encode`."""
