@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import spades
 
 from experiments.bid_analysis import FIGURE_FILES
 from experiments.bid_analysis.double_dummy import DD_FILE, DDCache, dd_key, played_hands
@@ -15,18 +14,6 @@ from experiments.tournament.config import TournamentConfig
 from experiments.tournament.results_log import read_rows
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def spades(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.fixture(scope="module")

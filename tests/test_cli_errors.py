@@ -12,31 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import one_line_error, spades
 
 from experiments.tournament.results_log import read_rows
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]
 COMMANDS = ("demo", "bench", "tournament", "show", "analyze", "play", "train")
-
-
-def spades(*args: str, **kw) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        **kw,
-    )
-
-
-def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
-    assert out.returncode == 2, out.stdout + out.stderr
-    assert "Traceback" not in out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1, out.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

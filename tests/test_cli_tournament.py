@@ -11,22 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_helpers import spades
 
 from experiments.cli.app import main
 from experiments.tournament.results_log import TIMING_FIELDS, read_rows
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]
-
-
-def spades(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def rows_without_timing(run_dir: Path) -> list[dict]:

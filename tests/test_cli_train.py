@@ -4,34 +4,14 @@ nothing written (the runs folder stays empty)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import one_line_error, spades
 
 from training.session import migrate_args
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--total-timesteps", "700", "--num-games", "8", "--hidden", "16", "--eval-deals", "2"]
-
-
-def spades(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
-    assert out.returncode == 2, out.stdout + out.stderr
-    assert "Traceback" not in out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1, out.stderr
-    return lines[0]
 
 
 def test_train_help_lists_the_algorithms():

@@ -14,22 +14,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_helpers import one_line_error, spades
 
 from experiments.tournament import run_lock
 from experiments.tournament.results_log import TIMING_FIELDS, LogError, read_rows, repair
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--agents", "random,heuristic", "--deals", "6", "--chunk", "2", "--no-progress"]
-
-
-def spades(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def start(*args: str) -> subprocess.Popen[str]:
@@ -42,15 +33,6 @@ def start(*args: str) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
-
-
-def one_line_error(out: subprocess.CompletedProcess[str] | tuple[int, str]) -> str:
-    code, err = (out.returncode, out.stderr) if hasattr(out, "returncode") else out
-    assert code == 2, err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 def stripped(rows: list[dict]) -> list[dict]:

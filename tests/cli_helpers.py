@@ -1,0 +1,32 @@
+"""Run the `spades` command line as a subprocess, as a user would, and read its errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def spades(*args: str, **kw) -> subprocess.CompletedProcess[str]:
+    """`spades ARGS` from the repository root, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kw,
+    )
+
+
+def one_line_error(out: subprocess.CompletedProcess[str] | tuple[int, str]) -> str:
+    """The one line a refused command prints: exit status 2, no traceback. `out` is a
+    finished process or (exit status, stderr)."""
+    code, err = (out.returncode, out.stderr) if hasattr(out, "returncode") else out
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
