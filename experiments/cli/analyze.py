@@ -16,20 +16,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from experiments.cli.tournament import whole_number
 from experiments.tournament.bid_stats import GROUPINGS
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def add_parser(sub) -> None:
@@ -55,7 +46,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--dd-max",
-        type=_count,
+        type=whole_number(0),
         metavar="N",
         help="with --dd: solve at most N new deals this run (default: all; 0: cached only)",
     )

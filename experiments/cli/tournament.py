@@ -50,21 +50,23 @@ DEFAULTS: dict[str, Any] = {
 RUNS_DIR = Path("runs")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def whole_number(minimum: int | None = None):
+    """An argparse `type` that takes a whole number, at least `minimum` when given; the
+    error names the value, and argparse adds the flag."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
 
 
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+_positive = whole_number(1)
 
 
 def add_parser(sub) -> None:
@@ -84,7 +86,7 @@ def add_parser(sub) -> None:
     p.add_argument("--deals", type=_positive, help=f"duplicate deals (default {d['deals']})")
     p.add_argument("--mode", choices=MODES, help="hand: one hand per deal; game: whole games")
     add_rules_arguments(p)
-    p.add_argument("--seed", type=_integer, help="seed of the deals and agents (default 0)")
+    p.add_argument("--seed", type=whole_number(), help="seed of the deals and agents (default 0)")
     p.add_argument("--deal-file", metavar="PATH", help="play a saved deal set (deals.json)")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/tournament-<time>)")
     p.add_argument(
