@@ -44,14 +44,13 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.networks import POLICY_KINDS, Network, build_network, network_config
 from agents.registry import make_agent
-from agents.rl_agent import CheckpointError, read_checkpoint, rules_mismatch
 from spades_env.rules import Rules
 from spades_env.state import PLAY
 from training.arguments import parse_args
 from training.bc_data import DatasetSpec, generate, load_dataset, read_meta, spec_of
 from training.checkpoint import save_checkpoint
 from training.evaluation import duplicate_eval, greedy_fn
-from training.session import log_hyperparameters, pick_device
+from training.session import init_checkpoint, log_hyperparameters, pick_device
 
 Progress = Callable[[int, int], None]
 
@@ -226,18 +225,7 @@ def fit(
 def initial_network(args: Args, rules: Rules, device: torch.device) -> tuple[Network, dict]:
     """A new network (seeded), or the one `--init` names, checked."""
     if args.init:
-        ckpt = read_checkpoint(args.init)
-        kind = ckpt["network"]["kind"]
-        if kind not in POLICY_KINDS:
-            raise CheckpointError(
-                f"--init {args.init!r} is a {kind} network; distillation trains a policy "
-                f"({', '.join(POLICY_KINDS)})"
-            )
-        diff = rules_mismatch(Rules.from_dict(ckpt["rules"]), rules)
-        if diff:
-            raise CheckpointError(
-                f"--init {args.init!r} was trained on other rules ({', '.join(diff)})"
-            )
+        ckpt = init_checkpoint(args, POLICY_KINDS, rules)
         net = build_network(ckpt["network"], rules)
         net.load_state_dict(ckpt["model"])
         return net.to(device), ckpt["network"]
