@@ -69,14 +69,15 @@ def point_model(
     (weights 0, the thresholds at the cumulative probabilities), nil made with
     `nil_made`, and partners that bid b take t tricks with the weights `partner[b][t]`."""
     cdf = np.cumsum([pmf.get(y, 0.0) for y in range(Y_LOW, TRICKS)])[:-1]
-    cdf = np.clip(cdf, 1e-12, 1 - 1e-12) + np.arange(Y_CLASSES - 1) * 1e-13
+    cdf = np.clip(cdf, 1e-12, 1 - 1e-12)
+    theta = np.maximum.accumulate(np.log(cdf / (1 - cdf))) + np.arange(Y_CLASSES - 1) * 1e-9
     counts = np.zeros((TRICKS, TRICKS))
     for b, row in partner.items():
         for t, c in row.items():
             counts[b, t] = c * 1e9  # the half-count smoothing becomes negligible
     return TrickModel(
         weights=np.zeros(len(FEATURES)),
-        thresholds=np.log(cdf / (1 - cdf)),
+        thresholds=theta,
         nil_weights=np.zeros(len(FEATURES)),
         nil_bias=float(np.log(nil_made / (1 - nil_made))),
         partner=counts,
