@@ -178,6 +178,12 @@ def test_heuristic_refuses_a_bad_model_file_or_bidder(tmp_path):
         make_agent(f"heuristic:model={path}")
     with pytest.raises(AgentSpecError, match="bid 'guess'; use model or rules"):
         make_agent("heuristic:bid=guess")
+    # aggression and nil_risk shade seed 000's count: they select it, and refuse the model
+    assert make_agent("heuristic:aggression=0.5").bid == "rules"
+    assert make_agent("heuristic:nil_risk=-2").bid == "rules"
+    assert make_agent("heuristic").bid == "model"
+    with pytest.raises(AgentSpecError, match="use them with bid=rules"):
+        make_agent("heuristic:bid=model,aggression=0.5")
     for agent in ("pimc", "ismcts"):
         with pytest.raises(AgentSpecError, match="use search, heuristic or model"):
             make_agent(f"{agent}:bid=guess")
