@@ -8,9 +8,7 @@ bidding, the exchange and into the card play (the same UCB1 with availability co
 children in ascending action order, ties to the first), expands one node, then rolls
 out as `agents.ismcts.rollout` does:
 
-- bids by `search_common.quick_bid` (`_quick_bid`: aces, half the kings, the spades from
-  the queen up and every spade past the third, `np.rint` to even, the nearest legal bid,
-  ties to the lowest);
+- bids by `search_common.quick_bid` (`search_kernel._quick_bid`);
 - the blind-nil choice, naming trump and the exchange cards uniformly among the legal
   actions, by a draw of the decision's stream (`agents.kernel_random`) as the tree's
   expansion draws;
@@ -34,17 +32,16 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.ismcts_kernel import Tree, _descend, _low_bit, _walk_play
+from agents.ismcts_kernel import Tree, _descend, _walk_play
 from agents.kernel_random import below
 from agents.search_kernel import (
-    _RANK,
-    _SUIT,
     _jit,
     _kth_bit,
     _play_out,
     _popcount,
+    _quick_bid,
 )
-from spades_env.cards import BID_BASE, NUM_ACTIONS, NUM_CARDS, SPADES
+from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.core.kernel import PHASE_BASE, legal_bits, step_game
 from spades_env.core.spec import (
     L_BIDS,
@@ -74,34 +71,6 @@ from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import BID, BLIND, EXCHANGE, PLAY, TRUMP
 
 _HAND_TABLES: dict[Rules, tuple[npt.NDArray, npt.NDArray, npt.NDArray, int]] = {}
-
-
-# ----------------------------------------------------------------------------- rollout
-@_jit
-def _quick_bid(hand, legal, rank, suit) -> int:
-    """`search_common.quick_bid` for one hand: the count in halves, rounded half to even."""
-    spades, aces, kings, top = 0, 0, 0, 0
-    bits = hand
-    while bits:
-        c = _low_bit(bits)
-        bits &= bits - 1
-        if suit[c] == SPADES:
-            spades += 1
-            top += rank[c] >= 10
-        elif rank[c] == 12:
-            aces += 1
-        elif rank[c] == 11:
-            kings += 1
-    halves = 2 * aces + kings + 2 * (top + max(spades - 3, 0))
-    est = halves // 2
-    if halves % 2 and est % 2:
-        est += 1
-    best, best_d = -1, 1 << 30
-    for i in range(NUM_CARDS):
-        d = abs(i - est) + (0 if legal >> i & 1 else 1000)
-        if d < best_d:
-            best, best_d = i, d
-    return BID_BASE + best
 
 
 # ----------------------------------------------------------------------------- search
@@ -167,7 +136,7 @@ def _bid_search(
             phase, seat = i8[0, r[L_PHASE]], i8[0, r[L_TO_ACT]]
             legal = np.int64(u64[0, r[L_LEGAL]])
             if phase == BID:
-                a = _quick_bid(np.int64(u64[0, r[L_HANDS] + seat]), legal, _RANK, _SUIT)
+                a = _quick_bid(np.int64(u64[0, r[L_HANDS] + seat]), legal)
             else:
                 a = PHASE_BASE[phase] + _kth_bit(legal, below(stream, _popcount(legal)))
             step_game(r, row, u64, i32, i16, i8, 0, a, fin, res, points)

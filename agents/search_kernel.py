@@ -15,7 +15,7 @@ import numpy as np
 
 from agents.kernel_random import below
 from agents.numba_cache import ensure_fresh, jit
-from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SUIT_MASK
+from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK
 from spades_env.core.rules import breaks_trump, card_strength, legal_cards, trick_winner
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
@@ -118,6 +118,42 @@ def greedy_cards(state, rows) -> np.ndarray:
         state.rules.partnerships, out,
     )  # fmt: skip
     return out
+
+
+@_jit
+def _quick_bid(hand, legal) -> int:
+    """The rollouts' bid (`search_common.quick_bid`) of one hand (int64 card bits) among
+    the `legal` bid bits: aces, half the kings, the spades from the queen up (jokers
+    included) and every spade past the third, counted in halves and rounded half to even;
+    the nearest legal bid, ties to the lowest. Returns the bid action."""
+    spades, aces, kings, top = 0, 0, 0, 0
+    bits = hand
+    while bits:
+        c = _bit_index(bits & -bits)
+        bits &= bits - 1
+        if _SUIT[c] == SPADES:
+            spades += 1
+            top += _RANK[c] >= 10
+        elif _RANK[c] == 12:
+            aces += 1
+        elif _RANK[c] == 11:
+            kings += 1
+    halves = 2 * aces + kings + 2 * (top + max(spades - 3, 0))
+    est = halves // 2
+    if halves % 2 and est % 2:
+        est += 1
+    best, best_d = -1, 1 << 30
+    for i in range(NUM_CARDS):
+        d = abs(i - est) + (0 if legal >> i & 1 else 1000)
+        if d < best_d:
+            best, best_d = i, d
+    return BID_BASE + best
+
+
+@_jit
+def _quick_bid_rows(hands, legal, out):
+    for i in range(hands.shape[0]):
+        out[i] = _quick_bid(hands[i], legal[i])
 
 
 @_jit
