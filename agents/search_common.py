@@ -23,6 +23,7 @@ import numpy.typing as npt
 from agents.heuristic import HeuristicAgent
 from agents.search_kernel import _quick_bid_rows, greedy_cards
 from spades_env.cards import NUM_CARDS
+from spades_env.core.rules import partner_of
 from spades_env.engine import random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
@@ -96,7 +97,7 @@ def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> St
     st.seen[:] = 0  # RULES.md §6 two_player: the discards I looked at; others' unknown
     st.seen[:, seat] = view.seen[g]
     if view.phase[g] >= PLAY:
-        st.passing[:, (seat + p // 2) % p] = view.received[g]
+        st.passing[:, partner_of(seat, p)] = view.received[g]
     st.trick[:] = view.trick[g]
     st.leader[:] = view.leader[g]
     st.trick_size[:] = view.trick_size[g]

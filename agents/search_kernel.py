@@ -16,7 +16,14 @@ import numpy as np
 from agents.kernel_random import below
 from agents.numba_cache import ensure_fresh, jit
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK
-from spades_env.core.rules import breaks_trump, card_strength, legal_cards, trick_winner
+from spades_env.core.rules import (
+    breaks_trump,
+    card_strength,
+    legal_cards,
+    partner_of,
+    suit_of,
+    trick_winner,
+)
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
@@ -76,7 +83,7 @@ def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, trump):
     for s in range(p):
         if trick[s] >= 0 and card_strength(trick[s], lead, trump) > top:
             top, winner = card_strength(trick[s], lead, trump), s
-    if not (partnerships and winner == (seat + p // 2) % p):
+    if not (partnerships and winner == partner_of(seat, p)):
         cheapest, cheap_v = -1, big
         bits = legal
         while bits:
@@ -168,14 +175,14 @@ def _legal_cards(h, trick_size, tricks_played, two_clubs, broken, lead, trump):
 def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tricks_played,
                trump):  # fmt: skip
     """Seat `seat` plays card `c` (hands, trick and won in place); returns the new
-    (leader, trick_size, lead, broken, tricks_played). RULES.md §3 by the core: a trump
-    breaks trumps; the highest trump wins the trick, else the highest card of the led
-    suit."""
+    (leader, trick_size, lead, broken, tricks_played). RULES.md §3 by the core: the first
+    card's suit is led (`suit_of`), a trump breaks trumps (`breaks_trump`), the trick
+    goes to `trick_winner`."""
     p = hands.shape[0]
     hands[seat] &= ~(1 << c)
     trick[seat] = c
     if trick_size == 0:
-        lead = _SUIT[c]
+        lead = suit_of(c)
     if breaks_trump(c, trump):
         broken = True
     trick_size += 1
