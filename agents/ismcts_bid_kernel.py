@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from agents.ismcts_kernel import Tree, _descend, _walk_play
 from agents.kernel_random import below
@@ -64,6 +65,7 @@ from spades_env.core.spec import (
     R_PARTNERS,
     R_T,
     R_TWO_CLUBS,
+    SPEC_SIZE,
     spec,
 )
 from spades_env.rules import Rules
@@ -93,9 +95,10 @@ def _to_play(r, u64, i8, hands, trick, won):
 
 @_jit
 def _bid_search(
-    worlds, lo, hi, r, row0, policy, c, team_pts, members, digit, max_bid,
+    worlds, lo, hi, spec_, row0, policy, c, team_pts, members, digit, max_bid,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
 ):  # fmt: skip
+    r = to_fixed_tuple(spec_, SPEC_SIZE)  # the rules as registers, not re-read after stores
     p, k, teams = r[R_P], r[R_K], r[R_T]
     two_clubs, partnerships = r[R_TWO_CLUBS] != 0, r[R_PARTNERS] != 0
     row = row0.copy()
