@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from agents.ismcts_kernel import Tree, _descend, _walk_play
 from agents.kernel_random import below
@@ -65,7 +64,6 @@ from spades_env.core.spec import (
     R_PARTNERS,
     R_T,
     R_TWO_CLUBS,
-    SPEC_SIZE,
     spec,
 )
 from spades_env.rules import Rules
@@ -95,10 +93,9 @@ def _to_play(r, u64, i8, hands, trick, won):
 
 @_jit
 def _bid_search(
-    worlds, lo, hi, spec_, row0, policy, c, team_pts, members, digit, max_bid,
+    worlds, lo, hi, r, row0, policy, c, team_pts, members, digit, max_bid,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
 ):  # fmt: skip
-    r = to_fixed_tuple(spec_, SPEC_SIZE)  # the rules as registers, not re-read after stores
     p, k, teams = r[R_P], r[R_K], r[R_T]
     two_clubs, partnerships = r[R_TWO_CLUBS] != 0, r[R_PARTNERS] != 0
     row = row0.copy()
@@ -122,23 +119,19 @@ def _bid_search(
         path[0] = 0
         plen = 1
         expanded = False
-        while i8[0, r[L_PHASE]] != PLAY:  # selection and expansion before the card play
-            phase = i8[0, r[L_PHASE]]
-            node = _descend(
-                node, np.int64(u64[0, r[L_LEGAL]]), PHASE_BASE[phase], i8[0, r[L_TO_ACT]], c,
-                stream, child_of, size, action, mover, visits, reward, avail, first, last,
-                sibling,
-            )  # fmt: skip
-            path[plen] = node
-            plen += 1
-            step_game(r, row, u64, i32, i16, i8, 0, action[node], fin, res, points)
-            if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
-                expanded = True
-                break
-        while i8[0, r[L_PHASE]] != PLAY:  # the rollout's bidding (agents.ismcts.rollout)
+        while i8[0, r[L_PHASE]] != PLAY:  # the bidding: the tree's, then the rollout's
             phase, seat = i8[0, r[L_PHASE]], i8[0, r[L_TO_ACT]]
             legal = np.int64(u64[0, r[L_LEGAL]])
-            if phase == BID:
+            if not expanded:  # selection, or the expansion of one new node
+                node = _descend(
+                    node, legal, PHASE_BASE[phase], seat, c, stream, child_of, size, action,
+                    mover, visits, reward, avail, first, last, sibling,
+                )  # fmt: skip
+                path[plen] = node
+                plen += 1
+                a = action[node]
+                expanded = visits[node] == 0  # the rest of the hand is the rollout's
+            elif phase == BID:  # the rollout (agents.ismcts.rollout)
                 a = _quick_bid(np.int64(u64[0, r[L_HANDS] + seat]), legal)
             else:
                 a = PHASE_BASE[phase] + _kth_bit(legal, below(stream, _popcount(legal)))
