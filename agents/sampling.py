@@ -54,7 +54,8 @@ from spades_env.cards import (
     TWO_OF_CLUBS,
     mask_to_cards,
 )
-from spades_env.core.rules import partner_of
+from spades_env.core.rules import legal_bids, partner_of
+from spades_env.core.spec import BID_MIRROR, BID_WHIZ
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import DRAW, PLAY, deck_mask
@@ -409,14 +410,16 @@ def world_violations(view: SeatView, world: npt.ArrayLike, game: int = 0) -> lis
     if rules.bid_constraint in ("mirror", "whiz") and not (
         rules.blind_nil_exchange and view.blind[game].any()
     ):
+        kind = BID_MIRROR if rules.bid_constraint == "mirror" else BID_WHIZ
         for s in range(p):
             bid = int(view.bids[game, s])
-            if bid < 0 or view.blind[game, s] or (bid == 0 and rules.bid_constraint == "whiz"):
+            if bid < 0 or view.blind[game, s]:
                 continue
-            dealt = ((hands[s] | int(view.played_by[game, s])) & int(SUIT_MASK[SPADES])).bit_count()
-            if dealt != bid:
+            dealt = hands[s] | int(view.played_by[game, s])
+            if not int(legal_bids(rules.min_bid, rules.max_bid, kind, dealt, -1)) >> bid & 1:
+                spades = (dealt & int(SUIT_MASK[SPADES])).bit_count()
                 out.append(
-                    f"seat {s} bid {bid} under {rules.bid_constraint} but held {dealt} spades"
+                    f"seat {s} bid {bid} under {rules.bid_constraint} but held {spades} spades"
                 )
     partner = partner_of(seat, p)
     if int(view.phase[game]) >= PLAY:
