@@ -28,9 +28,10 @@ Speed-ups, none of which changes a result:
   and every threshold (`agents.dd.table`);
 - lowest winning rank (DDS): once a card has failed and its proof did not depend on
   the low cards of its suit, this seat's other low cards of the suit are skipped;
-- quick tricks (TRICKS mode): masters the leader, or its partner reached by an entry,
-  can cash, and spades above every spade of the other side, bound the result before
-  any search (`agents.dd.moves`);
+- bounds without search (TRICKS mode, `agents.dd.moves.trick_bounds`): masters the
+  leader, or its partner reached by an entry, can cash bound the side on lead from
+  below; each seat's spades that the other team's spades cannot all beat bound its
+  team from below, which bounds the side on lead from above too;
 - SCORE mode: the least and greatest value reachable from `acc` with `r` tricks left
   (`FMIN`, `FMAX`) decide a question without search when they can;
 - move ordering: the table's best lead first, then cashing masters, leading low to a

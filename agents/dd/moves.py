@@ -29,25 +29,26 @@ def _cash(H, ld, broken, skip):
     """(keep, extra, wr): tricks seat `ld` cashes from the top while keeping the lead, the
     most one more suit adds before the lead passes to its partner, and the cards used.
 
-    Only `ld`'s cards above every other card of a suit count (a partner's higher card
-    would take the lead away), capped where an opponent holding spades runs out of the
-    suit and could ruff, and where a partner holding spades runs out of it (a ruff by
-    the partner still wins the trick, then the partner leads). Cashing one suit leaves
-    the others' lengths alone, since everyone follows, so the suits add up.
+    Only suits `ld` may lead now count (RULES.md §3, the rules core's `legal_cards`: no
+    spade lead before spades are broken unless only spades are held), and only `ld`'s
+    cards above every other card of a suit (a partner's higher card would take the lead
+    away), capped where an opponent holding spades runs out of the suit and could ruff,
+    and where a partner holding spades runs out of it (a ruff by the partner still wins
+    the trick, then the partner leads). Cashing one suit leaves the others' lengths
+    alone, since everyone follows, so the suits add up.
     """
     o1 = (ld + 1) & 3
     o2 = (ld + 3) & 3
     pa = ld ^ 2
-    side = (H[ld, 1] | H[ld, 2] | H[ld, 3]) != 0
+    held = H[ld, 0] | (H[ld, 1] << 13) | (H[ld, 2] << 26) | (H[ld, 3] << 39)
+    leadable = np.int64(legal_cards(held, 0, -1, broken, SPADES, False))
     keep_sum = 0
     extra = 0
     wr = 0
     for s in range(4):
         mine = H[ld, s]
-        if mine == 0 or s == skip:
+        if mine == 0 or s == skip or (leadable >> (13 * s)) & 0x1FFF == 0:
             continue
-        if s == 0 and not broken and side:
-            continue  # RULES.md §3: no spade lead before spades are broken
         top = HIGH[H[o1, s] | H[o2, s] | H[pa, s]] + 1
         w = POP[mine >> top]
         if w == 0:
