@@ -267,11 +267,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
     def observe(self, agent: str) -> dict[str, npt.NDArray]:
         game = self._require_game()
         seat = self._seat[agent]
-        if not self._over and seat == game.to_act:
-            mask = game.legal_mask()
-        else:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return {"observation": game.observe(seat), "action_mask": mask}
+        obs, mask = game.observe_masked(seat, not self._over and seat == game.to_act)
+        return {"observation": obs, "action_mask": mask}
 
     def seat_view(self, agent: str) -> SeatView:
         """The structured view of `agent`'s seat (batch of one) for rule-based agents."""
