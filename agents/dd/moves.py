@@ -98,13 +98,49 @@ def quick_tricks(H, leader, broken):
 
 
 @njit(cache=True, inline="always")
+def spade_tricks(mine, theirs, want):
+    """(sure, low): tricks a seat holding spades `mine` surely wins for its team, against
+    the other team's spades `theirs`, counted up to `want`, and the lowest of the
+    seat's spades the count rests on (a 13-bit mask of that one card; 0 if none).
+
+    Soundness (RULES.md §3: the highest spade in a trick wins it; every card is played
+    by the end of the hand, one per trick per seat). The seat's spades lie in distinct
+    tricks. Such a trick goes to the seat's team unless a higher spade of the other team
+    lies in it (a higher spade of the partner keeps it in the team); one spade of the
+    other team sits in one trick only, so at most M of the seat's spades are beaten,
+    where M is the largest matching of the seat's spades to distinct higher spades of
+    the other team. Whoever leads, whatever is broken or void, and whether a card is
+    discarded or not, the team takes at least (spades held) - M tricks. Counting the
+    seat's top k spades only gives k - M_k, which grows with k; the greedy matching
+    (the seat's spades from the top, each to the highest other spade still unused, if
+    that one is higher) is largest. Only the seat's top k spades and the other team's
+    spades above the k-th matter, so the bound holds wherever those cards (every spade
+    from the k-th down, in relative ranks) have the same holders.
+    """
+    sure = 0
+    low = 0
+    m = mine
+    o = theirs
+    while m and sure < want:
+        x = HIGH[m]
+        m ^= 1 << x
+        low = 1 << x
+        if o and HIGH[o] > x:
+            o ^= 1 << HIGH[o]  # beaten by the highest unused spade of the other team
+        else:
+            sure += 1
+    return sure, low
+
+
+@njit(cache=True, inline="always")
 def trick_bounds(H, leader, broken, maxt, r, need):
     """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start, without
     search, and the cards each rests on (winning ranks, absolute).
 
     - quick tricks of the leader bound its own team from below;
-    - a seat's spades above every spade of the other team each win a trick whenever
-      they are played, and every card is played by the end (RULES.md §3).
+    - each seat's spades that no spade of the other team can all beat (`spade_tricks`)
+      bound its team from below, whichever side is on lead: this is the upper bound of
+      the side on lead.
     """
     lo = 0
     hi = r
@@ -118,18 +154,20 @@ def trick_bounds(H, leader, broken, maxt, r, need):
         hi = r - q
         whi = wq
     for seat in range(4):
-        top_other = HIGH[H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]]
-        sure = POP[H[seat, 0] >> (top_other + 1)]
-        if sure == 0:
+        if H[seat, 0] == 0:
             continue
-        # only as many sure spades as the question needs are relevant
+        theirs = H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]
+        # only as many sure tricks as the question needs are relevant
         if (seat & 1) == maxt:
+            sure, low = spade_tricks(H[seat, 0], theirs, need)
             if sure > lo:
                 lo = sure
-                wlo = _top_n(H[seat, 0], min(sure, need))
-        elif r - sure < hi:
-            hi = r - sure
-            whi = _top_n(H[seat, 0], min(sure, r - need + 1))
+                wlo = low
+        else:
+            sure, low = spade_tricks(H[seat, 0], theirs, r - need + 1)
+            if r - sure < hi:
+                hi = r - sure
+                whi = low
     return lo, hi, wlo, whi
 
 
