@@ -154,7 +154,7 @@ class _Scratch:
         self.spec = spec(rules)
         self.teams = rules.num_teams
         self.fin = np.zeros((b, row), dtype=np.uint8)
-        self.res = np.zeros((b, _kernel.res_width(rules.num_teams)), dtype=np.int32)
+        self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
 
 
 def _scratch(state: State) -> _Scratch:

@@ -34,7 +34,6 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from spades_env.cards import NUM_ACTIONS, action_array
-from spades_env.core.kernel import res_width
 from spades_env.core.observe import obs_offsets
 from spades_env.core.spec import layout, spec
 from spades_env.core.vector import (
@@ -374,7 +373,7 @@ class _Scratch:
         self.offsets = obs_offsets(rules)
         self.obs_size = obs_size(rules)
         self.fin = np.zeros((n, layout(rules)[0]), dtype=np.uint8)
-        self.res = np.zeros((n, res_width(rules.num_teams)), dtype=np.int32)
+        self.res = np.zeros((n, 3 * rules.num_teams + 1), dtype=np.int32)
         self.points = np.zeros((n, rules.num_teams), dtype=np.int32)
         self.seeds = np.zeros(n, dtype=np.uint64)
 

@@ -95,12 +95,6 @@ def new_work():
     return np.empty(_deal.WORK_SIZE + 64, dtype=np.uint64)
 
 
-def res_width(num_teams: int) -> int:
-    """Columns of the `res` rows `_end_hand` writes: points, bags gained, penalty (T
-    each), the winner, then its work space (contract, made: T each)."""
-    return 5 * num_teams + 1
-
-
 @njit(cache=True, inline="always")
 def as_tuple(spec):
     """The spec vector as a tuple: its values are then plain registers inside a kernel,
@@ -313,15 +307,18 @@ def _draw(r, u64, i32, i8, g, seat, a):
 
 
 @njit(cache=True)
-def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points, work):
+def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     """RULES.md §4-§5: score the hand, carry bags, decide the game, deal the next hand.
     The row as it stood is copied to `fin[g]`; `res[g]` gets points, bags gained,
     penalties (T each) and the winner (-1 while the game goes on)."""
     p, t = r[R_P], r[R_T]
     fin[g, :] = buf[g, :]
-    out = res[g]  # the result row, and work space after it (no allocation)
+    # One allocation for the whole hand end: the deal's scratch, scoring's before it.
+    work = new_work()
+    w32 = work.view(np.int32)
+    contract, made = w32[0:t], w32[t : 2 * t]
+    out = res[g]  # points, bags gained, penalty (T each), the winner
     pts, bags, penalty = out[0:t], out[t : 2 * t], out[2 * t : 3 * t]
-    contract, made = out[3 * t + 1 : 4 * t + 1], out[4 * t + 1 : 5 * t + 1]
     score_hand(
         r,
         i8[g, r[L_BIDS] : r[L_BIDS] + p],
@@ -352,7 +349,7 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points, work):
 
 
 @njit(cache=True, inline="always")
-def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points, work):
+def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
     """RULES.md §3: play `card`; close the trick when full, and the hand after the last."""
     p = r[R_P]
     size = i8[g, r[L_TRICK_SIZE]]
@@ -386,7 +383,7 @@ def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points, work):
     played = i8[g, r[L_TRICKS_PLAYED]] + 1
     i8[g, r[L_TRICKS_PLAYED]] = played
     if played == r[R_K]:
-        _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points, work)
+        _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points)
 
 
 @njit(cache=True, inline="always")
@@ -402,7 +399,7 @@ def is_legal(r, u64, i8, g, a):
 
 
 @njit(cache=True, inline="always")
-def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points, work):
+def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
     """Apply legal action `a` of the seat to act in game `g`. Returns True if the hand
     ended (then `fin`, `res` and `points` hold its record, see `_end_hand`)."""
     phase = i8[g, r[L_PHASE]]
@@ -414,7 +411,7 @@ def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points, work):
     i16[g, r[L_HISTORY_LEN]] = n + 1
     hands = i32[g, r[L_HAND_NO]]
     if phase == PLAY:
-        _play(r, buf, u64, i32, i16, i8, g, seat, a, fin, res, points, work)
+        _play(r, buf, u64, i32, i16, i8, g, seat, a, fin, res, points)
     elif phase == BID:
         i8[g, r[L_BIDS] + seat] = a - BID_BASE
         _bid_made(r, u64, i32, i8, g, seat)
@@ -454,13 +451,12 @@ def step_batch(spec, buf, actions, report, flags, points, fin, res):
             if not is_legal(r, u64, i8, g, actions[g]):
                 return -1 - g
     ended = 0
-    work = new_work()
     for g in range(b):
         a = actions[g]
         if report and not is_legal(r, u64, i8, g, a):
             flags[g, 1] = True
             continue
-        if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points, work):
+        if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
             flags[g, 0] = True
             ended += 1
     return ended
@@ -573,5 +569,4 @@ def step_one(spec, buf, a, fin, res):
     if not is_legal(r, u64, i8, 0, a):
         return -1
     points = np.empty((1, r[R_T]), dtype=np.int32)
-    work = new_work()
-    return 1 if step_game(r, buf, u64, i32, i16, i8, 0, a, fin, res, points, work) else 0
+    return 1 if step_game(r, buf, u64, i32, i16, i8, 0, a, fin, res, points) else 0

@@ -147,7 +147,7 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
                 flags[g, F_ILLEGAL] = True
                 flags[g, F_TERMINATED] = True
                 reward[g] = illegal_reward
-            elif step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points, work):
+            elif step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
                 _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum,
                       episode_hand, hand_limit, reward, flags, nums)  # fmt: skip
         over = flags[g, F_TERMINATED] or flags[g, F_TRUNCATED]
@@ -158,7 +158,7 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
                 break
             u = keyed_uniform(u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], i16[g, r[L_HISTORY_LEN]])
             a = pick_legal(u64[g, r[L_LEGAL]], i8[g, r[L_PHASE]], u)
-            if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points, work):
+            if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
                 _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum,
                       episode_hand, hand_limit, reward, flags, nums)  # fmt: skip
                 over = flags[g, F_TERMINATED] or flags[g, F_TRUNCATED]
