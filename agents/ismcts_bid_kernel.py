@@ -119,23 +119,19 @@ def _bid_search(
         path[0] = 0
         plen = 1
         expanded = False
-        while i8[0, r[L_PHASE]] != PLAY:  # selection and expansion before the card play
-            phase = i8[0, r[L_PHASE]]
-            node = _descend(
-                node, np.int64(u64[0, r[L_LEGAL]]), PHASE_BASE[phase], i8[0, r[L_TO_ACT]], c,
-                stream, child_of, size, action, mover, visits, reward, avail, first, last,
-                sibling,
-            )  # fmt: skip
-            path[plen] = node
-            plen += 1
-            step_game(r, row, u64, i32, i16, i8, 0, action[node], fin, res, points)
-            if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
-                expanded = True
-                break
-        while i8[0, r[L_PHASE]] != PLAY:  # the rollout's bidding (agents.ismcts.rollout)
+        while i8[0, r[L_PHASE]] != PLAY:  # the bidding: the tree's, then the rollout's
             phase, seat = i8[0, r[L_PHASE]], i8[0, r[L_TO_ACT]]
             legal = np.int64(u64[0, r[L_LEGAL]])
-            if phase == BID:
+            if not expanded:  # selection, or the expansion of one new node
+                node = _descend(
+                    node, legal, PHASE_BASE[phase], seat, c, stream, child_of, size, action,
+                    mover, visits, reward, avail, first, last, sibling,
+                )  # fmt: skip
+                path[plen] = node
+                plen += 1
+                a = action[node]
+                expanded = visits[node] == 0  # the rest of the hand is the rollout's
+            elif phase == BID:  # the rollout (agents.ismcts.rollout)
                 a = _quick_bid(np.int64(u64[0, r[L_HANDS] + seat]), legal)
             else:
                 a = PHASE_BASE[phase] + _kth_bit(legal, below(stream, _popcount(legal)))

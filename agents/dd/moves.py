@@ -29,25 +29,26 @@ def _cash(H, ld, broken, skip):
     """(keep, extra, wr): tricks seat `ld` cashes from the top while keeping the lead, the
     most one more suit adds before the lead passes to its partner, and the cards used.
 
-    Only `ld`'s cards above every other card of a suit count (a partner's higher card
-    would take the lead away), capped where an opponent holding spades runs out of the
-    suit and could ruff, and where a partner holding spades runs out of it (a ruff by
-    the partner still wins the trick, then the partner leads). Cashing one suit leaves
-    the others' lengths alone, since everyone follows, so the suits add up.
+    Only suits `ld` may lead now count (RULES.md §3, the rules core's `legal_cards`: no
+    spade lead before spades are broken unless only spades are held), and only `ld`'s
+    cards above every other card of a suit (a partner's higher card would take the lead
+    away), capped where an opponent holding spades runs out of the suit and could ruff,
+    and where a partner holding spades runs out of it (a ruff by the partner still wins
+    the trick, then the partner leads). Cashing one suit leaves the others' lengths
+    alone, since everyone follows, so the suits add up.
     """
     o1 = (ld + 1) & 3
     o2 = (ld + 3) & 3
     pa = ld ^ 2
-    side = (H[ld, 1] | H[ld, 2] | H[ld, 3]) != 0
+    held = H[ld, 0] | (H[ld, 1] << 13) | (H[ld, 2] << 26) | (H[ld, 3] << 39)
+    leadable = np.int64(legal_cards(held, 0, -1, broken, SPADES, False))
     keep_sum = 0
     extra = 0
     wr = 0
     for s in range(4):
         mine = H[ld, s]
-        if mine == 0 or s == skip:
+        if mine == 0 or s == skip or (leadable >> (13 * s)) & 0x1FFF == 0:
             continue
-        if s == 0 and not broken and side:
-            continue  # RULES.md §3: no spade lead before spades are broken
         top = HIGH[H[o1, s] | H[o2, s] | H[pa, s]] + 1
         w = POP[mine >> top]
         if w == 0:
@@ -133,41 +134,53 @@ def spade_tricks(mine, theirs, want):
 
 
 @njit(cache=True, inline="always")
-def trick_bounds(H, leader, broken, maxt, r, need):
-    """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start, without
-    search, and the cards each rests on (winning ranks, absolute).
-
-    - quick tricks of the leader bound its own team from below;
-    - each seat's spades that no spade of the other team can all beat (`spade_tricks`)
-      bound its team from below, whichever side is on lead: this is the upper bound of
-      the side on lead.
-    """
+def spade_bounds(H, maxt, r, want_lo, want_hi):
+    """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start that hold
+    for every play of the hand (`spade_tricks` of each seat), and the cards each rests
+    on. Sure tricks are counted up to `want_lo` for MAX and `want_hi` for the other team:
+    a yes/no question needs no more, and fewer counted cards make the proof hold for more
+    positions."""
     lo = 0
     hi = r
     wlo = 0
     whi = 0
-    q, wq = quick_tricks(H, leader, broken)
-    if (leader & 1) == maxt:
-        lo = q
-        wlo = wq
-    else:
-        hi = r - q
-        whi = wq
     for seat in range(4):
         if H[seat, 0] == 0:
             continue
         theirs = H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]
-        # only as many sure tricks as the question needs are relevant
         if (seat & 1) == maxt:
-            sure, low = spade_tricks(H[seat, 0], theirs, need)
+            sure, low = spade_tricks(H[seat, 0], theirs, want_lo)
             if sure > lo:
                 lo = sure
                 wlo = low
         else:
-            sure, low = spade_tricks(H[seat, 0], theirs, r - need + 1)
+            sure, low = spade_tricks(H[seat, 0], theirs, want_hi)
             if r - sure < hi:
                 hi = r - sure
                 whi = low
+    return lo, hi, wlo, whi
+
+
+@njit(cache=True, inline="always")
+def trick_bounds(H, leader, broken, maxt, r, want_lo, want_hi):
+    """(lo, hi, wlo, whi): bounds on the tricks MAX can force from a trick start, without
+    search, and the cards each rests on (winning ranks, absolute).
+
+    - quick tricks of the leader: its team can force that many (a lower bound of the
+      side on lead);
+    - `spade_bounds`: each seat's spades that the other team's spades cannot all beat
+      win for its team in every play, whichever side is on lead: this is the upper
+      bound of the side on lead.
+    """
+    lo, hi, wlo, whi = spade_bounds(H, maxt, r, want_lo, want_hi)
+    q, wq = quick_tricks(H, leader, broken)
+    if (leader & 1) == maxt:
+        if q > lo:
+            lo = q
+            wlo = wq
+    elif r - q < hi:
+        hi = r - q
+        whi = wq
     return lo, hi, wlo, whi
 
 
