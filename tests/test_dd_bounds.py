@@ -4,14 +4,17 @@ spades broken or not (RULES.md §3)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from test_double_dummy import TeamTricks, brute_value, positions
 
-from agents.dd import Position
+from agents.dd import Position, score_objective
 from agents.dd.moves import spade_tricks, trick_bounds
 from agents.dd.solver import _root
 from spades_env.cards import str_to_card
+from spades_env.rules import Rules
 
 
 def spades(*ranks: str) -> int:
@@ -63,7 +66,31 @@ def test_bounds_without_search_bracket_minimax(seed: int) -> None:
         for team in (0, 1):
             exact = brute_value(pos, TeamTricks(team, pos.tricks_won))
             for need in range(1, root.r + 1):
-                lo, hi, _, _ = trick_bounds(root.H, root.leader, root.broken, team, root.r, need)
+                want = (need, root.r - need + 1)
+                lo, hi, _, _ = trick_bounds(root.H, root.leader, root.broken, team, root.r, *want)
                 assert lo <= exact <= hi, (pos, team, need)
         checked += 1
     assert checked >= 50
+
+
+@pytest.mark.parametrize(("bids", "team", "relative"), [((2, 0, 3, 4), 0, False),
+                                                        ((0, 4, 0, 5), 1, True)])  # fmt: skip
+def test_value_range_by_team_tricks_matches_enumeration(bids, team, relative) -> None:
+    rules = Rules(blind_nil="never")
+    obj = score_objective(rules, bids, team=team, relative=relative)
+    start = (3, 2, 1, 3)  # tricks taken so far, 4 left
+    for r in range(5):
+        for t in range(r + 1):
+            vals = []
+            for winners in itertools.product(range(4), repeat=r):
+                if sum(1 for w in winners if w % 2 == team) != t:
+                    continue
+                won = list(start)
+                for w in winners:
+                    won[w] += 1
+                won[0] += 4 - r  # the other tricks left went to seat 0 before
+                vals.append(obj.value_of(won))
+            base = list(start)
+            base[0] += 4 - r
+            a = obj.acc_of(base)
+            assert obj.tmin[a, r, t] == min(vals) and obj.tmax[a, r, t] == max(vals)

@@ -134,41 +134,53 @@ def spade_tricks(mine, theirs, want):
 
 
 @njit(cache=True, inline="always")
-def trick_bounds(H, leader, broken, maxt, r, need):
-    """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start, without
-    search, and the cards each rests on (winning ranks, absolute).
-
-    - quick tricks of the leader bound its own team from below;
-    - each seat's spades that no spade of the other team can all beat (`spade_tricks`)
-      bound its team from below, whichever side is on lead: this is the upper bound of
-      the side on lead.
-    """
+def spade_bounds(H, maxt, r, want_lo, want_hi):
+    """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start that hold
+    for every play of the hand (`spade_tricks` of each seat), and the cards each rests
+    on. Sure tricks are counted up to `want_lo` for MAX and `want_hi` for the other team:
+    a yes/no question needs no more, and fewer counted cards make the proof hold for more
+    positions."""
     lo = 0
     hi = r
     wlo = 0
     whi = 0
-    q, wq = quick_tricks(H, leader, broken)
-    if (leader & 1) == maxt:
-        lo = q
-        wlo = wq
-    else:
-        hi = r - q
-        whi = wq
     for seat in range(4):
         if H[seat, 0] == 0:
             continue
         theirs = H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]
-        # only as many sure tricks as the question needs are relevant
         if (seat & 1) == maxt:
-            sure, low = spade_tricks(H[seat, 0], theirs, need)
+            sure, low = spade_tricks(H[seat, 0], theirs, want_lo)
             if sure > lo:
                 lo = sure
                 wlo = low
         else:
-            sure, low = spade_tricks(H[seat, 0], theirs, r - need + 1)
+            sure, low = spade_tricks(H[seat, 0], theirs, want_hi)
             if r - sure < hi:
                 hi = r - sure
                 whi = low
+    return lo, hi, wlo, whi
+
+
+@njit(cache=True, inline="always")
+def trick_bounds(H, leader, broken, maxt, r, want_lo, want_hi):
+    """(lo, hi, wlo, whi): bounds on the tricks MAX can force from a trick start, without
+    search, and the cards each rests on (winning ranks, absolute).
+
+    - quick tricks of the leader: its team can force that many (a lower bound of the
+      side on lead);
+    - `spade_bounds`: each seat's spades that the other team's spades cannot all beat
+      win for its team in every play, whichever side is on lead: this is the upper
+      bound of the side on lead.
+    """
+    lo, hi, wlo, whi = spade_bounds(H, maxt, r, want_lo, want_hi)
+    q, wq = quick_tricks(H, leader, broken)
+    if (leader & 1) == maxt:
+        if q > lo:
+            lo = q
+            wlo = wq
+    elif r - q < hi:
+        hi = r - q
+        whi = wq
     return lo, hi, wlo, whi
 
 
