@@ -36,12 +36,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.play_loop import Turn, play
 from agents.registry import make_agent
 from spades_env.cards import NUM_ACTIONS
-from spades_env.engine import legal_action_mask, step, stop_games
-from spades_env.observation import OBS_VERSION, encode, obs_size, seat_view
+from spades_env.engine import HandResult
+from spades_env.observation import OBS_VERSION, obs_size
 from spades_env.rules import Rules
-from spades_env.state import DONE, init
+from spades_env.state import init
 
 FORMAT = "spades-bc-dataset"
 FORMAT_VERSION = 1
@@ -174,34 +175,24 @@ def play_shard(spec: DatasetSpec, i: int) -> dict[str, npt.NDArray]:
     games, seats = [], []
     outcome = np.zeros((n, rules.num_teams), dtype=np.int32)
     teams = np.arange(p) % rules.num_teams
-    while True:
-        live = np.flatnonzero(state.phase != DONE)
-        if not live.size:
-            break
-        mask = legal_action_mask(state)[live]
-        obs = encode(state)[live]
-        view = seat_view(state).take(live)
-        label = teacher.act(view, obs if teacher.needs_obs else None, mask)
-        actions = np.zeros(state.batch_size, dtype=np.int64)
-        actions[live] = label
-        seat = state.to_act[live].astype(np.int64)
-        if student is not None:
-            by_student = np.flatnonzero(student_seat[live, seat])
-            if by_student.size:
-                sub = view.take(by_student)
-                actions[live[by_student]] = student.act(sub, obs[by_student], mask[by_student])
-        choice = mask.sum(axis=1) > 1
-        rows["obs"].append(obs[choice])
-        rows["mask"].append(mask[choice])
-        rows["action"].append(label[choice])
-        rows["phase"].append(state.phase[live][choice])
-        games.append(live[choice])
-        seats.append(seat[choice])
-        info = step(state, actions)
-        res = info.finished
-        if res is not None:  # one hand per game: done once it is scored
-            outcome[res.games] = res.points - res.penalty
-            stop_games(state, res.games)
+
+    def keep(turn: Turn) -> None:
+        # every live decision with a choice, labelled by the teacher whoever played it
+        rows_ = np.flatnonzero((turn.who >= 0) & (turn.mask.sum(axis=1) > 1))
+        rows["obs"].append(turn.obs[rows_])
+        rows["mask"].append(turn.mask[rows_])
+        rows["action"].append(turn.labels[rows_])
+        rows["phase"].append(turn.phase[rows_])
+        games.append(rows_)
+        seats.append(turn.seat[rows_].astype(np.int64))
+
+    def score(res: HandResult) -> None:
+        outcome[res.games] = res.points - res.penalty
+
+    # seat owners: 0 the teacher, 1 the student (DAgger); the teacher labels every decision
+    owner = student_seat.astype(np.int64)
+    players = [teacher] if student is None else [teacher, student]
+    play(state, owner, players, on_turn=keep, on_hand=score, labeller=teacher, obs_always=True)
     g, s = np.concatenate(games), np.concatenate(seats)
     own = outcome[g, teams[s]]
     other = outcome[g, (teams[s] + 1) % rules.num_teams]

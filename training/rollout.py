@@ -22,10 +22,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
-from spades_env.engine import legal_action_mask, step, stop_games
-from spades_env.observation import encode, seat_view
+from agents.play_loop import Turn, play
+from spades_env.engine import HandResult
 from spades_env.rules import Rules
-from spades_env.state import DONE, State, init
+from spades_env.state import State, init
 
 if TYPE_CHECKING:
     from agents.rl_agent import NetworkAgent
@@ -87,17 +87,36 @@ class Hands:
         return stats
 
 
+class _Learner:
+    """The learning network as a player of `agents.play_loop.play`: it keeps the
+    log-probabilities and values of its last call for the rollout's record."""
+
+    needs_obs = True
+    needs_view = False
+
+    def __init__(self, fn: LearnerFn) -> None:
+        self.fn = fn
+        self.logp: npt.NDArray[np.float32] | None = None
+        self.value: npt.NDArray[np.float32] | None = None
+
+    def act(self, view, obs, mask) -> npt.NDArray[np.int64]:
+        actions, self.logp, self.value = self.fn(obs, mask)
+        return actions
+
+
 def play_hands(
     state: State,
     owner: npt.NDArray[np.int64],
-    learner: LearnerFn,
+    learner: LearnerFn | None,
     opponents: Sequence[BaseAgent],
     record: bool = True,
 ) -> Hands:
-    """Play the first hand of every game of `state` (modified in place) to its end."""
+    """Play the first hand of every game of `state` (modified in place) to its end.
+
+    owner: (N, P) `LEARNER` (0) for the learner's seats, k + 1 for `opponents[k]`'s.
+    """
     rules = state.rules
     n, p = state.batch_size, rules.num_players
-    rows = np.arange(n)
     hands = Hands(
         owner=owner,
         points=np.zeros((n, rules.num_teams), dtype=np.int32),
@@ -105,37 +124,24 @@ def play_hands(
         blind=np.zeros((n, p), dtype=bool),
         tricks=np.zeros((n, p), dtype=np.int8),
     )
-    while True:
-        live = state.phase != DONE
-        if not live.any():
-            return hands
-        who = np.where(live, owner[rows, state.to_act], -1)
-        mask = legal_action_mask(state)
-        obs = encode(state)
-        actions = np.zeros(n, dtype=np.int64)
-        mine = np.flatnonzero(who == LEARNER)
+    me = _Learner(learner) if learner is not None else None
+
+    def keep(turn: Turn) -> None:
+        mine = np.flatnonzero(turn.who == LEARNER)
         if mine.size:
-            act, logp, value = learner(obs[mine], mask[mine])
-            actions[mine] = act
-            if record:
-                seat = state.to_act[mine].astype(np.int64)
-                hands.steps.append(StepRecord(mine, seat, obs[mine], mask[mine], act, logp, value))
-        others = np.unique(who[who > LEARNER])
-        view = seat_view(state) if others.size else None
-        for k in others:
-            idx = np.flatnonzero(who == k)
-            agent = opponents[int(k) - 1]
-            sub_obs = obs[idx] if agent.needs_obs else None
-            actions[idx] = agent.act(view.take(idx), sub_obs, mask[idx])
-        hands.decisions += int(live.sum())
-        info = step(state, actions)
-        res = info.finished
-        if res is not None:
-            g = res.games
-            hands.points[g] = res.points - res.penalty
-            hands.bids[g], hands.blind[g], hands.tricks[g] = res.bids, res.blind, res.tricks
-            # One hand per episode: the game is over for us once its hand is scored.
-            stop_games(state, g)
+            seat = turn.seat[mine].astype(np.int64)
+            obs, mask, act = turn.obs[mine], turn.mask[mine], turn.actions[mine]
+            hands.steps.append(StepRecord(mine, seat, obs, mask, act, me.logp, me.value))
+
+    def outcome(res: HandResult) -> None:
+        g = res.games
+        hands.points[g] = res.points - res.penalty
+        hands.bids[g], hands.blind[g], hands.tricks[g] = res.bids, res.blind, res.tricks
+
+    players = [me, *opponents]
+    on_turn = keep if record and me is not None else None
+    hands.decisions = play(state, owner, players, on_turn=on_turn, on_hand=outcome)
+    return hands
 
 
 def pool_rollout(

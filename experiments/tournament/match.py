@@ -1,9 +1,10 @@
 """Play a batch of games with agents assigned by seat, and collect the hand records.
 
 Every game of the batch has its own seating: `seat_agent[g, s]` is the index (into
-`agents`) of the agent that plays seat `s` in game `g`. At each step the games are
-grouped by the agent whose seat is to act, and each agent is called once on its subset
-(`SeatView.take`), with the RL encoding only when the agent reads it (`needs_obs`).
+`agents`) of the agent that plays seat `s` in game `g`. The games are played by the one
+play loop, `agents.play_loop.play`: at each step every agent is called once on all the
+games where its seat is to act (one batched call, e.g. one forward pass of a network
+for the whole chunk), with the RL encoding only when the agent reads it (`needs_obs`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
-from spades_env.engine import legal_action_mask, step, stop_games
-from spades_env.observation import encode, seat_view
+from agents.play_loop import play
+from spades_env.engine import HandResult
 from spades_env.records import hand_records
 from spades_env.rules import Rules
-from spades_env.state import DONE, init
+from spades_env.state import init
 
 
 def play_batch(
@@ -37,29 +38,12 @@ def play_batch(
     every hand after the first. dealers: (G,) first dealers. first_hands: (G, P) the
     first hand's cards. one_hand: stop each game when its first hand is scored.
     """
-    g = seeds.shape[0]
-    state = init(rules, g, seeds=seeds, deals=first_hands, dealer=dealers)
-    rows = np.arange(g)
+    state = init(rules, seeds.shape[0], seeds=seeds, deals=first_hands, dealer=dealers)
     out: list[tuple[int, dict[str, Any]]] = []
-    while True:
-        live = state.phase != DONE
-        if not live.any():
-            return out
-        who = np.where(live, seat_agent[rows, state.to_act], -1)
-        view = seat_view(state)
-        mask = legal_action_mask(state)
-        actions = np.zeros(g, dtype=np.int64)
-        for k in np.unique(who[live]):
-            idx = np.flatnonzero(who == k)
-            agent = agents[int(k)]
-            obs = encode(state.take(idx)) if agent.needs_obs else None
-            actions[idx] = agent.act(view.take(idx), obs, mask[idx])
-        info = step(state, actions)
-        if info.finished is None:
-            continue
-        games = info.finished.games
-        out.extend(zip(games.tolist(), hand_records(rules, info.finished), strict=True))
-        if one_hand:
-            # Deal-level duplicate: the game is over for us once its first hand is
-            # scored; the engine stops it, so its next deal is never played.
-            stop_games(state, games)
+
+    def record(finished: HandResult) -> None:
+        games = finished.games.tolist()
+        out.extend(zip(games, hand_records(rules, finished), strict=True))
+
+    play(state, seat_agent, agents, one_hand=one_hand, on_hand=record)
+    return out
