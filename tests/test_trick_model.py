@@ -254,11 +254,11 @@ def fit(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_fit_command_writes_a_model_that_loads(tmp_path):
     out = tmp_path / "m.json"
-    done = fit("--hands", "250", "--rounds", "2", "--seed", "3", "--out", str(out))
+    done = fit("--hands", "150", "--rounds", "2", "--seed", "3", "--out", str(out))
     assert done.returncode == 0, done.stderr
     model = load(out)
-    assert model.meta["recipe"].startswith("python -m training.bid_fit --hands 250 --rounds 2")
-    assert [r["hands"] for r in model.meta["rounds"]] == [250, 250]
+    assert model.meta["recipe"].startswith("python -m training.bid_fit --hands 150 --rounds 2")
+    assert [r["hands"] for r in model.meta["rounds"]] == [150, 150]
     assert model.partner.sum() > 0
     # the count of seed 000 says more tricks, the model too
     assert model.weights[COUNT] > 0
