@@ -131,6 +131,8 @@ class NetworkAgent(BaseAgent):
 
     name = "network"
     needs_obs = True
+    #: it reads only the encoding: the play loop passes view=None after `check_rules`
+    needs_view = False
 
     def __init__(
         self,
@@ -166,11 +168,12 @@ class NetworkAgent(BaseAgent):
 
     def act(
         self,
-        view: SeatView,
+        view: SeatView | None,
         obs: npt.NDArray[np.int16] | None,
         mask: npt.NDArray[np.bool_],
     ) -> npt.NDArray[np.int64]:
-        self.check_rules(view.rules)
+        if view is not None:  # the play loop checks the rules once and passes None
+            self.check_rules(view.rules)
         if obs is None or obs.shape[1] != obs_size(self.rules):
             raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
         with torch.no_grad():
