@@ -74,7 +74,7 @@ class ObsScaler(nn.Module):
         self.register_buffer("inv_scale", 1.0 / obs_scale(rules))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return obs.to(torch.float32) * self.inv_scale
+        return obs.to(torch.float32).mul_(self.inv_scale)  # in place: one pass fewer
 
 
 def layer_init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias: float = 0.0) -> nn.Linear:
@@ -203,14 +203,21 @@ class QNet(nn.Module):
         return masked(self(obs), mask)
 
 
+def policy_probs(logits: torch.Tensor) -> torch.Tensor:
+    """softmax(logits): exactly 0 at masked actions. Prefer it to `log_softmax(..).exp()`,
+    whose exp of the masked entries' -1e8 takes a slow path (about 14x slower on CPU)."""
+    return torch.softmax(logits, dim=1)
+
+
 def sample_masked(logits: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """(actions (B,), log-probabilities of all actions (B, 80)): one draw per row from the
     masked policy, by inverting its cumulative distribution (one uniform per row; cheaper
     than `torch.multinomial`). A masked action has probability 0 and is never drawn: the
     draw is the first action whose cumulative probability exceeds u * total, and the
     cumulative sum only grows at actions of positive probability."""
-    logp = torch.log_softmax(logits.float(), dim=1)
-    cdf = logp.exp().cumsum(dim=1)
+    logits = logits.float()
+    logp = torch.log_softmax(logits, dim=1)
+    cdf = policy_probs(logits).cumsum(dim=1)
     u = torch.rand(len(logits), 1, generator=gen, device=logits.device) * cdf[:, -1:]
     return (cdf <= u).sum(dim=1), logp
 

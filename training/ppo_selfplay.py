@@ -44,6 +44,7 @@ from agents.networks import (
     SplitPolicyValueNet,
     autocast,
     network_config,
+    policy_probs,
     resolve_precision,
     sample_masked,
 )
@@ -213,8 +214,10 @@ def ppo_update(
             for i in range(0, size, 8192):
                 with autocast(dev, cast):
                     t_logits = session.teacher(b["obs"][i : i + 8192], b["mask"][i : i + 8192])[0]
-                parts.append(torch.log_softmax(t_logits.float(), 1))
-            b["teacher_logp"] = torch.cat(parts)
+                parts.append(t_logits.float())
+            t_logits = torch.cat(parts)
+            b["teacher_logp"] = torch.log_softmax(t_logits, 1)
+            b["teacher_p"] = policy_probs(t_logits)
     kl = torch.tensor(0.0)
     mb_size = max(1, size // args.num_minibatches)
     clipfracs, approx_kl = [], torch.tensor(0.0)
@@ -227,7 +230,7 @@ def ppo_update(
             logits, value = logits.float(), value.float()
             logp_all = torch.log_softmax(logits, dim=1)
             newlogp = logp_all.gather(1, b["action"][mb][:, None])[:, 0]
-            entropy = -(logp_all.exp() * logp_all).sum(dim=1)
+            entropy = -(policy_probs(logits) * logp_all).sum(dim=1)
             logratio = newlogp - b["logp"][mb]
             ratio = logratio.exp()
             with torch.no_grad():
@@ -249,7 +252,7 @@ def ppo_update(
             loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
             if kl_coef > 0:  # KL(teacher || policy) over the legal actions
                 t_logp = b["teacher_logp"][mb]
-                kl = (t_logp.exp() * (t_logp - logp_all)).sum(dim=1).mean()
+                kl = (b["teacher_p"][mb] * (t_logp - logp_all)).sum(dim=1).mean()
                 loss = loss + kl_coef * kl
             optimizer.zero_grad()
             loss.backward()
