@@ -51,11 +51,10 @@ from agents.kernel_random import below, new_stream
 from agents.sampling import WorldSampler, knowledge
 from agents.search_common import (
     bid_then_search,
-    quick_bid,
     search_bidder,
     state_from_world,
 )
-from agents.search_kernel import GREEDY, RANDOM, play_out
+from agents.search_kernel import GREEDY, RANDOM, _quick_bid, play_out
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.single import SingleGame
@@ -81,6 +80,12 @@ class FastGame(SingleGame):
     def clone(self) -> FastGame:
         """A copy for one iteration (the game's packed row is copied)."""
         return copy.copy(self)
+
+    def reset_to(self, other: FastGame) -> None:
+        """Become `other` again (same rules) by copying its packed row into this game's:
+        an iteration's game without a new `State` and its field views each time."""
+        self._buf[...] = other._buf
+        self.points = other.points
 
     def step(self, action: int, on_illegal: str = "raise"):
         info = super().step(action, on_illegal)
@@ -128,9 +133,8 @@ def rollout(game: FastGame, policy: str, stream, scores: dict | None = None) -> 
     choices are draws of `stream` (`agents.kernel_random`)."""
     while game.points is None and game.phase != PLAY:
         legal = game.legal
-        if game.phase == BID:  # both policies: a count of the top cards, not random
-            hand = np.array([game.hands[game.to_act] & ~game.played], dtype=np.uint64)
-            a = int(quick_bid(hand, np.array([legal], dtype=np.uint64))[0])
+        if game.phase == BID:  # both policies: a count of the top cards (quick_bid), not random
+            a = int(_quick_bid(game.hands[game.to_act] & ~game.played, legal))
         else:
             acts = game.legal_list()
             a = acts[below(stream, len(acts))]
@@ -213,12 +217,13 @@ class ISMCTSAgent(BaseAgent):
         limit = self.iterations if self.time_ms <= 0 else 1 << 62
         deadline = time.perf_counter() + self.time_ms / 1e3
         block, done = [], 0
+        game = base.clone()
         while done < limit:
             if not block:
                 n = 256 if self.time_ms > 0 else min(256, limit - done)
                 block = sampler.sample(n, self.rng).tolist()
             world = block.pop()
-            game = base.clone()
+            game.reset_to(base)
             game.hands = [int(h) | pb for h, pb in zip(world, played_by, strict=True)]
             self.iterate(root, game)
             done += 1

@@ -117,26 +117,12 @@ def _search(
             won[s] = won0[s]
         leader, trick_size, lead = leader0, trick_size0, lead0
         broken, tricks_played = broken0, tricks_played0
-        node = 0
         path[0] = 0
-        plen = 1
-        while tricks_played < hand_size:  # selection and expansion
-            seat = (leader + trick_size) % p
-            legal = _legal_cards(
-                hands[seat], trick_size, tricks_played, two_clubs, broken, lead, trump
-            )
-            node = _descend(
-                node, legal, 0, seat, c, stream, child_of, size, action, mover, visits,
-                reward, avail, first, last, sibling,
-            )  # fmt: skip
-            path[plen] = node
-            plen += 1
-            leader, trick_size, lead, broken, tricks_played = _play_card(
-                hands, trick, won, seat, action[node], leader, trick_size, lead, broken,
-                tricks_played, trump,
-            )  # fmt: skip
-            if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
-                break
+        plen, leader, trick_size, lead, broken, tricks_played = _walk_play(
+            path, 1, hands, trick, won, leader, trick_size, lead, broken, tricks_played,
+            hand_size, two_clubs, trump, c, stream, child_of, size, action, mover, visits,
+            reward, avail, first, last, sibling,
+        )  # fmt: skip
         _play_out(
             hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
             two_clubs, policy, partnerships, trump, seq, stream,
@@ -151,6 +137,36 @@ def _search(
             visits[nd] += 1
             if mover[nd] >= 0:
                 reward[nd] += rewards[code, mover[nd] % teams]
+
+
+@_jit
+def _walk_play(
+    path, plen, hands, trick, won, leader, trick_size, lead, broken, tricks_played, hand_size,
+    two_clubs, trump, c, stream, child_of, size, action, mover, visits, reward, avail, first,
+    last, sibling,
+):  # fmt: skip
+    """Selection and expansion through the card play (RULES.md §3, `_play_card`) from the
+    last node of `path[:plen]`, until a node is expanded or the hand is over; the cards go
+    from `hands` to `trick` and `won` in place. Returns (plen, leader, trick_size, lead,
+    broken, tricks_played) for the rollout."""
+    p = hands.shape[0]
+    node = path[plen - 1]
+    while tricks_played < hand_size:
+        seat = (leader + trick_size) % p
+        legal = _legal_cards(hands[seat], trick_size, tricks_played, two_clubs, broken, lead, trump)
+        node = _descend(
+            node, legal, 0, seat, c, stream, child_of, size, action, mover, visits, reward,
+            avail, first, last, sibling,
+        )  # fmt: skip
+        path[plen] = node
+        plen += 1
+        leader, trick_size, lead, broken, tricks_played = _play_card(
+            hands, trick, won, seat, action[node], leader, trick_size, lead, broken,
+            tricks_played, trump,
+        )  # fmt: skip
+        if visits[node] == 0:  # expanded: the rest of the hand is the rollout's
+            break
+    return plen, leader, trick_size, lead, broken, tricks_played
 
 
 @_jit

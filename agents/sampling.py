@@ -54,6 +54,8 @@ from spades_env.cards import (
     TWO_OF_CLUBS,
     mask_to_cards,
 )
+from spades_env.core.rules import legal_bids, partner_of
+from spades_env.core.spec import BID_MIRROR, BID_WHIZ
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import DRAW, PLAY, deck_mask
@@ -100,7 +102,7 @@ def knowledge(view: SeatView, game: int = 0) -> Knowledge:
         allowed[seat] = ALL_SUITS  # nothing to sample there
     # RULES.md §2 exchange: what I passed is with my partner unless played. (Before the
     # exchange is done the passed cards are still in my hand, so none is unseen.)
-    partner = (seat + p // 2) % p
+    partner = partner_of(seat, p)
     known[partner] |= int(view.passed[game]) & unseen
     # RULES.md §3 first_lead=two_of_clubs: the holder of 2C leads the first trick.
     if (
@@ -135,7 +137,7 @@ def _spade_counts(view: SeatView, game: int, known: list[int]) -> tuple[int, ...
         return tuple(out)
     spade_mask = int(SUIT_MASK[SPADES])
     seat = int(view.seat[game])
-    partner = (seat + p // 2) % p
+    partner = partner_of(seat, p)
     for s in range(p):
         bid = int(view.bids[game, s])
         if s == seat or bid < 0 or view.blind[game, s]:
@@ -408,16 +410,18 @@ def world_violations(view: SeatView, world: npt.ArrayLike, game: int = 0) -> lis
     if rules.bid_constraint in ("mirror", "whiz") and not (
         rules.blind_nil_exchange and view.blind[game].any()
     ):
+        kind = BID_MIRROR if rules.bid_constraint == "mirror" else BID_WHIZ
         for s in range(p):
             bid = int(view.bids[game, s])
-            if bid < 0 or view.blind[game, s] or (bid == 0 and rules.bid_constraint == "whiz"):
+            if bid < 0 or view.blind[game, s]:
                 continue
-            dealt = ((hands[s] | int(view.played_by[game, s])) & int(SUIT_MASK[SPADES])).bit_count()
-            if dealt != bid:
+            dealt = hands[s] | int(view.played_by[game, s])
+            if not int(legal_bids(rules.min_bid, rules.max_bid, kind, dealt, -1)) >> bid & 1:
+                spades = (dealt & int(SUIT_MASK[SPADES])).bit_count()
                 out.append(
-                    f"seat {s} bid {bid} under {rules.bid_constraint} but held {dealt} spades"
+                    f"seat {s} bid {bid} under {rules.bid_constraint} but held {spades} spades"
                 )
-    partner = (seat + p // 2) % p
+    partner = partner_of(seat, p)
     if int(view.phase[game]) >= PLAY:
         missing = int(view.passed[game]) & ~played & ~hands[partner]
         if missing:

@@ -21,8 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.heuristic import HeuristicAgent
-from agents.search_kernel import greedy_cards
-from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, bits_to_bool
+from agents.search_kernel import _quick_bid_rows, greedy_cards
+from spades_env.cards import NUM_CARDS
+from spades_env.core.rules import partner_of
 from spades_env.engine import random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
@@ -96,7 +97,7 @@ def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> St
     st.seen[:] = 0  # RULES.md §6 two_player: the discards I looked at; others' unknown
     st.seen[:, seat] = view.seen[g]
     if view.phase[g] >= PLAY:
-        st.passing[:, (seat + p // 2) % p] = view.received[g]
+        st.passing[:, partner_of(seat, p)] = view.received[g]
     st.trick[:] = view.trick[g]
     st.leader[:] = view.leader[g]
     st.trick_size[:] = view.trick_size[g]
@@ -129,23 +130,14 @@ def margins(points: npt.ArrayLike, team: int) -> npt.NDArray[np.float64]:
 
 
 # ----------------------------------------------------------------------------- policies
-_RANK = np.asarray(CARD_RANK[:NUM_CARDS], dtype=np.int64)
-_IS_SPADE = np.asarray(CARD_SUIT[:NUM_CARDS] == SPADES)
-
-
 def quick_bid(hands: npt.NDArray[np.uint64], legal: npt.NDArray[np.uint64]) -> npt.NDArray:
     """(B,) bid actions: aces, guarded kings and the top and long spades, the legal bid
-    nearest to that count."""
-    held = bits_to_bool(hands)
-    rank, spade = _RANK[None, :], _IS_SPADE[None, :]
-    sp = (held & spade).sum(axis=1)
-    est = (held & ~spade & (rank == 12)).sum(axis=1).astype(np.float64)
-    est += 0.5 * (held & ~spade & (rank == 11)).sum(axis=1)
-    est += (held & spade & (rank >= 10)).sum(axis=1) + np.maximum(sp - 3, 0)
-    est = np.rint(est).astype(np.int64)
-    ok = bits_to_bool(legal)[:, :NUM_CARDS]  # bit i = bid i (bids < NUM_CARDS)
-    dist = np.abs(np.arange(NUM_CARDS)[None, :] - est[:, None]) + np.where(ok, 0, 1000)
-    return BID_BASE + dist.argmin(axis=1)
+    nearest to that count (compiled, `search_kernel._quick_bid`)."""
+    out = np.empty(len(hands), dtype=np.int64)
+    i64 = np.int64
+    _quick_bid_rows(np.asarray(hands, dtype=np.uint64).astype(i64),
+                    np.asarray(legal, dtype=np.uint64).astype(i64), out)  # fmt: skip
+    return out
 
 
 def greedy_actions(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:

@@ -15,8 +15,15 @@ import numpy as np
 
 from agents.kernel_random import below
 from agents.numba_cache import ensure_fresh, jit
-from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_CARDS, SUIT_MASK
-from spades_env.core.rules import breaks_trump, card_strength, legal_cards, trick_winner
+from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK
+from spades_env.core.rules import (
+    breaks_trump,
+    card_strength,
+    legal_cards,
+    partner_of,
+    suit_of,
+    trick_winner,
+)
 
 ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
@@ -76,7 +83,7 @@ def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, trump):
     for s in range(p):
         if trick[s] >= 0 and card_strength(trick[s], lead, trump) > top:
             top, winner = card_strength(trick[s], lead, trump), s
-    if not (partnerships and winner == (seat + p // 2) % p):
+    if not (partnerships and winner == partner_of(seat, p)):
         cheapest, cheap_v = -1, big
         bits = legal
         while bits:
@@ -121,6 +128,42 @@ def greedy_cards(state, rows) -> np.ndarray:
 
 
 @_jit
+def _quick_bid(hand, legal) -> int:
+    """The rollouts' bid (`search_common.quick_bid`) of one hand (int64 card bits) among
+    the `legal` bid bits: aces, half the kings, the spades from the queen up (jokers
+    included) and every spade past the third, counted in halves and rounded half to even;
+    the nearest legal bid, ties to the lowest. Returns the bid action."""
+    spades, aces, kings, top = 0, 0, 0, 0
+    bits = hand
+    while bits:
+        c = _bit_index(bits & -bits)
+        bits &= bits - 1
+        if _SUIT[c] == SPADES:
+            spades += 1
+            top += _RANK[c] >= 10
+        elif _RANK[c] == 12:
+            aces += 1
+        elif _RANK[c] == 11:
+            kings += 1
+    halves = 2 * aces + kings + 2 * (top + max(spades - 3, 0))
+    est = halves // 2
+    if halves % 2 and est % 2:
+        est += 1
+    best, best_d = -1, 1 << 30
+    for i in range(NUM_CARDS):
+        d = abs(i - est) + (0 if legal >> i & 1 else 1000)
+        if d < best_d:
+            best, best_d = i, d
+    return BID_BASE + best
+
+
+@_jit
+def _quick_bid_rows(hands, legal, out):
+    for i in range(hands.shape[0]):
+        out[i] = _quick_bid(hands[i], legal[i])
+
+
+@_jit
 def _legal_cards(h, trick_size, tricks_played, two_clubs, broken, lead, trump):
     """RULES.md §3 (the core's `legal_cards`): the cards of hand `h` the seat to act may
     play; `two_clubs`: the rules' first_lead=two_of_clubs."""
@@ -132,14 +175,14 @@ def _legal_cards(h, trick_size, tricks_played, two_clubs, broken, lead, trump):
 def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tricks_played,
                trump):  # fmt: skip
     """Seat `seat` plays card `c` (hands, trick and won in place); returns the new
-    (leader, trick_size, lead, broken, tricks_played). RULES.md §3 by the core: a trump
-    breaks trumps; the highest trump wins the trick, else the highest card of the led
-    suit."""
+    (leader, trick_size, lead, broken, tricks_played). RULES.md §3 by the core: the first
+    card's suit is led (`suit_of`), a trump breaks trumps (`breaks_trump`), the trick
+    goes to `trick_winner`."""
     p = hands.shape[0]
     hands[seat] &= ~(1 << c)
     trick[seat] = c
     if trick_size == 0:
-        lead = _SUIT[c]
+        lead = suit_of(c)
     if breaks_trump(c, trump):
         broken = True
     trick_size += 1

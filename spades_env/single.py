@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.core import kernel as _kernel
-from spades_env.core.observe import encode_rows, encode_seats, obs_offsets
+from spades_env.core.observe import encode_masked, encode_rows, encode_seats, obs_offsets
 from spades_env.core.spec import FIELDS, spec
 from spades_env.engine import (
     PHASE_BASE,
@@ -148,6 +148,15 @@ class SingleGame:
         self._seat[0] = seat
         encode_rows(self._r, self._ob, self._buf, self._seat, out)
         return out[0]
+
+    def observe_masked(
+        self, seat: int, masked: bool
+    ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int8]]:
+        """`observe(seat)` and, if `masked`, `legal_mask()` (else all 0), in one call."""
+        out = np.empty((1, self._obs_size), dtype=np.int16)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        encode_masked(self._r, self._ob, self._buf, seat, masked, out, mask)
+        return out[0], mask
 
     @property
     def obs(self) -> npt.NDArray[np.int16]:

@@ -31,3 +31,17 @@ def test_mc_rows_report_pimc_latency_and_ismcts_rate() -> None:
     assert "pimc 64 worlds, opening lead, greedy rollouts" in format_rows(rows)
     assert rows[-1]["name"] == "ismcts bid, 50 iterations, random rollouts"
     assert rows[-1]["ratio"] > 0
+
+
+def test_dd_section_reports_latency_worst_seed_and_the_hard_class() -> None:
+    from experiments.bench.dd import dd_deals_row, detail, hard_class, seeded_positions
+
+    row = dd_deals_row(deals=2, seed=35, solver=DDSolver(tt_bits=16))
+    assert SECTIONS["dd"] and row["solves"] == 2 and row["unit"] == "solves/s"
+    assert 0 < row["median_ms"] <= row["p99_ms"] <= row["max_ms"]
+    assert row["worst_seed"] in (35, 36)
+    positions, _ = seeded_positions(200, 0)
+    hard = sum(hard_class(p) for p in positions)
+    assert 0 < hard < 40  # a seat void in spades: about 5% of deals
+    assert f"{row['solves']} deals: median" in detail(row)
+    assert "hard class" in format_rows([row])

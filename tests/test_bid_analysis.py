@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
+from agents.dd.tables import DDCache
 from experiments.bid_analysis import FIGURE_FILES, analyze, figures, save_figures
 from experiments.bid_analysis import double_dummy as dd
 from experiments.bid_analysis.intervals import mean_interval, rate_interval, wilson
@@ -270,11 +271,29 @@ def test_dd_tricks_solve_each_position_once_and_cache_it(tmp_path):
     rows = [dd_row(0, 0, [4, 2, 4, 1], [5, 1, 4, 3], [True, True])]
     rows.append(dd_row(0, 1, [4, 2, 4, 1], [5, 1, 4, 3], [True, True]))
     rows.append(dd_row(1, 0, [4, 2, 4, 1], [5, 1, 4, 3], [True, True]))
-    cache = dd.DDCache(tmp_path / dd.DD_FILE)
+    cache = DDCache(tmp_path / "dd.sqlite")
     got = dd.dd_tricks(rows, cache, solve=solve, max_solves=1)
     assert calls == [1] and got == [[9, 4], [9, 4], None]
-    again = dd.dd_tricks(rows, dd.DDCache(tmp_path / dd.DD_FILE), solve=solve)
+    again = dd.dd_tricks(rows, DDCache(tmp_path / "dd.sqlite"), solve=solve)
     assert calls == [1, 2] and again[2] == [9, 4]
+
+
+def test_dd_tricks_solve_on_worker_processes_into_the_shared_cache(tmp_path):
+    rows = [dd_row(0, 0, [4, 2, 4, 1], [5, 1, 4, 3], [True, True])]
+    rows.append(dd_row(1, 0, [4, 2, 4, 1], [5, 1, 4, 3], [True, True]))
+    cache = DDCache(tmp_path / "dd.sqlite")
+    # Seat s holds suit s: the spades hand ruffs everything, so team 0 takes all 13.
+    assert dd.dd_tricks(rows, cache, workers=2) == [[13, 0], [13, 0]]
+    assert len(cache) == 2
+
+
+def test_analyze_compares_with_double_dummy_only_when_asked(tmp_path):
+    rows = [dd_row(0, 0, [4, 2, 4, 1], [5, 1, 4, 3], [True, True])]
+    assert analyze(rows).dd is None
+    a = analyze(rows, dd="auto", cache=tmp_path / "dd.sqlite", max_solves=0)
+    assert a.dd is not None and a.dd_unsolved == 1  # nothing cached, nothing solved
+    with pytest.raises(ValueError, match="dd="):
+        analyze(rows, dd="sometimes")
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from cli_helpers import spades
 
+from agents.dd.tables import DDCache, dd_key
 from experiments.bid_analysis import FIGURE_FILES
-from experiments.bid_analysis.double_dummy import DD_FILE, DDCache, dd_key, played_hands
+from experiments.bid_analysis.double_dummy import AUTO_SOLVES, played_hands
 from experiments.cli.app import main
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.results_log import read_rows
@@ -27,7 +28,7 @@ def run_dir(tmp_path_factory) -> Path:
 def test_analyze_prints_the_tables_and_writes_the_plots(run_dir):
     for png in FIGURE_FILES.values():
         (run_dir / png).unlink(missing_ok=True)
-    result = spades("analyze", str(run_dir))
+    result = spades("analyze", str(run_dir), "--no-dd")
     assert result.returncode == 0, result.stderr
     for title in ("Bid error", "Contracts, bags and nil", "Calibration", "Nil outcomes"):
         assert title in result.stdout
@@ -38,7 +39,7 @@ def test_analyze_prints_the_tables_and_writes_the_plots(run_dir):
 
 @pytest.mark.parametrize(("by", "column"), [("seat", "position"), ("situation", "situation")])
 def test_by_splits_the_tables(run_dir, tmp_path, capsys, by, column):
-    assert main(["analyze", str(run_dir), "--by", by, "--out", str(tmp_path)]) == 0
+    assert main(["analyze", str(run_dir), "--by", by, "--out", str(tmp_path), "--no-dd"]) == 0
     out = capsys.readouterr().out
     assert column in out
     if by == "situation":  # a hand-mode tournament starts every hand from 0-0
@@ -46,7 +47,9 @@ def test_by_splits_the_tables(run_dir, tmp_path, capsys, by, column):
 
 
 def test_analyze_takes_the_log_file_and_an_output_folder(run_dir, tmp_path):
-    result = spades("analyze", str(run_dir / "log.jsonl"), "--out", str(tmp_path / "plots"))
+    result = spades(
+        "analyze", str(run_dir / "log.jsonl"), "--out", str(tmp_path / "plots"), "--no-dd"
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "plots" / FIGURE_FILES["calibration"]).exists()
 
@@ -73,21 +76,44 @@ def test_bad_input_is_a_one_line_error(tmp_path, capsys, make, message):
     assert lines[0].startswith("spades analyze: error:")
 
 
-def test_dd_reads_its_answers_from_the_cache_beside_the_log(run_dir, tmp_path):
-    # Answers planted in the cache (7 tricks for North-South everywhere): nothing to
-    # solve, so this checks the --dd path without the solver's seconds per deal.
-    cache = DDCache(run_dir / DD_FILE)
+def plant_answers(run_dir: Path, path: Path) -> None:
+    """7 tricks for North-South in every hand of the log, in the cache at `path`."""
+    cache = DDCache(path)
+    answers = {}
     for row in read_rows(run_dir):
         hands, leader = played_hands(row["record"])
-        cache.tricks[dd_key(hands, leader, Rules.from_dict(row["rules"]))] = 7
-    cache.save()
-    try:
-        result = spades("analyze", str(run_dir), "--dd", "--out", str(tmp_path))
-    finally:
-        (run_dir / DD_FILE).unlink()
+        answers[dd_key(hands, leader, Rules.from_dict(row["rules"]))] = 7
+    cache.put(answers)
+    cache.close()
+
+
+def test_analyze_compares_with_double_dummy_by_default_from_the_cache(run_dir, tmp_path):
+    # Answers planted in the cache: nothing to solve, so this checks the default path
+    # without the solver's time per deal.
+    plant_answers(run_dir, tmp_path / "dd.sqlite")
+    result = spades("analyze", str(run_dir), "--out", str(tmp_path), "--dd-cache",
+                    str(tmp_path / "dd.sqlite"))  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Against double dummy" in result.stdout and "unmakeable" in result.stdout
+    assert "no answer yet" not in result.stdout
     assert (tmp_path / FIGURE_FILES["double_dummy"]).exists()
+
+
+def test_dd_max_0_reads_only_the_cache_and_says_what_is_left_out(run_dir, tmp_path):
+    result = spades("analyze", str(run_dir), "--out", str(tmp_path), "--dd-max", "0",
+                    "--dd-cache", str(tmp_path / "empty.sqlite"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "have no answer yet" in result.stdout
+
+
+def test_the_help_states_the_default_number_of_new_solves():
+    result = spades("analyze", "--help")
+    assert f"at most {AUTO_SOLVES} new hands" in " ".join(result.stdout.split())
+
+
+def test_dd_and_no_dd_together_are_refused(run_dir):
+    result = spades("analyze", str(run_dir), "--dd", "--no-dd")
+    assert result.returncode == 2 and "--no-dd" in result.stderr
 
 
 def test_unknown_grouping_is_refused(run_dir):

@@ -27,6 +27,14 @@ def test_bench_engine_json():
         assert row["unit"] == "decisions/s"
 
 
+def test_bench_dd_json_reports_the_worst_deal():
+    out = spades("bench", "--only", "dd", "--deals", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)
+    assert row["solves"] == 2 and row["worst_seed"] in (0, 1)
+    assert row["max_ms"] >= row["median_ms"] > 0
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -38,6 +46,7 @@ def test_bench_engine_json():
         pytest.param(("demo", "--rules", "target=300"), ["--rules", "preset"], id="not-a-preset"),
         pytest.param(("bench", "--seconds", "-1"), ["--seconds"], id="negative-seconds"),
         pytest.param(("bench", "--only", "nothing"), ["--only"], id="bad-choice"),
+        pytest.param(("bench", "--only", "dd", "--deals", "0"), ["--deals"], id="zero-deals"),
         pytest.param(("frobnicate",), ["frobnicate"], id="unknown-command"),
     ],
 )

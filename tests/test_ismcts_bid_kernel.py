@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from agents.ismcts import FastGame, ISMCTSAgent
-from agents.ismcts_bid_kernel import _quick_bid, bid_search, team_tables
+from agents.ismcts_bid_kernel import bid_search, team_tables
 from agents.ismcts_kernel import Tree
 from agents.search_common import quick_bid
-from agents.search_kernel import _RANK, _SUIT
+from agents.search_kernel import _quick_bid
+from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import seat_view
 from spades_env.rules import Rules
@@ -90,15 +91,32 @@ def test_kernel_bid_search_time_budget():
     assert agent.last_iterations >= 1 and agent.last_root.visits == agent.last_iterations
 
 
-def test_quick_bid_kernel_is_quick_bid():
-    """Random hands (jokers included) and random legal-bid masks."""
+def _quick_bid_oracle(hand: int, legal: int) -> int:
+    """The rollouts' bid in numpy: aces + kings / 2 + spades from the queen up (jokers
+    too) + spades past the third, `np.rint` (half to even); the nearest legal bid, ties to
+    the lowest."""
+    held = np.array([hand >> c & 1 for c in range(NUM_CARDS)], dtype=bool)
+    rank, spade = CARD_RANK[:NUM_CARDS], CARD_SUIT[:NUM_CARDS] == SPADES
+    est = (held & ~spade & (rank == 12)).sum() + 0.5 * (held & ~spade & (rank == 11)).sum()
+    est += (held & spade & (rank >= 10)).sum() + max((held & spade).sum() - 3, 0)
+    ok = np.array([legal >> b & 1 for b in range(NUM_CARDS)], dtype=bool)
+    dist = np.abs(np.arange(NUM_CARDS) - int(np.rint(est))) + np.where(ok, 0, 1000)
+    return BID_BASE + int(dist.argmin())
+
+
+def test_quick_bid_is_the_count_rounded_half_to_even():
+    """Random hands (jokers included) and random legal-bid masks, the batch function and
+    the kernel's scalar one against the numpy oracle."""
     rng = np.random.default_rng(0)
+    hands, masks = [], []
     for _ in range(400):
         cards = rng.choice(54, size=rng.integers(0, 18), replace=False)
-        hand = int(sum(1 << int(c) for c in cards))
-        legal = int(rng.integers(1, 1 << 18))
-        want = quick_bid(np.array([hand], dtype=np.uint64), np.array([legal], dtype=np.uint64))
-        assert _quick_bid(hand, legal, _RANK, _SUIT) == int(want[0])
+        hands.append(int(sum(1 << int(c) for c in cards)))
+        masks.append(int(rng.integers(1, 1 << 18)))
+    want = [_quick_bid_oracle(h, m) for h, m in zip(hands, masks, strict=True)]
+    got = quick_bid(np.array(hands, dtype=np.uint64), np.array(masks, dtype=np.uint64))
+    assert got.tolist() == want
+    assert [_quick_bid(h, m) for h, m in zip(hands, masks, strict=True)] == want
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,19 @@ assignments appended to the cell tagged `parameters`.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nbclient
 import nbformat
 import pytest
 
+from agents.dd.tables import DDCache
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+#: the double-dummy answers of the notebooks' seeded tournaments at the sizes run here
+#: (made by `python tests/data/make_dd_notebooks.py`)
+DD_SAMPLE = Path(__file__).resolve().parent / "data" / "dd_notebooks.sqlite"
 
 
 def load(name: str):
@@ -61,12 +67,24 @@ def kernel_tmpdir(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
+def dd_cache(tmp_path: Path) -> tuple[str, int]:
+    """A copy of the committed double-dummy sample (the notebook may not write the
+    repository's file) and its number of answers."""
+    path = tmp_path / "dd.sqlite"
+    shutil.copyfile(DD_SAMPLE, path)
+    return str(path), len(DDCache(path))
+
+
 def test_bid_accuracy_runs_a_seeded_tournament_and_draws_every_plot(tmp_path):
     nb = load("bid_accuracy.ipynb")
-    set_parameters(nb, DEALS=30)
+    cache, answers = dd_cache(tmp_path)
+    set_parameters(nb, DEALS=30, DD_CACHE=cache)
     execute(nb, tmp_path)
     assert not [o for o in outputs(nb) if o["output_type"] == "error"]
-    assert images(nb) == 5  # calibration, confusion, bid totals, set rates, nil outcomes
+    # calibration, confusion, bid totals, set rates, nil outcomes, against double dummy
+    assert images(nb) == 6
+    assert any("bid_vs_dd" in str(o.get("data", {})) for o in outputs(nb))
+    assert len(DDCache(cache)) == answers  # every answer came from the cache
     last = nb.cells[-1].outputs[0]["data"]["text/markdown"]
     assert "**heuristic**" in last and "**random**" in last
     assert list(tmp_path.glob("spades-*/log.jsonl"))
@@ -88,7 +106,11 @@ def tensorboard_run(folder: Path) -> Path | None:
 def test_agent_comparison_runs_a_round_robin_and_draws_its_plots(tmp_path):
     nb = load("agent_comparison.ipynb")
     run = tensorboard_run(tmp_path / "run")
-    set_parameters(nb, DEALS=20, RUN=None if run is None else str(run))
+    cache, answers = dd_cache(tmp_path)
+    set_parameters(nb, DEALS=20, RUN=None if run is None else str(run), DD_CACHE=cache)
     execute(nb, tmp_path)
     assert not [o for o in outputs(nb) if o["output_type"] == "error"]
-    assert images(nb) == (2 if run is None else 3)  # ratings, margins (, learning curve)
+    # ratings, margins, bids against double dummy (, learning curve)
+    assert images(nb) == (3 if run is None else 4)
+    assert any("bid_vs_dd" in str(o.get("data", {})) for o in outputs(nb))
+    assert len(DDCache(cache)) == answers  # every answer came from the cache

@@ -377,6 +377,17 @@ def test_blind_nil_after_seeing_the_hand_is_refused():
         parse_move(session, "blind nil")
 
 
+def test_blind_nil_after_the_partners_nil_under_suicide_is_refused():
+    """RULES.md §6 suicide: a blind nil is the partnership's nil, so once the partner bid
+    nil the engine offers none, and the message says why."""
+    session = advance(new_session(bid_constraint="suicide", blind_nil="always"), _human_bids)
+    bids = session.game.bids
+    bids[(session.setup.human + 2) % 4] = 0
+    session.game.bids = bids
+    with pytest.raises(InputError, match="your partner bid nil, and under suicide"):
+        parse_move(session, "blind nil")
+
+
 @pytest.mark.parametrize("typed", ["QH", "qh", "q♥", "Q♥", "10h", "th", "1"])
 def test_cards_can_be_typed_as_written_or_by_number(typed):
     session = advance(new_session(), lambda s: s.human_to_act and s.game.phase == PLAY)

@@ -18,11 +18,18 @@ from agents.sampling import (
     sample_worlds_batch,
     world_violations,
 )
-from spades_env.cards import BID_BASE, TWO_OF_CLUBS, cards_to_mask, mask_to_cards, str_to_card
+from spades_env.cards import (
+    BID_BASE,
+    SPADE_MASK,
+    TWO_OF_CLUBS,
+    cards_to_mask,
+    mask_to_cards,
+    str_to_card,
+)
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import SeatView, seat_view
 from spades_env.rules import Rules
-from spades_env.state import BID, DRAW, PLAY, init
+from spades_env.state import BID, DRAW, PLAY, State, init
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -109,6 +116,34 @@ def chi_square_p(observed: dict, expected: dict) -> float:
 
 
 # ----------------------------------------------------------------------------- soundness
+def _after_bidding(rules: Rules, rng: np.random.Generator) -> tuple[State, int, int, int]:
+    """A hand at its first lead, the seat to act, a hidden seat with a non-nil bid holding
+    the ace of spades, and another hidden seat (searched over deals)."""
+    ace = str_to_card("AS")
+    while True:
+        state = init(rules, 1, rng)
+        while state.phase[0] != PLAY:
+            step(state, random_legal_actions(state.legal, state.phase, rng))
+        seat = int(state.to_act[0])
+        owner = next(s for s in range(4) if int(state.hands[0, s]) >> ace & 1)
+        if owner != seat and state.bids[0, owner] > 0:
+            return state, seat, owner, next(s for s in range(4) if s not in (seat, owner))
+
+
+@pytest.mark.parametrize("name", ["mirror", "whiz"])
+def test_checker_refuses_a_world_against_a_forced_bid(name: str) -> None:
+    """RULES.md §6 mirror / whiz: moving a spade between two hidden hands after the bids
+    makes a world whose bid is not legal for its spades (`core.rules.legal_bids`)."""
+    state, seat, owner, taker = _after_bidding(Rules.preset(name), np.random.default_rng(5))
+    hands = [int(h) for h in state.hands[0]]
+    spade = 1 << str_to_card("AS")
+    other = next(c for c in mask_to_cards(hands[taker]) if not int(SPADE_MASK) >> c & 1)
+    for s in (owner, taker):  # the ace and the other card change hands
+        hands[s] ^= spade | (1 << other)
+    found = world_violations(seat_view(state, [seat]), np.array(hands, dtype=np.uint64))
+    assert any(f"seat {owner} bid" in v and f"under {name}" in v for v in found), found
+
+
 @pytest.mark.parametrize("name", list(RULES))
 def test_sampled_worlds_never_contradict_the_view(name: str) -> None:
     batch = 32 if name in ("standard", "exchange", "two_of_clubs") else 10

@@ -2,6 +2,8 @@
 
 - `Position`: a card-play position with every hand visible (`agents.dd.position`).
 - `DDSolver`, `solve_tricks`, `solve_score`, `tricks_table` (`agents.dd.solver`).
+- `tricks_tables`: `tricks_table` for many deals on every core, with an on-disk cache
+  (`agents.dd.tables`).
 - `score_objective`: the hand score with nil and bags as a value table
   (`agents.dd.objective`).
 """
@@ -16,8 +18,10 @@ from agents.dd.solver import (
     solve_tricks,
     tricks_table,
 )
+from agents.dd.tables import DDCache, tricks_tables
 
 __all__ = [
+    "DDCache",
     "DDSolver",
     "Position",
     "PositionError",
@@ -29,4 +33,5 @@ __all__ = [
     "solve_score",
     "solve_tricks",
     "tricks_table",
+    "tricks_tables",
 ]

@@ -28,11 +28,14 @@ Speed-ups, none of which changes a result:
   and every threshold (`agents.dd.table`);
 - lowest winning rank (DDS): once a card has failed and its proof did not depend on
   the low cards of its suit, this seat's other low cards of the suit are skipped;
-- quick tricks (TRICKS mode): masters the leader, or its partner reached by an entry,
-  can cash, and spades above every spade of the other side, bound the result before
-  any search (`agents.dd.moves`);
+- bounds without search (TRICKS mode, `agents.dd.moves.trick_bounds`): masters the
+  leader, or its partner reached by an entry, can cash bound the side on lead from
+  below; each seat's spades that the other team's spades cannot all beat bound its
+  team from below, which bounds the side on lead from above too;
 - SCORE mode: the least and greatest value reachable from `acc` with `r` tricks left
-  (`FMIN`, `FMAX`) decide a question without search when they can;
+  (`FMIN`, `FMAX`), and the same over the tricks of MAX's team that the bounds above
+  allow (`TMIN`, `TMAX`, see `agents.dd.objective`), decide a question without search
+  when they can;
 - move ordering: the table's best lead first, then cashing masters, leading low to a
   partner's master or for a partner's ruff, away from the opponents' ruffs; following,
   letting a partner's sure winner stand, else winning as cheaply as is safe, else low.
@@ -54,7 +57,7 @@ from agents.dd.bits import (
     rel_to_wr,
     wr_to_rel,
 )
-from agents.dd.moves import gen_moves, order_moves, trick_bounds
+from agents.dd.moves import gen_moves, order_moves, quick_tricks, spade_bounds, trick_bounds
 from agents.dd.table import (
     ENTRY,
     INF,
@@ -118,7 +121,42 @@ def _rel_card(H, c):
 
 
 @njit(cache=True, inline="always")
-def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX):
+def _score_bounds(H, leader, broken, maxt, r, acc, thr, TMIN, TMAX):
+    """SCORE mode at a trick start: (1 or 0, winning ranks) if bounds on the tricks of
+    MAX's team decide the question, else (-1, 0).
+
+    In every play MAX's team takes t in [alo, ahi] of the r tricks (`spade_bounds`). The
+    leader's team can also force its quick tricks, but need not take them (a nil bidder
+    or bags may make fewer tricks better), so they bound only what that team can force:
+    MAX forcing t >= q gives a value of at least min TMIN[acc, r, t] over t in [q, ahi];
+    the other team forcing t <= r - q caps it at max TMAX[acc, r, t] over t in [alo, r - q].
+    """
+    alo, ahi, walo, wahi = spade_bounds(H, maxt, r, r, r)
+    q, wq = quick_tricks(H, leader, broken)
+    flo, fhi, wf = alo, ahi, walo | wahi
+    if q > 0 and (leader & 1) == maxt and q > alo:
+        flo = q
+        wf |= wq
+    elif q > 0 and (leader & 1) != maxt and r - q < ahi:
+        fhi = r - q
+        wf |= wq
+    if flo > alo or ahi < r:  # MAX forces at least flo, and takes at most ahi
+        vmin = TMIN[acc, r, flo]
+        for t in range(flo + 1, ahi + 1):
+            vmin = min(vmin, TMIN[acc, r, t])
+        if flo <= ahi and vmin >= thr:
+            return 1, wf
+    if alo > 0 or fhi < r:  # MAX takes at least alo, and is held to at most fhi
+        vmax = TMAX[acc, r, alo]
+        for t in range(alo + 1, fhi + 1):
+            vmax = max(vmax, TMAX[acc, r, t])
+        if alo <= fhi and vmax < thr:
+            return 0, wf
+    return -1, 0
+
+
+@njit(cache=True, inline="always")
+def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX, TMIN, TMAX):
     """Start node `d`: (1 or 0, winning ranks) if decided without search, else (-1, 0)
     with its moves ready."""
     P[P_NODES] += 1
@@ -141,7 +179,7 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX):
             if r == 1:  # the last trick plays itself
                 w = last_trick_winner(H, leader)
                 return (1 if (w & 1) == maxt else 0), last_trick_wr(H, w)
-            lo, hi, wlo, whi = trick_bounds(H, leader, broken, maxt, r, need)
+            lo, hi, wlo, whi = trick_bounds(H, leader, broken, maxt, r, need, r - need + 1)
             if lo >= need:
                 return 1, wlo
             if hi < need:
@@ -157,6 +195,10 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX):
                 return 1, 0
             if FMAX[acc, r] < thr:
                 return 0, 0
+            if TMIN.shape[0] > 1:
+                ret, wr = _score_bounds(H, leader, broken, maxt, r, acc, thr, TMIN, TMAX)
+                if ret >= 0:
+                    return ret, wr
             x = thr
         w0, w1, w2, w3, lens, ctx = rel_key(H, leader, broken, mode, acc)
         FR[d, F_W0] = w0
@@ -324,7 +366,7 @@ def _finish(FR, d, H, TP, MV, thr, P, TT, TF):
 @njit(cache=True)
 def search(
     H, TP, k, leader, lead, wseat, wstr, broken, need, acc, thr,
-    P, COEF, FR, MV, SC, TT, TF, VAL, FMIN, FMAX,
+    P, COEF, FR, MV, SC, TT, TF, VAL, FMIN, FMAX, TMIN, TMAX,
 ):  # fmt: skip
     """Can the MAX team reach the goal (see the module docstring) from this position?
 
@@ -348,7 +390,9 @@ def search(
     while True:
         if entering:  # one call site: numba inlines `_enter` once
             entering = False
-            ret, wr = _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX)
+            ret, wr = _enter(
+                FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX, TMIN, TMAX
+            )
             if ret >= 0:
                 if d == 0:
                     return ret == 1

@@ -29,25 +29,26 @@ def _cash(H, ld, broken, skip):
     """(keep, extra, wr): tricks seat `ld` cashes from the top while keeping the lead, the
     most one more suit adds before the lead passes to its partner, and the cards used.
 
-    Only `ld`'s cards above every other card of a suit count (a partner's higher card
-    would take the lead away), capped where an opponent holding spades runs out of the
-    suit and could ruff, and where a partner holding spades runs out of it (a ruff by
-    the partner still wins the trick, then the partner leads). Cashing one suit leaves
-    the others' lengths alone, since everyone follows, so the suits add up.
+    Only suits `ld` may lead now count (RULES.md §3, the rules core's `legal_cards`: no
+    spade lead before spades are broken unless only spades are held), and only `ld`'s
+    cards above every other card of a suit (a partner's higher card would take the lead
+    away), capped where an opponent holding spades runs out of the suit and could ruff,
+    and where a partner holding spades runs out of it (a ruff by the partner still wins
+    the trick, then the partner leads). Cashing one suit leaves the others' lengths
+    alone, since everyone follows, so the suits add up.
     """
     o1 = (ld + 1) & 3
     o2 = (ld + 3) & 3
     pa = ld ^ 2
-    side = (H[ld, 1] | H[ld, 2] | H[ld, 3]) != 0
+    held = H[ld, 0] | (H[ld, 1] << 13) | (H[ld, 2] << 26) | (H[ld, 3] << 39)
+    leadable = np.int64(legal_cards(held, 0, -1, broken, SPADES, False))
     keep_sum = 0
     extra = 0
     wr = 0
     for s in range(4):
         mine = H[ld, s]
-        if mine == 0 or s == skip:
+        if mine == 0 or s == skip or (leadable >> (13 * s)) & 0x1FFF == 0:
             continue
-        if s == 0 and not broken and side:
-            continue  # RULES.md §3: no spade lead before spades are broken
         top = HIGH[H[o1, s] | H[o2, s] | H[pa, s]] + 1
         w = POP[mine >> top]
         if w == 0:
@@ -98,38 +99,88 @@ def quick_tricks(H, leader, broken):
 
 
 @njit(cache=True, inline="always")
-def trick_bounds(H, leader, broken, maxt, r, need):
-    """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start, without
-    search, and the cards each rests on (winning ranks, absolute).
+def spade_tricks(mine, theirs, want):
+    """(sure, low): tricks a seat holding spades `mine` surely wins for its team, against
+    the other team's spades `theirs`, counted up to `want`, and the lowest of the
+    seat's spades the count rests on (a 13-bit mask of that one card; 0 if none).
 
-    - quick tricks of the leader bound its own team from below;
-    - a seat's spades above every spade of the other team each win a trick whenever
-      they are played, and every card is played by the end (RULES.md §3).
+    Soundness (RULES.md §3: the highest spade in a trick wins it; every card is played
+    by the end of the hand, one per trick per seat). The seat's spades lie in distinct
+    tricks. Such a trick goes to the seat's team unless a higher spade of the other team
+    lies in it (a higher spade of the partner keeps it in the team); one spade of the
+    other team sits in one trick only, so at most M of the seat's spades are beaten,
+    where M is the largest matching of the seat's spades to distinct higher spades of
+    the other team. Whoever leads, whatever is broken or void, and whether a card is
+    discarded or not, the team takes at least (spades held) - M tricks. Counting the
+    seat's top k spades only gives k - M_k, which grows with k; the greedy matching
+    (the seat's spades from the top, each to the highest other spade still unused, if
+    that one is higher) is largest. Only the seat's top k spades and the other team's
+    spades above the k-th matter, so the bound holds wherever those cards (every spade
+    from the k-th down, in relative ranks) have the same holders.
     """
+    sure = 0
+    low = 0
+    m = mine
+    o = theirs
+    while m and sure < want:
+        x = HIGH[m]
+        m ^= 1 << x
+        low = 1 << x
+        if o and HIGH[o] > x:
+            o ^= 1 << HIGH[o]  # beaten by the highest unused spade of the other team
+        else:
+            sure += 1
+    return sure, low
+
+
+@njit(cache=True, inline="always")
+def spade_bounds(H, maxt, r, want_lo, want_hi):
+    """(lo, hi, wlo, whi): bounds on the tricks MAX takes from a trick start that hold
+    for every play of the hand (`spade_tricks` of each seat), and the cards each rests
+    on. Sure tricks are counted up to `want_lo` for MAX and `want_hi` for the other team:
+    a yes/no question needs no more, and fewer counted cards make the proof hold for more
+    positions."""
     lo = 0
     hi = r
     wlo = 0
     whi = 0
-    q, wq = quick_tricks(H, leader, broken)
-    if (leader & 1) == maxt:
-        lo = q
-        wlo = wq
-    else:
-        hi = r - q
-        whi = wq
     for seat in range(4):
-        top_other = HIGH[H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]]
-        sure = POP[H[seat, 0] >> (top_other + 1)]
-        if sure == 0:
+        if H[seat, 0] == 0:
             continue
-        # only as many sure spades as the question needs are relevant
+        theirs = H[(seat + 1) & 3, 0] | H[(seat + 3) & 3, 0]
         if (seat & 1) == maxt:
+            sure, low = spade_tricks(H[seat, 0], theirs, want_lo)
             if sure > lo:
                 lo = sure
-                wlo = _top_n(H[seat, 0], min(sure, need))
-        elif r - sure < hi:
-            hi = r - sure
-            whi = _top_n(H[seat, 0], min(sure, r - need + 1))
+                wlo = low
+        else:
+            sure, low = spade_tricks(H[seat, 0], theirs, want_hi)
+            if r - sure < hi:
+                hi = r - sure
+                whi = low
+    return lo, hi, wlo, whi
+
+
+@njit(cache=True, inline="always")
+def trick_bounds(H, leader, broken, maxt, r, want_lo, want_hi):
+    """(lo, hi, wlo, whi): bounds on the tricks MAX can force from a trick start, without
+    search, and the cards each rests on (winning ranks, absolute).
+
+    - quick tricks of the leader: its team can force that many (a lower bound of the
+      side on lead);
+    - `spade_bounds`: each seat's spades that the other team's spades cannot all beat
+      win for its team in every play, whichever side is on lead: this is the upper
+      bound of the side on lead.
+    """
+    lo, hi, wlo, whi = spade_bounds(H, maxt, r, want_lo, want_hi)
+    q, wq = quick_tricks(H, leader, broken)
+    if (leader & 1) == maxt:
+        if q > lo:
+            lo = q
+            wlo = wq
+    elif r - q < hi:
+        hi = r - q
+        whi = wq
     return lo, hi, wlo, whi
 
 

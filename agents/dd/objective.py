@@ -39,6 +39,10 @@ class ScoreObjective:
     values: npt.NDArray[np.float64]  # (A,) value of each final acc (nan if never final)
     fmin: npt.NDArray[np.float64]  # (A, hand_size + 1) least value reachable, r tricks left
     fmax: npt.NDArray[np.float64]  # (A, hand_size + 1) greatest value reachable
+    # (A, hand_size + 1, hand_size + 1) the same when `team` takes exactly t of the r
+    # tricks left ([acc, r, t]); (1, 1, 1) where that table would be too large
+    tmin: npt.NDArray[np.float64]
+    tmax: npt.NDArray[np.float64]
 
     def acc_of(self, tricks: npt.ArrayLike) -> int:
         return int(np.dot(self.coef, np.asarray(tricks, dtype=np.int64)))
@@ -126,4 +130,33 @@ def score_objective(
             hi = fmax[c:, r - 1] if c else fmax[:, r - 1]
             fmin[: size - c, r] = np.minimum(fmin[: size - c, r], lo)
             fmax[: size - c, r] = np.maximum(fmax[: size - c, r], hi)
-    return ScoreObjective(team, coef, values, fmin, fmax)
+    tmin, tmax = _by_team_tricks(coef, values, team, h)
+    return ScoreObjective(team, coef, values, fmin, fmax, tmin, tmax)
+
+
+MAX_TEAM_TABLE = 1 << 21  # entries of `tmin`: the 4-group relative objective goes without
+
+
+def _by_team_tricks(coef, values, team: int, h: int):
+    """tmin / tmax [acc, r, t]: least / greatest value reachable from `acc` with r tricks
+    left of which `team` takes exactly t (inf / -inf where impossible). With a bound on
+    the team's tricks (`agents.dd.moves.trick_bounds`) the solver reads the value range
+    of the tricks the bound allows."""
+    size = len(values)
+    if size * (h + 1) ** 2 > MAX_TEAM_TABLE:
+        return np.full((1, 1, 1), np.inf), np.full((1, 1, 1), -np.inf)
+    tmin = np.full((size, h + 1, h + 1), np.inf)
+    tmax = np.full((size, h + 1, h + 1), -np.inf)
+    known = ~np.isnan(values)
+    tmin[known, 0, 0] = values[known]
+    tmax[known, 0, 0] = values[known]
+    for r in range(1, h + 1):
+        for seat, c in enumerate(coef):
+            c = int(c)
+            dt = 1 if seat % 2 == team else 0
+            for t in range(dt, r + 1):
+                lo = tmin[c:, r - 1, t - dt]
+                hi = tmax[c:, r - 1, t - dt]
+                tmin[: size - c, r, t] = np.minimum(tmin[: size - c, r, t], lo)
+                tmax[: size - c, r, t] = np.maximum(tmax[: size - c, r, t], hi)
+    return tmin, tmax

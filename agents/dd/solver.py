@@ -28,6 +28,7 @@ from spades_env.rules import Rules
 
 _DUMMY_VAL = np.zeros(1)
 _DUMMY_F = np.zeros((1, 1))
+_DUMMY_T = np.zeros((1, 1, 1))
 _ZERO_COEF = np.zeros(4, dtype=np.int64)
 
 
@@ -101,17 +102,17 @@ class DDSolver:
 
     def _ask(self, root: _Root, maxt: int, need: int, acc: int, thr: float, obj) -> bool:
         self._P[kernel.P_MAXT] = maxt
-        coef, val, fmin, fmax = (
-            (_ZERO_COEF, _DUMMY_VAL, _DUMMY_F, _DUMMY_F)
+        coef, val, fmin, fmax, tmin, tmax = (
+            (_ZERO_COEF, _DUMMY_VAL, _DUMMY_F, _DUMMY_F, _DUMMY_T, _DUMMY_T)
             if obj is None
-            else (obj.coef, obj.values, obj.fmin, obj.fmax)
+            else (obj.coef, obj.values, obj.fmin, obj.fmax, obj.tmin, obj.tmax)
         )
         return bool(
             kernel.search(
                 root.H, root.TP, root.k, root.leader, root.lead, root.wseat, root.wstr,
                 root.broken, need, acc, thr,
                 self._P, coef, self._FR, self._MV, self._SC, self._TT, self._TF,
-                val, fmin, fmax,
+                val, fmin, fmax, tmin, tmax,
             )
         )  # fmt: skip
 

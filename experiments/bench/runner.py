@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from experiments.bench import dd as bench_dd
 from experiments.bench import envs as bench_envs
 from experiments.bench import search as bench_search
 from experiments.bench import training as bench_training
@@ -137,13 +138,20 @@ SECTIONS: dict[str, Callable[[float], list[Row]]] = {
 }
 SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
 SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
+SECTIONS.update(bench_dd.SECTIONS)  # dd: the solver on fresh seeded deals, worst case included
 SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
 
 
-def run_bench(sections: list[str] | None, seconds: float) -> list[Row]:
+def run_bench(
+    sections: list[str] | None, seconds: float, deals: int = bench_dd.DEFAULT_DEALS
+) -> list[Row]:
+    """The rows of `sections` (default: all); `deals` sets the work of the `dd` section."""
     rows: list[Row] = []
     for name in sections or list(SECTIONS):
-        rows.extend(SECTIONS[name](seconds))
+        if name == "dd":
+            rows.extend(bench_dd.dd_section(seconds, deals=deals))
+        else:
+            rows.extend(SECTIONS[name](seconds))
     return rows
 
 
@@ -153,6 +161,8 @@ def format_rows(rows: list[Row]) -> str:
         ref = f"{r['reference_rate']:,.0f}" if r.get("reference_rate") else "n/a"
         ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else "n/a"
         lines.append(f"{r['name']:<40} {r['batch']:>6} {r['rate']:>14,.0f} {ref:>14} {ratio:>8}")
+        if "worst_seed" in r:
+            lines.append(bench_dd.detail(r))
     refs = sorted({r["reference"] for r in rows if r.get("reference")})
     for ref in refs:
         lines.append(f"reference: {ref}")

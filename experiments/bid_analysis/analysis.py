@@ -1,12 +1,13 @@
 """One call from a tournament log to every bid-accuracy table and figure.
 
 `analyze(LOG)` reads the log (file or run folder) and builds the tables of
-`experiments.bid_analysis.tables`; with `dd=True` also the double-dummy comparison,
-cached beside the log. `figures(analysis)` draws them; `save_figures` writes PNGs.
+`experiments.bid_analysis.tables` and the double-dummy comparison (answers cached by
+`agents.dd.tables`). `figures(analysis)` draws them; `save_figures` writes PNGs.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +17,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from experiments.bid_analysis import plots, tables
-from experiments.bid_analysis.double_dummy import DD_FILE, DDCache, dd_summary, dd_table, dd_tricks
+from experiments.bid_analysis.double_dummy import AUTO_SOLVES, dd_summary, dd_table, dd_tricks
 from experiments.bid_analysis.log_frames import (
     check_rows,
     hand_frame,
     load_log,
-    log_path,
     seat_frame,
     team_frame,
 )
@@ -60,25 +60,31 @@ class BidAnalysis:
 def analyze(
     log: str | Path | Sequence[dict[str, Any]],
     by: str = "agent",
-    dd: bool = False,
+    dd: bool | str = False,
     max_solves: int | None = None,
     on_solve: Callable[[int, int], None] | None = None,
+    cache: Any = None,
+    workers: int | None = None,
 ) -> BidAnalysis:
     """Every table of a tournament log (a path, or rows already read).
 
-    `dd`: also compare with the double-dummy solver; answers are cached in `DD_FILE`
-    beside the log (rows given directly get no cache). `max_solves` bounds the new
-    solves of this call; hands without an answer are left out of the DD tables.
+    `dd`: compare with the double-dummy solver. `"auto"` (what `spades analyze` does by
+    default) uses every cached answer and solves at most `AUTO_SOLVES` new positions (or
+    `max_solves`); `True` solves every missing one (at most `max_solves`); `False` (the
+    default here) leaves the comparison out.
+    Answers live in `cache` (an `agents.dd.tables.DDCache`, a path, or None for the
+    default file); new ones are solved on `workers` processes (default: every core).
+    Hands without an answer are left out of the DD tables and counted in `dd_unsolved`.
     """
     if by not in tables.GROUPINGS:
         raise ValueError(f"--by {by!r}: choose one of {', '.join(tables.GROUPINGS)}")
+    if dd not in (True, False, "auto"):
+        raise ValueError(f"dd={dd!r}: choose True, False or 'auto'")
     if isinstance(log, str | Path):
         rows = load_log(log)
-        cache = DDCache(log_path(log).parent / DD_FILE)
     else:
         rows = list(log)
         check_rows(rows)
-        cache = DDCache(None)
     seats, teams, hands = seat_frame(rows), team_frame(rows), hand_frame(rows)
     size = int(hands["hand_size"].max())
     out = BidAnalysis(
@@ -94,12 +100,26 @@ def analyze(
         nils=tables.nil_table(seats),
         hand_size=size,
     )
-    if dd:
-        answers = dd_tricks(rows, cache, max_solves=max_solves, on_solve=on_solve)
+    if dd == "auto" and not _dd_supported(rows):
+        dd = False  # RULES.md §6 presets the solver does not play: nothing to compare
+    if dd is not False:
+        from agents.dd.tables import DDCache
+
+        store = cache if isinstance(cache, DDCache) else DDCache(cache)
+        limit = max_solves if dd is True or max_solves is not None else AUTO_SOLVES
+        answers = dd_tricks(rows, store, max_solves=limit, on_solve=on_solve, workers=workers)
         out.dd = dd_table(rows, answers)
         out.dd_summary = dd_summary(out.dd)
         out.dd_unsolved = sum(1 for a in answers if a is None)
     return out
+
+
+def _dd_supported(rows: Sequence[dict[str, Any]]) -> bool:
+    from experiments.bid_analysis.double_dummy import supported
+    from spades_env.rules import Rules
+
+    kinds = {json.dumps(r["rules"], sort_keys=True) for r in rows}
+    return any(supported(Rules.from_dict(json.loads(k))) for k in kinds)
 
 
 def figures(analysis: BidAnalysis) -> dict[str, Figure]:

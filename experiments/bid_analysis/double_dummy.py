@@ -13,17 +13,15 @@ seat that led the first trick, both read from the hand record in the log. Then:
 Team-hands with a nil bid are left out: the team's double-dummy tricks include the nil
 bidder's, which the contract does not count (RULES.md §4).
 
-Solving takes seconds to minutes per deal, so answers are kept in a JSON cache beside the log
-(`DD_FILE`), keyed by the hands, the leader and the first-lead rule. Both sides of a
-duplicate deal share one solve; a rerun solves only what is missing.
+Answers come from the double-dummy cache of `agents.dd.tables` (one SQLite file shared
+by every log and by `tricks_tables`, keyed by the hands, the leader and the rules the
+answer depends on). Both sides of a duplicate deal share one solve; new positions are
+solved on every core and saved as they come, so a rerun solves only what is missing.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -32,8 +30,9 @@ from experiments.bid_analysis.intervals import mean_interval, rate_interval
 from spades_env.cards import BID_BASE, str_to_action
 from spades_env.rules import Rules
 
-DD_FILE = "dd_tricks.json"
-CACHE_VERSION = 1
+#: new positions solved by default in one analysis (`dd="auto"`): at the bench's median
+#: solve time, about half a minute on two cores; cached answers are always used.
+AUTO_SOLVES = 200
 
 #: solve(hands, leader, rules) -> tricks of team 0 (seats 0, 2), or None if unsupported
 Solver = Callable[[Sequence[int], int, Rules], int | None]
@@ -54,18 +53,24 @@ def played_hands(record: dict[str, Any]) -> tuple[list[int], int]:
     return hands, plays[0][0]
 
 
-def dd_key(hands: Sequence[int], leader: int, rules: Rules) -> str:
-    return f"{rules.first_lead}|{leader}|" + ",".join(f"{h:x}" for h in hands)
+def supported(rules: Rules) -> bool:
+    """Whether the solver plays this game (RULES.md §1: four seats in partnerships, 52
+    cards, 13 a hand; spades trump)."""
+    from agents.dd.position import PositionError, check_rules  # numba: load on demand
+
+    try:
+        check_rules(rules)
+    except PositionError:
+        return False
+    return rules.hand_size == 13
 
 
 def solver_tricks(hands: Sequence[int], leader: int, rules: Rules) -> int | None:
     """The double-dummy tricks of team 0 (`agents.dd`); None where it cannot solve."""
     from agents.dd import Position, PositionError, solve_tricks  # numba: load on demand
 
-    if rules.num_players != 4 or rules.hand_size != 13 or not rules.partnerships:
-        return None  # the solver plays the partnership game of four seats and 52 cards
-    if rules.trump != "spades":
-        return None  # RULES.md §6 auction: the solver assumes spades are trump
+    if not supported(rules):
+        return None
     try:
         pos = Position.from_deal(hands, leader, False, rules)
     except PositionError:
@@ -73,55 +78,65 @@ def solver_tricks(hands: Sequence[int], leader: int, rules: Rules) -> int | None
     return solve_tricks(pos, team=0)
 
 
-class DDCache:
-    """Double-dummy answers on disk: `{key: tricks of team 0}` (None: unsolvable)."""
+def _parallel(todo, workers, on_solve):
+    """(key, tricks of team 0) of each (key, (hands, leader, rules)), on `workers` cores."""
+    from agents.dd.tables import solve_many
 
-    def __init__(self, path: str | Path | None) -> None:
-        self.path = None if path is None else Path(path)
-        self.tricks: dict[str, int | None] = {}
-        if self.path is not None and self.path.exists():
-            data = json.loads(self.path.read_text())
-            if data.get("version") == CACHE_VERSION:
-                self.tricks = data["tricks"]
-
-    def save(self) -> None:
-        if self.path is None:
-            return
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"version": CACHE_VERSION, "tricks": self.tricks}))
-        os.replace(tmp, self.path)
+    by_rules: dict[Rules, list] = {}
+    for key, (hands, leader, rules) in todo:
+        by_rules.setdefault(rules, []).append((key, hands, leader))
+    done = 0
+    for rules, group in by_rules.items():
+        items = [(tuple(h), (ld,), False) for _, h, ld in group]
+        for i, (t0,) in solve_many(items, rules, workers):
+            done += 1
+            if on_solve is not None:
+                on_solve(done, len(todo))
+            yield group[i][0], t0
 
 
 def dd_tricks(
     rows: Sequence[dict[str, Any]],
-    cache: DDCache | None = None,
-    solve: Solver = solver_tricks,
+    cache=None,
+    solve: Solver | None = None,
     max_solves: int | None = None,
     on_solve: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
 ) -> list[list[int] | None]:
     """Per row: the double-dummy tricks of each team, or None (not solved / unsolvable).
 
-    At most `max_solves` new positions are solved (cached ones are free); the cache is
-    saved after every solve, so an interrupted run keeps its work. `on_solve(done,
-    todo)` reports progress.
+    `cache`: an `agents.dd.tables.DDCache` (None: the default one). At most
+    `max_solves` new positions are solved (cached ones are free), by `solve` one at a
+    time or, by default, by the solver on `workers` processes; each answer is saved as
+    it comes, so an interrupted run keeps its work. `on_solve(done, todo)` reports
+    progress.
     """
-    cache = cache or DDCache(None)
+    from agents.dd.tables import DDCache, dd_key
+
+    cache = cache if cache is not None else DDCache()
     keys = []
     for row in rows:
         rules = Rules.from_dict(row["rules"])
         hands, leader = played_hands(row["record"])
-        keys.append((dd_key(hands, leader, rules), hands, leader, rules))
-    todo = list({k: (h, ld, r) for k, h, ld, r in keys if k not in cache.tricks}.items())
+        ok = supported(rules)
+        keys.append((dd_key(hands, leader, rules) if ok else None, hands, leader, rules))
+    known = cache.get(k for k, *_ in keys if k is not None)
+    todo = list({k: (h, ld, r) for k, h, ld, r in keys if k and k not in known}.items())
     if max_solves is not None:
         todo = todo[:max_solves]
-    for i, (key, (hands, leader, rules)) in enumerate(todo):
-        cache.tricks[key] = solve(hands, leader, rules)
-        cache.save()
-        if on_solve is not None:
+    if solve is not None:
+        answers = ((key, solve(*args)) for key, args in todo)
+    else:
+        answers = _parallel(todo, workers, on_solve)
+    for i, (key, t0) in enumerate(answers):
+        if t0 is not None:
+            cache.put({key: t0})
+            known[key] = t0
+        if solve is not None and on_solve is not None:
             on_solve(i + 1, len(todo))
     out: list[list[int] | None] = []
     for key, *_, rules in keys:
-        t0 = cache.tricks.get(key)
+        t0 = known.get(key) if key is not None else None
         out.append(None if t0 is None else [t0, rules.hand_size - t0])
     return out
 

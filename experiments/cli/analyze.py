@@ -1,9 +1,11 @@
 """`spades analyze LOG`: bid accuracy of a tournament, as tables and PNG plots.
 
 Reads only the tournament log (`log.jsonl`, or the run folder holding it), prints the
-tables of `experiments.bid_analysis` and writes its plots beside the log. `--dd` adds
-the comparison with the double-dummy solver (seconds per deal; answers are cached in
-`dd_tricks.json` beside the log, so a rerun only solves what is new).
+tables of `experiments.bid_analysis` and writes its plots beside the log, with the
+comparison against the double-dummy solver: cached answers always, and at most
+`AUTO_SOLVES` new hands solved a run unless `--dd` (all) or `--dd-max` says otherwise;
+`--no-dd` leaves it out. Answers are cached by `agents.dd.tables`, so a rerun only
+solves what is new.
 """
 
 from __future__ import annotations
@@ -39,16 +41,26 @@ def add_parser(sub) -> None:
         help="split the accuracy tables by agent (default), bidding position (seat) or "
         "score situation (ahead / level / behind by 100+)",
     )
-    p.add_argument(
+    dd = p.add_mutually_exclusive_group()
+    dd.add_argument(
         "--dd",
         action="store_true",
-        help="compare with the double-dummy solver (slow; cached in dd_tricks.json)",
+        help="solve every hand missing from the double-dummy cache (default: use cached "
+        "answers and solve at most 200 new hands, AUTO_SOLVES of "
+        "experiments.bid_analysis.double_dummy)",
     )
+    dd.add_argument("--no-dd", action="store_true", help="leave the double-dummy comparison out")
     p.add_argument(
         "--dd-max",
         type=whole_number(0),
         metavar="N",
-        help="with --dd: solve at most N new deals this run (default: all; 0: cached only)",
+        help="solve at most N new hands this run (0: cached answers only)",
+    )
+    p.add_argument(
+        "--dd-cache",
+        metavar="FILE",
+        help="the double-dummy cache (default: $SPADES_DD_CACHE or "
+        "~/.cache/spades-env/dd_tricks.sqlite)",
     )
     p.add_argument("--out", metavar="DIR", help="folder for the PNGs (default: beside the log)")
     p.set_defaults(run=run)
@@ -74,22 +86,33 @@ def run(args: argparse.Namespace) -> int:
     if not out.is_terminal:
         out = Console(width=200)  # a pipe or file: do not squeeze the tables
     err = Console(stderr=True)
-    with Progress(
+    progress = Progress(
         TextColumn("double dummy"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err,
-        disable=not args.dd,
-    ) as progress:
-        task = progress.add_task("dd", total=None)
+    )
+    tasks: list = []
+
+    def on_solve(done: int, todo: int) -> None:
+        if not tasks:  # the bar shows only when something is solved (after the workers start)
+            progress.start()
+            tasks.append(progress.add_task("dd", total=todo))
+        progress.update(tasks[0], completed=done, total=todo)
+
+    try:
         analysis = analyze(
             args.log,
             by=args.by,
-            dd=args.dd,
+            dd=False if args.no_dd else True if args.dd else "auto",
             max_solves=args.dd_max,
-            on_solve=lambda done, todo: progress.update(task, completed=done, total=todo),
+            cache=args.dd_cache,
+            on_solve=on_solve,
         )
+    finally:
+        if tasks:
+            progress.stop()
     for title, frame in report_tables(analysis).items():
         out.print(rich_table(title, frame, KEYS))
     for agent, matrix in analysis.confusion.items():
@@ -98,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if analysis.dd_unsolved:
         out.print(
             f"double dummy: {analysis.dd_unsolved} of {len(analysis.hands)} hands have no "
-            "answer yet and are left out; run again with --dd to solve more"
+            "answer yet and are left out; run again (or with --dd) to solve more"
         )
     folder = Path(args.out) if args.out else log_path(args.log).parent
     if folder.exists() and not folder.is_dir():

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from experiments.bench.dd import DEFAULT_DEALS
 from experiments.bench.runner import SECTIONS, format_rows, run_bench, to_json
+from experiments.cli.tournament import whole_number
 
 
 def add_parser(sub) -> None:
@@ -13,6 +15,13 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--only", action="append", choices=sorted(SECTIONS), help="run only these sections"
     )
+    p.add_argument(
+        "--deals",
+        type=whole_number(1),
+        default=DEFAULT_DEALS,
+        metavar="N",
+        help=f"fresh seeded deals the dd section solves (default {DEFAULT_DEALS})",
+    )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(run=run)
 
@@ -20,6 +29,6 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.seconds <= 0:
         raise ValueError("--seconds must be positive")
-    rows = run_bench(args.only, args.seconds)
+    rows = run_bench(args.only, args.seconds, deals=args.deals)
     print(to_json(rows) if args.json else format_rows(rows))
     return 0

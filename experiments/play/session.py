@@ -49,7 +49,8 @@ from spades_env.cards import (
     str_to_card,
     str_to_suit,
 )
-from spades_env.engine import IllegalActionError, explain_illegal, seat_name
+from spades_env.core.rules import partner_of
+from spades_env.engine import IllegalActionError, blind_allowed, explain_illegal, seat_name
 from spades_env.observation import SeatView, seat_view
 from spades_env.records import hand_records
 from spades_env.rules import Rules
@@ -379,17 +380,18 @@ def prompt_line(session: Session) -> str:
 
 
 def _blind_reason(session: Session) -> str:
-    """Why blind nil is not on offer now (RULES.md §2 option blind_nil)."""
+    """Why blind nil is not on offer now (RULES.md §2 option blind_nil, §6 suicide): the
+    engine decides (`engine.blind_allowed`), this only words it."""
     rules, g, seat = session.setup.rules, session.game, session.setup.human
     if rules.blind_nil == "never":
         return "blind nil is not played under these rules"
-    team = rules.team_of(seat)
-    behind = max(sc for t, sc in enumerate(g.scores) if t != team) - g.scores[team]
-    if rules.blind_nil == "when_behind_100" and behind < 100:
-        if not rules.partnerships:
-            return "blind nil is only allowed when you trail a player by 100"
-        return "blind nil is only allowed when your team trails by 100"
-    return "blind nil must be declared before you look at your cards"
+    if blind_allowed(g.state, [0], [seat])[0]:
+        return "blind nil must be declared before you look at your cards"
+    if rules.bid_constraint == "suicide" and g.bids[partner_of(seat, rules.num_players)] == 0:
+        return "your partner bid nil, and under suicide a partnership has one nil"
+    if not rules.partnerships:
+        return "blind nil is only allowed when you trail a player by 100"
+    return "blind nil is only allowed when your team trails by 100"
 
 
 def why_illegal(session: Session, action: int) -> str:
