@@ -42,7 +42,7 @@ from agents.search_kernel import (
     _quick_bid,
 )
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
-from spades_env.core.kernel import PHASE_BASE, legal_bits, step_game
+from spades_env.core.kernel import PHASE_BASE, as_tuple, legal_bits, step_game
 from spades_env.core.spec import (
     L_BIDS,
     L_BLIND,
@@ -93,9 +93,10 @@ def _to_play(r, u64, i8, hands, trick, won):
 
 @_jit
 def _bid_search(
-    worlds, lo, hi, r, row0, policy, c, team_pts, members, digit, max_bid,
+    worlds, lo, hi, spec_, row0, policy, c, team_pts, members, digit, max_bid,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
 ):  # fmt: skip
+    r = as_tuple(spec_)  # as the engine's kernels take it (the same compiled core)
     p, k, teams = r[R_P], r[R_K], r[R_T]
     two_clubs, partnerships = r[R_TWO_CLUBS] != 0, r[R_PARTNERS] != 0
     row = row0.copy()

@@ -152,6 +152,7 @@ class _Scratch:
 
     def __init__(self, rules: Rules, b: int, row: int) -> None:
         self.spec = spec(rules)
+        self.teams = rules.num_teams
         self.fin = np.zeros((b, row), dtype=np.uint8)
         self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
 
@@ -170,13 +171,16 @@ def step(
     on_illegal: Literal["raise", "report"] = "raise",
 ) -> StepInfo:
     """Apply one action per game (ignored where the game is DONE); update `state`."""
-    b = state.batch_size
-    acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
+    scratch = _scratch(state)
+    b = scratch.fin.shape[0]
+    if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.ndim == 1:
+        acts = actions  # the common case, without a conversion
+    else:
+        acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
     flags = np.zeros((b, 2), dtype=bool)  # hand over, illegal
-    points = np.zeros((b, state.rules.num_teams), dtype=np.int32)
-    scratch = _scratch(state)
+    points = np.zeros((b, scratch.teams), dtype=np.int32)
     ended = _kernel.step_batch(
         scratch.spec, state.buffer, acts, on_illegal == "report", flags, points, scratch.fin,
         scratch.res,
@@ -193,7 +197,11 @@ def step(
         )
     hand_over = flags[:, 0]
     finished = _finished(state, scratch, np.flatnonzero(hand_over)) if ended else None
-    return StepInfo(hand_over=hand_over, hand_points=points, illegal=flags[:, 1], finished=finished)
+    info = object.__new__(StepInfo)  # StepInfo(...) without the frozen-dataclass setattrs
+    info.__dict__.update(
+        hand_over=hand_over, hand_points=points, illegal=flags[:, 1], finished=finished
+    )
+    return info
 
 
 #: HandResult fields read from the saved rows: field -> the State field it copies.

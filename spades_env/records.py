@@ -17,7 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from spades_env.cards import SUIT_NAMES, action_to_str, card_to_str, mask_to_cards, str_to_action
+from spades_env.cards import (
+    NUM_ACTIONS,
+    NUM_CARDS,
+    SUIT_NAMES,
+    action_to_str,
+    card_to_str,
+    mask_to_cards,
+    str_to_action,
+)
 from spades_env.engine import HISTORY_SEAT_SHIFT, HandResult, step
 from spades_env.rules import Rules
 from spades_env.state import init
@@ -25,11 +33,26 @@ from spades_env.state import init
 RECORD_VERSION = 1
 
 
+#: The name of every action and card (cards.py), looked up once.
+_ACTION_NAMES = tuple(action_to_str(a) for a in range(NUM_ACTIONS))
+_CARD_NAMES = tuple(card_to_str(c) for c in range(NUM_CARDS))
+_RULES_DICTS: dict[Rules, dict[str, Any]] = {}
+
+
+def _rules_dict(rules: Rules) -> dict[str, Any]:
+    """`rules.to_dict()` (a fresh dict of plain values; `asdict` is slow, so the values
+    are computed once per rules)."""
+    cached = _RULES_DICTS.get(rules)
+    if cached is None:
+        cached = _RULES_DICTS[rules] = rules.to_dict()
+    return dict(cached)
+
+
 def hand_records(rules: Rules, result: HandResult) -> list[dict[str, Any]]:
     """One record per hand in `result` (the `finished` field of a `StepInfo`)."""
     out = []
-    rd = rules.to_dict()
     named = rules.trump == "named"
+    names, cards = _ACTION_NAMES, _CARD_NAMES
     for i in range(result.games.shape[0]):
         n = int(result.history_len[i])
         hist = result.history[i, :n].astype(np.int64)
@@ -37,14 +60,14 @@ def hand_records(rules: Rules, result: HandResult) -> list[dict[str, Any]]:
         acts = (hist & ((1 << HISTORY_SEAT_SHIFT) - 1)).tolist()
         record = {
             "version": RECORD_VERSION,
-            "rules": rd,
+            "rules": _rules_dict(rules),
             "seed": int(result.seed[i]),
             "hand_no": int(result.hand_no[i]),
             "dealer": int(result.dealer[i]),
-            "deal": [[card_to_str(c) for c in mask_to_cards(m)] for m in result.deal[i]],
+            "deal": [[cards[c] for c in mask_to_cards(m)] for m in result.deal[i]],
             "scores_before": result.scores_before[i].tolist(),
             "bags_before": result.bags_before[i].tolist(),
-            "actions": [[s, action_to_str(a)] for s, a in zip(seats, acts, strict=True)],
+            "actions": [[s, names[a]] for s, a in zip(seats, acts, strict=True)],
             "bids": result.bids[i].tolist(),
             "blind": result.blind[i].tolist(),
             "tricks": result.tricks[i].tolist(),

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.core import kernel as _kernel
-from spades_env.core.observe import encode_rows, encode_seats, obs_offsets
+from spades_env.core.observe import encode_masked, encode_rows, encode_seats, obs_offsets
 from spades_env.core.spec import FIELDS, spec
 from spades_env.engine import (
     PHASE_BASE,
@@ -149,6 +149,15 @@ class SingleGame:
         encode_rows(self._r, self._ob, self._buf, self._seat, out)
         return out[0]
 
+    def observe_masked(
+        self, seat: int, masked: bool
+    ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int8]]:
+        """`observe(seat)` and, if `masked`, `legal_mask()` (else all 0), in one call."""
+        out = np.empty((1, self._obs_size), dtype=np.int16)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        encode_masked(self._r, self._ob, self._buf, seat, masked, out, mask)
+        return out[0], mask
+
     @property
     def obs(self) -> npt.NDArray[np.int16]:
         """(P, obs_size) int16: every seat's encoding."""
@@ -185,12 +194,11 @@ class SingleGame:
         return StepInfo(np.array([finished is not None]), pts, np.array([illegal]), finished)
 
 
-def _field(name: str, scalar: bool, is_bool: bool) -> property:
+def _field(name: str, scalar: bool) -> property:
     def get(self: SingleGame):
-        value = getattr(self._st, name)[0]
-        if not scalar:
-            return value.tolist()
-        return bool(value) if is_bool else int(value)
+        if scalar:  # .item: a Python int (bool) without a numpy scalar in between
+            return getattr(self._st, name).item(0)
+        return getattr(self._st, name)[0].tolist()
 
     def put(self: SingleGame, value) -> None:
         getattr(self._st, name)[0] = value
@@ -198,5 +206,5 @@ def _field(name: str, scalar: bool, is_bool: bool) -> property:
     return property(get, put, doc=f"`State.{name}` of this game")
 
 
-for _name, _dtype, _width in FIELDS:
-    setattr(SingleGame, _name, _field(_name, _width == "1", _dtype is np.bool_))
+for _name, _, _width in FIELDS:
+    setattr(SingleGame, _name, _field(_name, _width == "1"))

@@ -233,6 +233,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         self._base: int | None = None  # episode-counter key (env_core.game_seeds)
         self._episode = 0
         self._over = True
+        self._rewards_set = False  # self.rewards may hold a hand's rewards
         self._last_record: dict[str, Any] | None = None
         self.game: SingleGame | None = None
         self._window: Window | None = None
@@ -261,17 +262,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.to_act]
         self._over = False
+        self._rewards_set = False
         self._last_record = None
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, npt.NDArray]:
         game = self._require_game()
         seat = self._seat[agent]
-        if not self._over and seat == game.to_act:
-            mask = game.legal_mask()
-        else:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return {"observation": game.observe(seat), "action_mask": mask}
+        obs, mask = game.observe_masked(seat, not self._over and seat == game.to_act)
+        return {"observation": obs, "action_mask": mask}
 
     def seat_view(self, agent: str) -> SeatView:
         """The structured view of `agent`'s seat (batch of one) for rule-based agents."""
@@ -289,14 +288,20 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
             raise ValueError(f"{agent} is to act; None is only for terminated agents")
         info = game.step(action)  # an illegal action raises IllegalActionError
         self._cumulative_rewards[agent] = 0.0
-        self.infos[agent] = {}  # the agent has seen the last hand's info
+        if self.infos[agent]:
+            self.infos[agent] = {}  # the agent has seen the last hand's info
         self._last_record = None
-        self._clear_rewards()
+        # Rewards are 0 but at the end of a hand: clear and add them only then.
+        if self._rewards_set:
+            self._clear_rewards()
+            self._rewards_set = False
         if info.finished is not None:
             self._end_of_hand(info.finished)
+            self._rewards_set = True
         if not self._over:
             self.agent_selection = self.possible_agents[game.to_act]
-        self._accumulate_rewards()
+        if self._rewards_set:
+            self._accumulate_rewards()
         if self._over:
             self._deads_step_first()
         if self.render_mode == "human":

@@ -4,8 +4,10 @@
 vectorization_mode="vector_entry_point")`` builds it. Sub-env ``i`` behaves exactly as a
 ``SpadesEnv`` (gym_env.py) with the same arguments reset with seed ``seed + i``: same
 observations, rewards, ends and masks step for step (tests/test_vector_env.py). Nothing
-loops over games in Python: the learner's actions, the opponents' actions (batched per
-opponent agent) and the observations are array operations on one `State`.
+loops over games in Python. With the default opponents a step is one compiled call
+(core/vector.py: the learner's action, the opponents' moves, the end-of-hand infos, the
+observation and the mask, game by game); with opponent agents, their actions are
+batched per agent and the engine steps the whole `State` at a time.
 
 - Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
   ends starts its next episode and ignores its action; on that step its reward is 0.
@@ -32,6 +34,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from spades_env.cards import NUM_ACTIONS, action_array
+from spades_env.core.observe import obs_offsets
+from spades_env.core.spec import layout, spec
+from spades_env.core.vector import (
+    F_COUNT,
+    F_GAME_OVER,
+    F_HAND,
+    F_ILLEGAL,
+    F_TERMINATED,
+    F_TRUNCATED,
+    env_step,
+)
 from spades_env.engine import PHASE_BASE, HandResult, StepInfo, legal_action_mask, step
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
@@ -47,7 +60,7 @@ from spades_env.env_core import (
     seed_base,
     team_reward,
 )
-from spades_env.observation import encode, seat_view
+from spades_env.observation import encode, obs_size, seat_view
 from spades_env.rules import Rules
 from spades_env.state import DONE, State, init
 
@@ -113,6 +126,10 @@ class SpadesVectorEnv(VectorEnv):
         self._seeded = False
         self._ended = np.zeros(n, dtype=bool)  # (N,) episode over, to restart next step
         self._seat = np.full(n, self.seats[0], dtype=np.int64)  # (N,) seat observed
+        # With only default opponents, a step is one compiled call (core/vector.py).
+        self._compiled = all(agent is None for agent, _ in self._groups)
+        self._scratch: _Scratch | None = None
+        self._last_infos: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ reset
     def reset(
@@ -138,6 +155,8 @@ class SpadesVectorEnv(VectorEnv):
         self.state = init(self.rules, n, seeds=game_seeds(self._base, self._episode), **position)
         self._ended[:] = False
         self._seat[:] = self.seats[0]
+        if self._compiled:
+            return self._run(np.zeros(n, dtype=np.int64), learner_acts=False)[0], self._last_infos
         out = self._outcome()
         self._play_opponents(out)
         return self._observe(), self._infos(out)
@@ -149,6 +168,11 @@ class SpadesVectorEnv(VectorEnv):
         state = self._require_state()
         n = self.num_envs
         acts = action_array(actions).reshape(n)  # whole numbers only (cards.py)
+        if self._compiled:
+            obs, reward, flags = self._run(acts, learner_acts=True)
+            terminated = flags[:, F_TERMINATED].copy()
+            truncated = flags[:, F_TRUNCATED].copy()
+            return obs, reward, terminated, truncated, self._last_infos
         out = self._outcome()
         restart = np.flatnonzero(self._ended)
         moving = ~self._ended
@@ -171,6 +195,70 @@ class SpadesVectorEnv(VectorEnv):
         self._play_opponents(out)
         self._ended = out.terminated | out.truncated
         return self._observe(), out.reward, out.terminated, out.truncated, self._infos(out)
+
+    def _run(
+        self, acts: npt.NDArray[np.int64], learner_acts: bool
+    ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+        """`step` (or, without learner actions, the end of `reset`) in one compiled call
+        (core/vector.py `env_step`); returns the observations, rewards and flags and
+        leaves the infos in `_last_infos`."""
+        state = self._require_state()
+        n, rules = self.num_envs, self.rules
+        p, t = rules.num_players, rules.num_teams
+        sc = self._scratch
+        if sc is None or sc.fin.shape != state.buffer.shape:
+            sc = self._scratch = _Scratch(rules, n)
+        restart = self._ended
+        seeds = sc.seeds
+        if learner_acts and restart.any():
+            rows = np.flatnonzero(restart)
+            self._episode[rows] += 1
+            seeds[rows] = game_seeds(self._base[rows], self._episode[rows])
+            self._seat[rows] = self.seats[0]
+        else:
+            restart = np.zeros(n, dtype=bool)
+        reward = np.zeros(n, dtype=np.float64)
+        flags = np.zeros((n, F_COUNT), dtype=bool)
+        nums = np.zeros((n, 2 + 3 * p + 3 * t), dtype=np.int32)
+        obs = np.empty((n, sc.obs_size), dtype=np.int16)
+        mask = np.empty((n, NUM_ACTIONS), dtype=np.int8)
+        env_step(
+            sc.spec, sc.offsets, state.buffer, acts, learner_acts, restart, seeds,
+            self._learner, self.team, self.zero_sum, self.episode == "hand",
+            -1 if self.hand_limit is None else self.hand_limit, self.illegal_reward,
+            sc.fin, sc.res, sc.points, reward, flags, nums, self._seat, obs, mask,
+        )  # fmt: skip
+        self._ended = flags[:, F_TERMINATED] | flags[:, F_TRUNCATED]
+        every = np.ones(n, dtype=bool)
+        infos: dict[str, Any] = {
+            "action_mask": mask,
+            "_action_mask": every,
+            "seat": self._seat.copy(),
+            "_seat": every.copy(),
+        }
+        hand = flags[:, F_HAND]
+        if hand.any():
+            b = 2 + 3 * p
+            fields = {
+                "hand_no": nums[:, 0],
+                "bids": nums[:, 2 : 2 + p].astype(np.int8),
+                "blind": nums[:, 2 + p : 2 + 2 * p].astype(bool),
+                "tricks": nums[:, 2 + 2 * p : b].astype(np.int8),
+                "hand_score": nums[:, b : b + t],
+                "scores": nums[:, b + t : b + 2 * t],
+                "bags": nums[:, b + 2 * t : b + 3 * t],
+                "game_over": flags[:, F_GAME_OVER],
+                "winner": nums[:, 1].astype(np.int8),
+            }
+            for key, value in fields.items():
+                infos[key] = value
+                infos[f"_{key}"] = hand.copy()
+        illegal = flags[:, F_ILLEGAL]
+        if illegal.any():
+            infos["illegal"] = illegal
+            infos["_illegal"] = illegal.copy()
+        self._last_infos = infos
+        return obs, reward, flags
 
     def _restart(self, rows: npt.NDArray[np.int64]) -> None:
         """Start the next episode of the sub-envs in `rows` (NEXT_STEP autoreset)."""
@@ -275,6 +363,19 @@ class SpadesVectorEnv(VectorEnv):
         if self.state is None:
             raise RuntimeError("call reset() before using the environment")
         return self.state
+
+
+class _Scratch:
+    """Buffers the compiled step reuses: the hands that ended, their results, new seeds."""
+
+    def __init__(self, rules: Rules, n: int) -> None:
+        self.spec = spec(rules)
+        self.offsets = obs_offsets(rules)
+        self.obs_size = obs_size(rules)
+        self.fin = np.zeros((n, layout(rules)[0]), dtype=np.uint8)
+        self.res = np.zeros((n, 3 * rules.num_teams + 1), dtype=np.int32)
+        self.points = np.zeros((n, rules.num_teams), dtype=np.int32)
+        self.seeds = np.zeros(n, dtype=np.uint64)
 
 
 class _Outcome:

@@ -13,7 +13,7 @@ from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import random_legal_actions, step
 from spades_env.gym_env import SpadesEnv
 from spades_env.observation import encode
-from spades_env.rules import Rules
+from spades_env.rules import PRESETS, Rules
 from spades_env.state import init
 from spades_env.vector_env import SpadesVectorEnv
 
@@ -93,6 +93,17 @@ def check_same_as_singles(
 def test_vector_env_matches_single_envs_step_for_step(kwargs):
     episodes = check_same_as_singles(6, 160, seed=3, illegal_every=23, **kwargs)
     assert episodes >= 6
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_compiled_step_matches_single_envs_on_every_preset(preset):
+    # With default opponents a vector step is one compiled call (core/vector.py); the
+    # single env steps SingleGame and the keyed opponent in Python.
+    rules = Rules.preset(preset)
+    venv = SpadesVectorEnv(3, rules=rules)
+    assert venv._compiled
+    episodes = check_same_as_singles(3, 70, seed=11, illegal_every=17, rules=rules)
+    assert episodes >= 3
 
 
 def test_vector_env_matches_single_envs_with_agent_opponents():

@@ -20,6 +20,7 @@ GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 STEP = np.uint64(0xD1B54A32D192ED03)
 DEALER_KEY = np.uint64(0xA5A5A5A5A5A5A5A5)
 _BUCKET_BITS = np.uint64(58)  # 64 buckets by the top 6 bits, then insertion within
+_ONE = np.uint64(1)
 
 
 @njit(cache=True)
@@ -37,32 +38,45 @@ def first_dealer(seed: np.uint64, num_players: int) -> int:
     return int(splitmix64(np.uint64(seed) ^ DEALER_KEY) % np.uint64(num_players))
 
 
+#: Size of the uint64 work array `shuffle_into` and `deal_into` take (words, cards,
+#: bucket counts, order): the kernels pass one, so that a deal allocates nothing.
+WORK_SIZE = 64 + 64 + 65 + 64
+
+
 @njit(cache=True)
 def shuffle(deck: np.uint64, seed: np.uint64, hand_no: int, out: np.ndarray) -> int:
     """Write the cards of `deck` in shuffled order into `out` (int8); return how many."""
+    return shuffle_into(deck, seed, hand_no, out, np.empty(WORK_SIZE, dtype=np.uint64))
+
+
+@njit(cache=True)
+def shuffle_into(
+    deck: np.uint64, seed: np.uint64, hand_no: int, out: np.ndarray, work: np.ndarray
+) -> int:
+    """`shuffle` with the caller's work array ((WORK_SIZE,) uint64)."""
+    words, cards = work[0:64], work[64:128]
+    counts, order = work[128:193], work[193:257]
     n = 0
-    cards = np.empty(64, dtype=np.int64)
     d = np.uint64(deck)
     for c in range(64):
         if (d >> np.uint64(c)) & np.uint64(1):
             cards[n] = c
             n += 1
     base = splitmix64(np.uint64(seed) ^ (np.uint64(hand_no) * GOLDEN))
-    words = np.empty(n, dtype=np.uint64)
     for i in range(n):
         words[i] = splitmix64(base + np.uint64(i + 1) * STEP)
     # Stable sort by word: a counting sort on the top 6 bits, then insertion sort inside
     # each bucket (about one card per bucket), so a deal costs O(n).
-    counts = np.zeros(65, dtype=np.int64)
+    for b in range(65):
+        counts[b] = 0
     for i in range(n):
-        counts[int(words[i] >> _BUCKET_BITS) + 1] += 1
+        counts[int(words[i] >> _BUCKET_BITS) + 1] += _ONE
     for b in range(64):
         counts[b + 1] += counts[b]
-    order = np.empty(n, dtype=np.int64)
     for i in range(n):
         b = int(words[i] >> _BUCKET_BITS)
         order[counts[b]] = i
-        counts[b] += 1
+        counts[b] += _ONE
     for i in range(1, n):  # insertion sort: only equal-bucket neighbours move
         j, cur = i, order[i]
         while j > 0 and words[order[j - 1]] > words[cur]:
@@ -85,10 +99,17 @@ def deal(
 ) -> None:
     """RULES.md §1: `hand_size` cards to each seat from the shuffled deck (uint64 masks):
     seat s gets positions s*hand_size .. (s+1)*hand_size - 1."""
-    order = np.empty(64, dtype=np.int8)
-    shuffle(deck, seed, hand_no, order)
+    work = np.empty(WORK_SIZE + 64, dtype=np.uint64)
+    deal_into(deck, seed, hand_no, num_players, hand_size, hands, work)
+
+
+@njit(cache=True)
+def deal_into(deck, seed, hand_no, num_players, hand_size, hands, work):
+    """`deal` with the caller's work array ((WORK_SIZE + 64,) uint64): no allocation."""
+    order = work[WORK_SIZE : WORK_SIZE + 64]  # the shuffled cards, after the shuffle's part
+    shuffle_into(deck, seed, hand_no, order, work)
     for s in range(num_players):
         h = np.uint64(0)
         for i in range(s * hand_size, (s + 1) * hand_size):
-            h |= np.uint64(1) << np.uint64(order[i])
+            h |= _ONE << np.uint64(order[i])
         hands[s] = h

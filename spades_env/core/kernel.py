@@ -67,7 +67,9 @@ from spades_env.core.spec import (
     R_PARTNERS,
     R_T,
     R_TWO_CLUBS,
+    SPEC_SIZE,
 )
+from spades_env.core.tuples import fixed_tuple
 from spades_env.numba_cache import ensure_fresh
 
 ensure_fresh()
@@ -85,6 +87,19 @@ def _views(buf):
     """The packed rows as every dtype, borrowed for this call (core/borrow.py)."""
     buf = borrow(buf)
     return buf, buf.view(np.uint64), buf.view(np.int32), buf.view(np.int16), buf.view(np.int8)
+
+
+@njit(cache=True, inline="always")
+def new_work():
+    """The work array of one kernel call: a deal's scratch (core/deal.py)."""
+    return np.empty(_deal.WORK_SIZE + 64, dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def as_tuple(spec):
+    """The spec vector as a tuple: its values are then plain registers inside a kernel,
+    which no store into the state can change (an array would be re-read after each)."""
+    return fixed_tuple(spec, SPEC_SIZE)
 
 
 @njit(cache=True, inline="always")
@@ -146,33 +161,35 @@ def _offer_bid(r, i32, i8, g, seat):
 @njit(cache=True)
 def _open_bidding(r, i32, i8, g):
     """RULES.md §2: bidding starts left of the dealer."""
-    _offer_bid(r, i32, i8, g, (i8[g, r[L_DEALER]] + 1) % r[R_P])
+    _offer_bid(r, i32, i8, g, core.seat_after(i8[g, r[L_DEALER]], 1, r[R_P]))
 
 
 @njit(cache=True)
-def _start_draw(r, u64, i32, i8, g):
+def _start_draw(r, u64, i32, i8, g, work):
     """RULES.md §6 two_player: lay out the shuffled stock; left of the dealer draws first."""
     p, stock = r[R_P], r[L_STOCK]
     for c in range(54):
         i8[g, stock + c] = -1
-    _deal.shuffle(r[R_DECK], u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], i8[g, stock : stock + 54])
+    _deal.shuffle_into(
+        r[R_DECK], u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], i8[g, stock : stock + 54], work
+    )
     i8[g, r[L_STOCK_POS]] = 0
     for s in range(p):
         u64[g, r[L_SEEN] + s] = 0
         u64[g, r[L_DEAL] + s] = 0
         u64[g, r[L_HANDS] + s] = 0
-    i8[g, r[L_TO_ACT]] = (i8[g, r[L_DEALER]] + 1) % p
+    i8[g, r[L_TO_ACT]] = core.seat_after(i8[g, r[L_DEALER]], 1, p)
     i8[g, r[L_PHASE]] = DRAW
 
 
 @njit(cache=True)
-def start_hand(r, u64, i32, i16, i8, g, given):
+def start_hand(r, u64, i32, i16, i8, g, given, work):
     """Deal hand `hand_no` of game `g` (or keep the `given` deal) and open the bidding."""
     p = r[R_P]
     if not given and r[R_DRAW] == 0:
-        _deal.deal(
+        _deal.deal_into(
             r[R_DECK], u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], p, r[R_K],
-            u64[g, r[L_DEAL] : r[L_DEAL] + p],
+            u64[g, r[L_DEAL] : r[L_DEAL] + p], work,
         )  # fmt: skip
     for s in range(p):
         u64[g, r[L_HANDS] + s] = u64[g, r[L_DEAL] + s]
@@ -197,7 +214,7 @@ def start_hand(r, u64, i32, i16, i8, g, given):
     i8[g, r[L_TRUMP]] = -1 if r[R_NAMED] else SPADES  # RULES.md §6 auction: named later
     i16[g, r[L_HISTORY_LEN]] = 0
     if r[R_DRAW] and not given:
-        _start_draw(r, u64, i32, i8, g)
+        _start_draw(r, u64, i32, i8, g, work)
     else:
         _open_bidding(r, i32, i8, g)
     u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
@@ -258,7 +275,7 @@ def _bid_made(r, u64, i32, i8, g, seat):
     n = i8[g, r[L_NUM_BIDS]] + 1
     i8[g, r[L_NUM_BIDS]] = n
     if n < p:
-        _offer_bid(r, i32, i8, g, (seat + 1) % p)
+        _offer_bid(r, i32, i8, g, core.seat_after(seat, 1, p))
     elif r[R_NAMED]:  # RULES.md §6 auction: the highest bidder names trump
         i8[g, r[L_TO_ACT]] = core.trump_namer(
             i8[g, r[L_DEALER]], i8[g, r[L_BIDS] : r[L_BIDS] + p], p
@@ -282,7 +299,7 @@ def _draw(r, u64, i32, i8, g, seat, a):
         u64[g, r[L_SEEN] + seat] |= core.bit(top)
     pos += 2
     i8[g, r[L_STOCK_POS]] = pos
-    i8[g, r[L_TO_ACT]] = (seat + 1) % r[R_P]
+    i8[g, r[L_TO_ACT]] = core.seat_after(seat, 1, r[R_P])
     if pos >= r[R_DECK_SIZE]:
         for s in range(r[R_P]):
             u64[g, r[L_DEAL] + s] = u64[g, r[L_HANDS] + s]
@@ -296,10 +313,12 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     penalties (T each) and the winner (-1 while the game goes on)."""
     p, t = r[R_P], r[R_T]
     fin[g, :] = buf[g, :]
-    pts = np.zeros(t, dtype=np.int32)
-    bags = np.zeros(t, dtype=np.int32)
-    contract = np.zeros(t, dtype=np.int32)
-    made = np.zeros(t, dtype=np.bool_)
+    # One allocation for the whole hand end: the deal's scratch, scoring's before it.
+    work = new_work()
+    w32 = work.view(np.int32)
+    contract, made = w32[0:t], w32[t : 2 * t]
+    out = res[g]  # points, bags gained, penalty (T each), the winner
+    pts, bags, penalty = out[0:t], out[t : 2 * t], out[2 * t : 3 * t]
     score_hand(
         r,
         i8[g, r[L_BIDS] : r[L_BIDS] + p],
@@ -312,24 +331,21 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     for team in range(t):
         scores[team] += pts[team]
         bag_count[team] += bags[team]
-    penalty = np.zeros(t, dtype=np.int32)
     apply_bags(r, scores, bag_count, penalty)
     hands = i32[g, r[L_HAND_NO]] + 1
     i32[g, r[L_HAND_NO]] = hands
     winner = game_winner(r, scores, hands)
     for team in range(t):
-        res[g, team] = pts[team]
-        res[g, t + team] = bags[team]
-        res[g, 2 * t + team] = penalty[team]
         points[g, team] = pts[team] - penalty[team]
-    res[g, 3 * t] = winner
+    out[3 * t] = winner
     if winner >= 0:
         i8[g, r[L_PHASE]] = DONE
         i8[g, r[L_WINNER]] = winner
         u64[g, r[L_LEGAL]] = 0
         return
-    i8[g, r[L_DEALER]] = (i8[g, r[L_DEALER]] + 1) % p  # RULES.md §1: the deal passes left
-    start_hand(r, u64, i32, i16, i8, g, False)
+    # RULES.md §1: the deal passes left
+    i8[g, r[L_DEALER]] = core.seat_after(i8[g, r[L_DEALER]], 1, p)
+    start_hand(r, u64, i32, i16, i8, g, False, work)
 
 
 @njit(cache=True, inline="always")
@@ -352,7 +368,7 @@ def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
     i8[g, r[L_CARD_TRICK] + card] = i8[g, r[L_TRICKS_PLAYED]]
     size += 1
     i8[g, r[L_TRICK_SIZE]] = size
-    i8[g, r[L_TO_ACT]] = (seat + 1) % p
+    i8[g, r[L_TO_ACT]] = core.seat_after(seat, 1, p)
     if size < p:
         return
     trick = i8[g, r[L_TRICK] : r[L_TRICK] + p]
@@ -420,13 +436,14 @@ def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
 
 
 @njit(cache=True)
-def step_batch(r, buf, actions, report, flags, points, fin, res):
+def step_batch(spec, buf, actions, report, flags, points, fin, res):
     """One action per game (DONE games ignore theirs). Illegal actions: with `report`,
     those games stay as they were and `flags[g, 1]` is set; otherwise nothing changes and
     `-1 - g` is returned for the first illegal game `g`. Else returns the number of hands
     that ended (`flags[g, 0]`; see `_end_hand` for `fin`, `res`, `points`)."""
+    r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
-    r, actions, flags, points = borrow(r), borrow(actions), borrow(flags), borrow(points)
+    actions, flags, points = borrow(actions), borrow(flags), borrow(points)
     fin, res = borrow(fin), borrow(res)
     b = buf.shape[0]
     if not report:
@@ -446,33 +463,43 @@ def step_batch(r, buf, actions, report, flags, points, fin, res):
 
 
 @njit(cache=True)
-def start_hands(r, buf, rows, given):
+def start_hands(spec, buf, rows, given):
     """Start the current hand of the games in `rows` (deal, or `given` deals kept)."""
+    r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
+    work = new_work()
     for g in rows:
-        start_hand(r, u64, i32, i16, i8, g, given)
+        start_hand(r, u64, i32, i16, i8, g, given, work)
 
 
 @njit(cache=True)
-def new_games(r, buf, rows, seeds):
+def new_games(spec, buf, rows, seeds):
     """Start a fresh game (scores 0, dealer from the seed) in each game of `rows`."""
+    r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
+    work = new_work()
     for k in range(rows.size):
-        g = rows[k]
-        u64[g, r[L_SEED]] = seeds[k]
-        i32[g, r[L_HAND_NO]] = 0
-        for team in range(r[R_T]):
-            i32[g, r[L_SCORES] + team] = 0
-            i32[g, r[L_BAGS] + team] = 0
-        i8[g, r[L_WINNER]] = -1
-        i8[g, r[L_DEALER]] = _deal.first_dealer(seeds[k], r[R_P])
-        start_hand(r, u64, i32, i16, i8, g, False)
+        new_game(r, u64, i32, i16, i8, rows[k], seeds[k], work)
 
 
 @njit(cache=True)
-def stop_games(r, buf, rows):
+def new_game(r, u64, i32, i16, i8, g, seed, work):
+    """Start a fresh game in row `g`: deal key `seed`, scores 0, dealer from the seed."""
+    u64[g, r[L_SEED]] = seed
+    i32[g, r[L_HAND_NO]] = 0
+    for team in range(r[R_T]):
+        i32[g, r[L_SCORES] + team] = 0
+        i32[g, r[L_BAGS] + team] = 0
+    i8[g, r[L_WINNER]] = -1
+    i8[g, r[L_DEALER]] = _deal.first_dealer(seed, r[R_P])
+    start_hand(r, u64, i32, i16, i8, g, False, work)
+
+
+@njit(cache=True)
+def stop_games(spec, buf, rows):
     """End the games of `rows` where they stand: phase DONE, no legal action. Their
     scores and `winner` stay as they are (-1 unless the game had been decided)."""
+    r = as_tuple(spec)
     buf, u64, _, _, i8 = _views(buf)
     for g in rows:
         i8[g, r[L_PHASE]] = DONE
@@ -480,15 +507,17 @@ def stop_games(r, buf, rows):
 
 
 @njit(cache=True)
-def refresh_legal(r, buf):
+def refresh_legal(spec, buf):
     """Recompute the cached legal bits of every game (after a caller edited the state)."""
+    r = as_tuple(spec)
     buf, u64, i32, _, i8 = _views(buf)
     for g in range(buf.shape[0]):
         u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
 
 
 @njit(cache=True)
-def blind_allowed_rows(r, buf, rows, seats, out):
+def blind_allowed_rows(spec, buf, rows, seats, out):
+    r = as_tuple(spec)
     buf, _, i32, _, i8 = _views(buf)
     for k in range(rows.size):
         out[k] = blind_ok(r, i32, i8, rows[k], seats[k])
@@ -500,15 +529,20 @@ def random_legal(legal, phase, u, out):
     k = floor(u * count) (`u` uniform in [0, 1) from the caller's generator); games with
     no legal action (DONE) get 0."""
     for g in range(legal.size):
-        bits = np.uint64(legal[g])
-        count = core.popcount(bits)
-        if count == 0:
-            out[g] = 0
-            continue
-        k = min(int(u[g] * count), count - 1)
-        for _ in range(k):
-            bits &= bits - _U1
-        out[g] = core.lowest(bits) + PHASE_BASE[phase[g]]
+        out[g] = pick_legal(legal[g], phase[g], u[g])
+
+
+@njit(cache=True, inline="always")
+def pick_legal(legal, phase, u):
+    """The k-th legal action, k = floor(u * count) (`u` uniform in [0, 1)); 0 if none."""
+    bits = np.uint64(legal)
+    count = core.popcount(bits)
+    if count == 0:
+        return 0
+    k = min(int(u * count), count - 1)
+    for _ in range(k):
+        bits &= bits - _U1
+    return core.lowest(bits) + PHASE_BASE[phase]
 
 
 @njit(cache=True)
@@ -526,11 +560,12 @@ def action_mask(legal, phase, out):
 
 
 @njit(cache=True)
-def step_one(r, buf, a, fin, res):
+def step_one(spec, buf, a, fin, res):
     """`step_batch` for a batch of one (SingleGame): 0 stepped, 1 the hand ended (`fin`,
     `res` hold its record), -1 illegal (nothing changed)."""
+    r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
-    r, fin, res = borrow(r), borrow(fin), borrow(res)
+    fin, res = borrow(fin), borrow(res)
     if not is_legal(r, u64, i8, 0, a):
         return -1
     points = np.empty((1, r[R_T]), dtype=np.int32)

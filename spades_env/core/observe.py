@@ -14,8 +14,17 @@ from numba import njit
 
 from spades_env.cards import MAX_BID, NUM_CARDS
 from spades_env.core.borrow import borrow
-from spades_env.core.kernel import BID, DRAW, PLAY, _views, blind_ok
-from spades_env.core.rules import lowest
+from spades_env.core.kernel import (
+    BID,
+    DONE,
+    DRAW,
+    PHASE_BASE,
+    PLAY,
+    _views,
+    as_tuple,
+    blind_ok,
+)
+from spades_env.core.rules import lowest, partner_of, seat_after, seat_rel
 from spades_env.core.spec import (
     L_BAGS,
     L_BIDS,
@@ -28,6 +37,7 @@ from spades_env.core.spec import (
     L_HANDS,
     L_LEAD_SUIT,
     L_LEADER,
+    L_LEGAL,
     L_PASSING,
     L_PHASE,
     L_PLAYED,
@@ -48,6 +58,7 @@ from spades_env.core.spec import (
     R_P,
     R_T,
 )
+from spades_env.core.tuples import fixed_tuple
 from spades_env.numba_cache import ensure_fresh
 from spades_env.rules import Rules
 
@@ -64,6 +75,7 @@ BLOCKS = (
     O_RECEIVED, O_SCORES, O_BAGS, O_DEALER, O_LEADER, O_TO_ACT, O_LEAD_SUIT, O_BROKEN,
     O_PHASE, O_VOIDS, O_HAND_NO, O_OPEN_HANDS, O_LOOKING, O_SEEN, O_STOCK, O_TRUMP,
 ) = range(len(BLOCKS))  # fmt: skip
+NUM_BLOCKS = len(BLOCKS)
 _BID_SLOTS = MAX_BID + 2  # not bid yet, then bids 0..MAX_BID
 
 
@@ -76,16 +88,16 @@ def obs_offsets(rules: Rules) -> np.ndarray:
     return np.array([sl[name].start for name in BLOCKS], dtype=np.int64)
 
 
-@njit(cache=True)
-def _bits(out, k, start, mask):
+@njit(cache=True, inline="always")
+def _bits(row, start, mask):
     """1 at `start + c` for each card c of `mask`."""
     m = np.uint64(mask)
     while m:
-        out[k, start + lowest(m)] = 1
+        row[start + lowest(m)] = 1
         m &= m - np.uint64(1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hand_hidden(r, i32, i8, g, seat):
     """RULES.md §2: a seat that may still bid blind nil has not looked at its hand."""
     phase = i8[g, r[L_PHASE]]
@@ -98,77 +110,113 @@ def hand_hidden(r, i32, i8, g, seat):
 
 @njit(cache=True)
 def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
-    """Write the encoding of `seat` in game `g` into row `k` of `out` (zeroed first)."""
+    """Write the encoding of `seat` in game `g` into row `k` of `out` (zeroed first).
+    `r` and `ob` are tuples (kernel.as_tuple, `offsets_tuple`): values in registers."""
     p, t, c = r[R_P], r[R_T], NUM_CARDS
-    for j in range(out.shape[1]):
-        out[k, j] = 0
+    row = out[k]
+    for j in range(row.size):
+        row[j] = 0
     phase = i8[g, r[L_PHASE]]
     played = u64[g, r[L_PLAYED]]
     if not hand_hidden(r, i32, i8, g, seat):
-        _bits(out, k, ob[O_HAND], u64[g, r[L_HANDS] + seat] & ~played)
-    for card in range(c):
+        _bits(row, ob[O_HAND], u64[g, r[L_HANDS] + seat] & ~played)
+    for card in range(c):  # unplayed cards have trick -1: 0
+        row[ob[O_PLAYED_TRICK] + card] = i8[g, r[L_CARD_TRICK] + card] + 1
+    m = played  # the cards played, each once (no branch per card)
+    while m:
+        card = lowest(m)
         who = i8[g, r[L_CARD_SEAT] + card]
-        if who >= 0:
-            out[k, ob[O_PLAYED_BY] + ((who - seat) % p) * c + card] = 1
-        out[k, ob[O_PLAYED_TRICK] + card] = i8[g, r[L_CARD_TRICK] + card] + 1
+        row[ob[O_PLAYED_BY] + seat_rel(who, seat, p) * c + card] = 1
+        m &= m - np.uint64(1)
     for rel in range(p):
-        s = (seat + rel) % p
+        s = seat_after(seat, rel, p)
         card = i8[g, r[L_TRICK] + s]
         if card >= 0:
-            out[k, ob[O_TABLE] + rel * c + card] = 1
-        out[k, ob[O_BIDS] + rel * _BID_SLOTS + 1 + i8[g, r[L_BIDS] + s]] = 1
-        out[k, ob[O_BLIND] + rel] = i8[g, r[L_BLIND] + s]
-        out[k, ob[O_TRICKS_WON] + rel] = i8[g, r[L_TRICKS_WON] + s]
+            row[ob[O_TABLE] + rel * c + card] = 1
+        row[ob[O_BIDS] + rel * _BID_SLOTS + 1 + i8[g, r[L_BIDS] + s]] = 1
+        row[ob[O_BLIND] + rel] = i8[g, r[L_BLIND] + s]
+        row[ob[O_TRICKS_WON] + rel] = i8[g, r[L_TRICKS_WON] + s]
         voids = i8[g, r[L_VOIDS] + s]
         for suit in range(4):
-            out[k, ob[O_VOIDS] + rel * 4 + suit] = (voids >> suit) & 1
-    _bits(out, k, ob[O_PASSED], u64[g, r[L_PASSING] + seat])
+            row[ob[O_VOIDS] + rel * 4 + suit] = (voids >> suit) & 1
+    _bits(row, ob[O_PASSED], u64[g, r[L_PASSING] + seat])
     if phase >= PLAY:  # the exchange is over: what the partner passed
-        _bits(out, k, ob[O_RECEIVED], u64[g, r[L_PASSING] + (seat + p // 2) % p])
+        _bits(row, ob[O_RECEIVED], u64[g, r[L_PASSING] + partner_of(seat, p)])
+    own = seat % t
     for j in range(t):
-        team = (seat % t + j) % t  # own team first
+        team = own + j
+        if team >= t:  # own team first
+            team -= t
         score = i32[g, r[L_SCORES] + team]
-        out[k, ob[O_SCORES] + j] = max(-32768, min(32767, score))
-        out[k, ob[O_BAGS] + j] = i32[g, r[L_BAGS] + team]
-    out[k, ob[O_DEALER] + (i8[g, r[L_DEALER]] - seat) % p] = 1
+        row[ob[O_SCORES] + j] = max(-32768, min(32767, score))
+        row[ob[O_BAGS] + j] = i32[g, r[L_BAGS] + team]
+    row[ob[O_DEALER] + seat_rel(i8[g, r[L_DEALER]], seat, p)] = 1
     if i8[g, r[L_TRICK_SIZE]] > 0:
-        out[k, ob[O_LEADER] + (i8[g, r[L_LEADER]] - seat) % p] = 1
-    out[k, ob[O_TO_ACT] + (i8[g, r[L_TO_ACT]] - seat) % p] = 1
+        row[ob[O_LEADER] + seat_rel(i8[g, r[L_LEADER]], seat, p)] = 1
+    row[ob[O_TO_ACT] + seat_rel(i8[g, r[L_TO_ACT]], seat, p)] = 1
     lead = i8[g, r[L_LEAD_SUIT]]
     if lead >= 0:
-        out[k, ob[O_LEAD_SUIT] + lead] = 1
-    out[k, ob[O_BROKEN]] = i8[g, r[L_BROKEN]]
-    out[k, ob[O_PHASE] + phase] = 1
-    out[k, ob[O_HAND_NO]] = i32[g, r[L_HAND_NO]]
+        row[ob[O_LEAD_SUIT] + lead] = 1
+    row[ob[O_BROKEN]] = i8[g, r[L_BROKEN]]
+    row[ob[O_PHASE] + phase] = 1
+    row[ob[O_HAND_NO]] = i32[g, r[L_HAND_NO]]
     if r[R_OPEN_HANDS]:  # RULES.md §6 open_hands: every hand is shown to every seat
         for rel in range(1, p):
-            held = u64[g, r[L_HANDS] + (seat + rel) % p] & ~played
-            _bits(out, k, ob[O_OPEN_HANDS] + (rel - 1) * c, held)
+            held = u64[g, r[L_HANDS] + seat_after(seat, rel, p)] & ~played
+            _bits(row, ob[O_OPEN_HANDS] + (rel - 1) * c, held)
     if r[R_DRAW]:  # RULES.md §6 two_player: what this drawer has seen
         pos = i8[g, r[L_STOCK_POS]]
         if phase == DRAW and i8[g, r[L_TO_ACT]] == seat:
-            out[k, ob[O_LOOKING] + i8[g, r[L_STOCK] + min(pos, c - 1)]] = 1
-        _bits(out, k, ob[O_SEEN], u64[g, r[L_SEEN] + seat])
-        out[k, ob[O_STOCK]] = r[R_DECK_SIZE] - pos if phase == DRAW else 0
+            row[ob[O_LOOKING] + i8[g, r[L_STOCK] + min(pos, c - 1)]] = 1
+        _bits(row, ob[O_SEEN], u64[g, r[L_SEEN] + seat])
+        row[ob[O_STOCK]] = r[R_DECK_SIZE] - pos if phase == DRAW else 0
     if r[R_NAMED]:  # RULES.md §6 auction: the named suit, once named
         trump = i8[g, r[L_TRUMP]]
         if trump >= 0:
-            out[k, ob[O_TRUMP] + trump] = 1
+            row[ob[O_TRUMP] + trump] = 1
+
+
+@njit(cache=True, inline="always")
+def offsets_tuple(ob):
+    """`obs_offsets` as a tuple (values in registers inside the kernel)."""
+    return fixed_tuple(ob, NUM_BLOCKS)
 
 
 @njit(cache=True)
-def encode_rows(r, ob, buf, seats, out):
+def encode_rows(spec, offsets, buf, seats, out):
     """Row g of `out`: the encoding of game g seen from `seats[g]`."""
+    r, ob = as_tuple(spec), offsets_tuple(offsets)
     buf, u64, i32, _, i8 = _views(buf)
-    r, ob, seats, out = borrow(r), borrow(ob), borrow(seats), borrow(out)
+    seats, out = borrow(seats), borrow(out)
     for g in range(buf.shape[0]):
         encode_one(r, ob, u64, i32, i8, g, seats[g], out, g)
 
 
 @njit(cache=True)
-def encode_seats(r, ob, buf, g, out):
+def encode_seats(spec, offsets, buf, g, out):
     """Row s of `out`: the encoding of game g seen from seat s, for every seat."""
+    r, ob = as_tuple(spec), offsets_tuple(offsets)
     buf, u64, i32, _, i8 = _views(buf)
-    r, ob, out = borrow(r), borrow(ob), borrow(out)
+    out = borrow(out)
     for seat in range(r[R_P]):
         encode_one(r, ob, u64, i32, i8, g, seat, out, seat)
+
+
+@njit(cache=True)
+def encode_masked(spec, offsets, buf, seat, masked, out, mask):
+    """Game 0 of `buf` seen from `seat`: its encoding in `out[0]` and, if `masked`, the
+    legal actions of the seat to act as 1s in `mask` ((NUM_ACTIONS,) int8, zeroed by
+    the caller). One call for a PettingZoo observation."""
+    r, ob = as_tuple(spec), offsets_tuple(offsets)
+    buf, u64, i32, _, i8 = _views(buf)
+    out, mask = borrow(out), borrow(mask)
+    encode_one(r, ob, u64, i32, i8, 0, seat, out, 0)
+    if masked:
+        phase = i8[0, r[L_PHASE]]
+        bits = u64[0, r[L_LEGAL]]
+        base = PHASE_BASE[phase] if phase != DONE else 0
+        while bits:
+            c = base + lowest(bits)
+            if c < mask.size:
+                mask[c] = 1
+            bits &= bits - np.uint64(1)

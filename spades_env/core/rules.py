@@ -62,6 +62,21 @@ def bit(card: int) -> np.uint64:
 
 
 @njit(cache=True)
+def seat_after(seat: int, k: int, num_players: int) -> int:
+    """The seat `k` places to the left of `seat` ((seat + k) mod P for 0 <= seat, k < P),
+    without an integer division (the hot paths call it every step)."""
+    s = seat + k
+    return s - num_players if s >= num_players else s
+
+
+@njit(cache=True)
+def seat_rel(seat: int, observer: int, num_players: int) -> int:
+    """`seat` relative to `observer` ((seat - observer) mod P), without a division."""
+    d = seat - observer
+    return d + num_players if d < 0 else d
+
+
+@njit(cache=True)
 def suit_of(card: int) -> int:
     """RULES.md §1: the suit of a card; §6 jokers are spades."""
     return _SUIT[card]
@@ -133,7 +148,7 @@ def trick_winner(
     """RULES.md §3: the seat whose card wins a full trick (`trick[seat]` = card)."""
     best, winner = -2, leader
     for k in range(num_players):
-        seat = (leader + k) % num_players
+        seat = seat_after(leader, k, num_players)
         s = card_strength(trick[seat], lead_suit, trump)
         if s > best:
             best, winner = s, seat
@@ -144,7 +159,7 @@ def trick_winner(
 @njit(cache=True)
 def partner_of(seat: int, num_players: int) -> int:
     """RULES.md §1: partners sit opposite."""
-    return (seat + num_players // 2) % num_players
+    return seat_after(seat, num_players >> 1, num_players)
 
 
 @njit(cache=True)
@@ -205,9 +220,9 @@ def blind_allowed(
 def trump_namer(dealer: int, bids: np.ndarray, num_players: int) -> int:
     """RULES.md §6 auction: the highest bidder names trump (nil counts 0), the first in
     bidding order (from left of the dealer) among equals."""
-    best, who = -1, (dealer + 1) % num_players
+    best, who = -1, seat_after(dealer, 1, num_players)
     for k in range(num_players):
-        seat = (dealer + 1 + k) % num_players
+        seat = seat_after(seat_after(dealer, 1, num_players), k, num_players)
         if bids[seat] > best:
             best, who = bids[seat], seat
     return who
@@ -222,7 +237,7 @@ def first_leader(two_clubs: bool, hands: np.ndarray, dealer: int, num_players: i
         for seat in range(num_players):
             if np.uint64(hands[seat]) & _TWO_CLUBS:
                 return seat
-    return (dealer + 1) % num_players
+    return seat_after(dealer, 1, num_players)
 
 
 @njit(cache=True)
@@ -236,7 +251,7 @@ def next_passer(blind: np.ndarray, passing: np.ndarray, dealer: int, num_players
     """RULES.md §2: the next seat (from left of the dealer) still to choose its 2 cards to
     pass, or -1 when every pass is chosen."""
     for k in range(num_players):
-        seat = (dealer + 1 + k) % num_players
+        seat = seat_after(seat_after(dealer, 1, num_players), k, num_players)
         if must_pass(blind, seat, num_players) and popcount(passing[seat]) < 2:
             return seat
     return -1

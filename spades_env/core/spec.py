@@ -130,10 +130,10 @@ def _width(rules: Rules, code: str) -> int:
 #: The order of the fields in the row: what a step reads and writes first (the legal
 #: bits, the hands, the trick and the phase fit in the first cache lines), records after.
 ROW_ORDER = (
-    "legal", "played", "hands", "phase", "to_act", "trick_size", "lead_suit",
+    "legal", "played", "hands", "hand_no", "phase", "to_act", "trick_size", "lead_suit",
     "tricks_played", "broken", "trump", "leader", "num_bids", "trick", "voids",
     "tricks_won", "bids", "blind", "history_len", "card_seat", "card_trick", "history",
-    "seed", "deal", "passing", "seen", "hand_no", "scores", "bags", "dealer", "winner",
+    "seed", "deal", "passing", "seen", "scores", "bags", "dealer", "winner",
     "stock", "stock_pos",
 )  # fmt: skip
 
