@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from spades_env.cards import BID_BASE, BLIND_NIL, DRAW_KEEP, NAME_TRUMP, SPADES
 from spades_env.core import deal as _deal
@@ -70,6 +69,7 @@ from spades_env.core.spec import (
     R_TWO_CLUBS,
     SPEC_SIZE,
 )
+from spades_env.core.tuples import fixed_tuple
 from spades_env.numba_cache import ensure_fresh
 
 ensure_fresh()
@@ -99,7 +99,7 @@ def new_work():
 def as_tuple(spec):
     """The spec vector as a tuple: its values are then plain registers inside a kernel,
     which no store into the state can change (an array would be re-read after each)."""
-    return to_fixed_tuple(spec, SPEC_SIZE)
+    return fixed_tuple(spec, SPEC_SIZE)
 
 
 @njit(cache=True, inline="always")
