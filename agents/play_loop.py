@@ -35,7 +35,8 @@ class Player(Protocol):
     """What the loop calls: an agent (`agents.base.BaseAgent`) or a learner adapter.
 
     A player whose `needs_view` attribute is False (a network reading only the
-    encoding) gets `view=None`, which spares the loop building the seat views.
+    encoding) gets `view=None`, which spares the loop building its seat views; a player
+    with a `check_rules(rules)` method is checked once, before the first step.
     """
 
     needs_obs: bool
@@ -84,6 +85,10 @@ def play(
     g = state.batch_size
     rows = np.arange(g)
     decisions = 0
+    for p in (*players, labeller):
+        check = getattr(p, "check_rules", None)
+        if check is not None:
+            check(state.rules)  # e.g. a network trained on other rules: one line, up front
     need_obs = obs_always or any(getattr(p, "needs_obs", False) for p in [*players, labeller])
     while True:
         live = state.phase != DONE

@@ -33,7 +33,7 @@ import numpy.typing as npt
 import torch
 
 from agents.base import BaseAgent
-from agents.networks import POLICY_KINDS, Network, build_network
+from agents.networks import POLICY_KINDS, Network, autocast, build_network
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION, SeatView, obs_size
 from spades_env.rules import Rules, RulesError
@@ -131,6 +131,8 @@ class NetworkAgent(BaseAgent):
 
     name = "network"
     needs_obs = True
+    #: it reads only the encoding: the play loop passes view=None after `check_rules`
+    needs_view = False
 
     def __init__(
         self,
@@ -140,9 +142,11 @@ class NetworkAgent(BaseAgent):
         sample: bool = False,
         epsilon: float = 0.0,
         device: str = "cpu",
+        precision: str = "fp32",
     ) -> None:
         super().__init__(seed)
         self.net = net.to(device).eval()
+        self.precision = precision  # fp32, or bf16 (training's past selves: autocast)
         self.rules = rules
         self.kind = net.kind
         self.sample = bool(sample)
@@ -166,17 +170,18 @@ class NetworkAgent(BaseAgent):
 
     def act(
         self,
-        view: SeatView,
+        view: SeatView | None,
         obs: npt.NDArray[np.int16] | None,
         mask: npt.NDArray[np.bool_],
     ) -> npt.NDArray[np.int64]:
-        self.check_rules(view.rules)
+        if view is not None:  # the play loop checks the rules once and passes None
+            self.check_rules(view.rules)
         if obs is None or obs.shape[1] != obs_size(self.rules):
             raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
-        with torch.no_grad():
+        with torch.inference_mode(), autocast(self.device, self.precision):
             x = torch.from_numpy(np.ascontiguousarray(obs)).to(self.device)
             m = torch.from_numpy(np.ascontiguousarray(mask)).to(self.device)
-            prefs = self.net.preferences(x, m).cpu()
+            prefs = self.net.preferences(x, m).float().cpu()
         if not self.sample:
             return prefs.argmax(dim=1).numpy().astype(np.int64)
         if self.kind in POLICY_KINDS:

@@ -194,12 +194,11 @@ class SingleGame:
         return StepInfo(np.array([finished is not None]), pts, np.array([illegal]), finished)
 
 
-def _field(name: str, scalar: bool, is_bool: bool) -> property:
+def _field(name: str, scalar: bool) -> property:
     def get(self: SingleGame):
-        value = getattr(self._st, name)[0]
-        if not scalar:
-            return value.tolist()
-        return bool(value) if is_bool else int(value)
+        if scalar:  # .item: a Python int (bool) without a numpy scalar in between
+            return getattr(self._st, name).item(0)
+        return getattr(self._st, name)[0].tolist()
 
     def put(self: SingleGame, value) -> None:
         getattr(self._st, name)[0] = value
@@ -207,5 +206,5 @@ def _field(name: str, scalar: bool, is_bool: bool) -> property:
     return property(get, put, doc=f"`State.{name}` of this game")
 
 
-for _name, _dtype, _width in FIELDS:
-    setattr(SingleGame, _name, _field(_name, _width == "1", _dtype is np.bool_))
+for _name, _, _width in FIELDS:
+    setattr(SingleGame, _name, _field(_name, _width == "1"))

@@ -10,12 +10,15 @@ from experiments.bench.training import training_section
 
 def test_training_rows_put_ppo_next_to_the_engine():
     assert SECTIONS["training"] is training_section
-    rows = training_section(0.1)  # one warm-up update, then one measured update
+    rows = training_section(0.1, games=8)  # one warm-up update, then one measured update
     assert [r["name"] for r in rows] == [
         "train ppo: learner decisions (default config)",
         "train ppo: all decisions (default config)",
+        "tournament: learned vs heuristic (hand records included)",
     ]
-    learner, played = rows
+    learner, played, tournament = rows
+    assert tournament["batch"] == 8 and tournament["rate"] > 0
+    rows = rows[:2]
     assert 0 < learner["rate"] < played["rate"]  # opponents decide too
     for r in rows:
         assert r["reference_rate"] > 0 and r["batch"] == 512

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from agents.networks import resolve_precision
 from agents.rl_agent import NetworkAgent
 from spades_env.rules import Rules
 from training.rollout import Hands, LearnerFn
@@ -42,5 +43,8 @@ class LearnerState(Protocol):
 
 
 def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
-    """A past self as an opponent: it samples as in training (DMC: epsilon-greedy)."""
-    return NetworkAgent(net, rules, sample=True, epsilon=getattr(args, "epsilon", 0.0))
+    """A past self as an opponent: it samples as in training (DMC: epsilon-greedy), in the
+    run's precision (`--precision`; fp32 for DMC)."""
+    precision = resolve_precision(getattr(args, "precision", "fp32"), torch.device("cpu"))
+    epsilon = getattr(args, "epsilon", 0.0)
+    return NetworkAgent(net, rules, sample=True, epsilon=epsilon, precision=precision)

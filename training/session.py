@@ -45,7 +45,7 @@ from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 
 from agents.heuristic import HeuristicAgent
-from agents.networks import POLICY_KINDS, build_network
+from agents.networks import POLICY_KINDS, build_network, resolve_precision
 from agents.registry import make_agent
 from agents.rl_agent import (
     CheckpointError,
@@ -121,6 +121,8 @@ def check_args(args: Any) -> None:
             raise ValueError(f"{_flag(name)} must be a share between 0 and 1, got {value}")
     if getattr(args, "learning_rate", 1.0) <= 0:
         raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+    if hasattr(args, "precision"):
+        resolve_precision(args.precision, torch.device("cpu"))  # a bad name, in one line
     Rules.build(args.rules, args.option)  # a bad preset or option names itself
 
 

@@ -8,6 +8,11 @@ learner's own decisions (forced moves included; its batches keep the others) and
 decision played (opponents' too), per second of wall time, rollouts and updates
 together. The reference is the engine alone in the same process: random legal play of
 the same batch of hands (`experiments.bench.engine.engine_rate`).
+
+A third row is a tournament's play: `learned` against `heuristic`, duplicate seating, in
+chunks of `TOURNAMENT_GAMES` games through `experiments.tournament.match.play_batch` (the
+network called once per step on all its games of the chunk), hand records included,
+against the engine alone at the same batch.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import time
 from typing import Any
 
 Row = dict[str, Any]
+#: Games per chunk of the tournament row: 250 duplicate deals, each played twice.
+TOURNAMENT_GAMES = 500
 
 
 def ppo_rates(seconds: float) -> tuple[float, float, int]:
@@ -42,14 +49,51 @@ def ppo_rates(seconds: float) -> tuple[float, float, int]:
     return counters["learner_steps"] / elapsed, counters["global_step"] / elapsed, batch
 
 
-def training_section(seconds: float) -> list[Row]:
-    from experiments.bench.engine import engine_rate
+def tournament_run(games: int = TOURNAMENT_GAMES):
+    """A run of one chunk of `learned` against `heuristic` (hand mode, duplicate seating:
+    game 2k has `learned` North-South, 2k+1 the same deal East-West), as a tournament
+    unit plays it; returns the decisions played."""
+    import numpy as np
+
+    from agents.registry import make_agent
+    from experiments.tournament.deals import generate
+    from experiments.tournament.match import play_batch
     from spades_env.rules import Rules
 
+    rules = Rules()
+    agents = [make_agent(s, seed=0, rules=rules) for s in ("learned", "heuristic")]
+    side = np.arange(games) % 2
+    seat_agent = (np.arange(rules.num_players)[None, :] + side[:, None]) % 2
+    chunks = iter(range(10**9))
+
+    def run() -> int:
+        ds = generate(rules, next(chunks), games // 2)
+        played = play_batch(
+            rules, agents, seat_agent, np.repeat(ds.game_seeds, 2), np.repeat(ds.dealers, 2),
+            np.repeat(ds.hands, 2, axis=0), one_hand=True,
+        )  # fmt: skip
+        return sum(len(rec["actions"]) for _, rec in played)
+
+    return run
+
+
+def training_section(seconds: float, games: int = TOURNAMENT_GAMES) -> list[Row]:
+    import torch
+
+    from experiments.bench.engine import engine_rate, timed
+    from spades_env.rules import Rules
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        tournament = timed(tournament_run(games), seconds)
+    finally:
+        torch.set_num_threads(threads)
+    tour_ref = engine_rate(Rules(), games, seconds)
     learner, played, batch = ppo_rates(seconds)
     reference = engine_rate(Rules(), batch, seconds)
     ref = f"engine alone, random play, batch {batch}"
-    return [
+    rows = [
         {
             "name": f"train ppo: {name} (default config)",
             "batch": batch,
@@ -61,6 +105,18 @@ def training_section(seconds: float) -> list[Row]:
         }
         for name, rate in (("learner decisions", learner), ("all decisions", played))
     ]
+    rows.append(
+        {
+            "name": "tournament: learned vs heuristic (hand records included)",
+            "batch": games,
+            "rate": tournament,
+            "unit": "decisions/s",
+            "reference": f"engine alone, random play, batch {games}",
+            "reference_rate": tour_ref,
+            "ratio": tournament / tour_ref,
+        }
+    )
+    return rows
 
 
 SECTIONS = {"training": training_section}

@@ -11,7 +11,6 @@ import functools
 
 import numpy as np
 from numba import njit
-from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from spades_env.cards import MAX_BID, NUM_CARDS
 from spades_env.core.borrow import borrow
@@ -59,6 +58,7 @@ from spades_env.core.spec import (
     R_P,
     R_T,
 )
+from spades_env.core.tuples import fixed_tuple
 from spades_env.numba_cache import ensure_fresh
 from spades_env.rules import Rules
 
@@ -179,7 +179,7 @@ def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
 @njit(cache=True, inline="always")
 def offsets_tuple(ob):
     """`obs_offsets` as a tuple (values in registers inside the kernel)."""
-    return to_fixed_tuple(ob, NUM_BLOCKS)
+    return fixed_tuple(ob, NUM_BLOCKS)
 
 
 @njit(cache=True)
