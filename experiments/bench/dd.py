@@ -98,6 +98,7 @@ def dd_deals_row(
         "max_ms": float(times.max() * 1e3),
         "worst_seed": int(seeds[worst]),
         "worst_nodes": int(nodes[worst]),
+        "median_nodes": float(np.median(nodes)),
         "hard_deals": int(hard.sum()),
         "hard_median_ms": float(np.median(times[hard]) * 1e3) if hard.any() else None,
         "hard_max_ms": float(times[hard].max() * 1e3) if hard.any() else None,
@@ -113,7 +114,8 @@ def detail(row: Row) -> str:
     """The latency line printed under the row."""
     text = (
         f"  {row['solves']} deals: median {row['median_ms']:.1f} ms, p99 {row['p99_ms']:.0f} ms, "
-        f"max {row['max_ms']:.0f} ms (seed {row['worst_seed']}, {row['worst_nodes']:,} nodes); "
+        f"max {row['max_ms']:.0f} ms (seed {row['worst_seed']}, {row['worst_nodes']:,} nodes; "
+        f"median {row['median_nodes']:,.0f} nodes); "
         f"hard class (spades unbroken, a seat void in spades): {row['hard_deals']} deals"
     )
     if row["hard_deals"]:

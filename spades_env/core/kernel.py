@@ -158,7 +158,7 @@ def _offer_bid(r, i32, i8, g, seat):
     i8[g, r[L_PHASE]] = BLIND if blind_ok(r, i32, i8, g, seat) else BID
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _open_bidding(r, i32, i8, g):
     """RULES.md §2: bidding starts left of the dealer."""
     _offer_bid(r, i32, i8, g, core.seat_after(i8[g, r[L_DEALER]], 1, r[R_P]))
@@ -220,7 +220,7 @@ def start_hand(r, u64, i32, i16, i8, g, given, work):
     u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start_play(r, u64, i8, g):
     """RULES.md §3: the first lead."""
     p = r[R_P]
@@ -312,7 +312,9 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     The row as it stood is copied to `fin[g]`; `res[g]` gets points, bags gained,
     penalties (T each) and the winner (-1 while the game goes on)."""
     p, t = r[R_P], r[R_T]
-    fin[g, :] = buf[g, :]
+    saved, row = fin.view(np.uint64), u64[g]  # the row as it stood, 8 bytes at a time
+    for j in range(row.size):
+        saved[g, j] = row[j]
     # One allocation for the whole hand end: the deal's scratch, scoring's before it.
     work = new_work()
     w32 = work.view(np.int32)

@@ -31,7 +31,7 @@ from spades_env.numba_cache import ensure_fresh
 ensure_fresh()
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def score_hand(
     r: np.ndarray,
     bids: np.ndarray,
@@ -87,7 +87,7 @@ def score_hand(
         bags[team] = over + nil_taken
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bag_penalty(r: np.ndarray, bags: int) -> tuple[int, int]:
     """RULES.md §4: (points lost, bags left) of a team holding `bags` bags: each time the
     bags reach the limit it loses the penalty and the limit's bags."""
@@ -95,7 +95,7 @@ def bag_penalty(r: np.ndarray, bags: int) -> tuple[int, int]:
     return times * r[R_BAG_PENALTY], bags - times * r[R_BAG_LIMIT]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_bags(r: np.ndarray, scores: np.ndarray, bags: np.ndarray, penalty: np.ndarray) -> None:
     """`bag_penalty` for every team: `scores`, `bags` (cumulative) updated in place."""
     for team in range(r[R_T]):
@@ -103,7 +103,7 @@ def apply_bags(r: np.ndarray, scores: np.ndarray, bags: np.ndarray, penalty: np.
         scores[team] -= penalty[team]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def game_winner(r: np.ndarray, scores: np.ndarray, hands_played: int) -> int:
     """RULES.md §5: the winning team if the game is over after this hand, else -1.
 

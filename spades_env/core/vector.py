@@ -135,6 +135,7 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
     work = new_work()
     for g in range(buf.shape[0]):
         nums[g, 1] = -1  # no winner (where no hand ended)
+        a = -1  # the learner's action to play first, if any
         if restart[g]:
             for j in range(row):
                 buf[g, j] = 0
@@ -147,21 +148,23 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
                 flags[g, F_ILLEGAL] = True
                 flags[g, F_TERMINATED] = True
                 reward[g] = illegal_reward
-            elif step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
-                _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum,
-                      episode_hand, hand_limit, reward, flags, nums)  # fmt: skip
-        over = flags[g, F_TERMINATED] or flags[g, F_TRUNCATED]
-        while not over and i8[g, r[L_PHASE]] != DONE:
-            to_act = i8[g, r[L_TO_ACT]]
-            if learner[to_act]:
-                seat[g] = to_act
-                break
-            u = keyed_uniform(u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], i16[g, r[L_HISTORY_LEN]])
-            a = pick_legal(u64[g, r[L_LEGAL]], i8[g, r[L_PHASE]], u)
+                a = -1
+        over = flags[g, F_TERMINATED]
+        while True:  # one call site of step_game: it is inlined, and compiled, once
+            if a < 0:  # the keyed random opponent, until a learner seat is to act
+                if over or i8[g, r[L_PHASE]] == DONE:
+                    break
+                to_act = i8[g, r[L_TO_ACT]]
+                if learner[to_act]:
+                    seat[g] = to_act
+                    break
+                u = keyed_uniform(u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], i16[g, r[L_HISTORY_LEN]])
+                a = pick_legal(u64[g, r[L_LEGAL]], i8[g, r[L_PHASE]], u)
             if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
                 _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum,
                       episode_hand, hand_limit, reward, flags, nums)  # fmt: skip
                 over = flags[g, F_TERMINATED] or flags[g, F_TRUNCATED]
+            a = -1
         n = mask.shape[1]
         if over:
             for j in range(n):
