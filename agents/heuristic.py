@@ -1,9 +1,12 @@
 """`heuristic`: a rule-based Spades player following seed 000's strategy.
 
 Seed 000 "Så bjuder och spelar den som vill vinna" (how the player who wants to win bids
-and plays), with its nil sections, is the whole playbook:
+and plays), with its nil sections, is the playbook, except that on the standard table
+the number or nil it bids is, by default, the one of highest expected team score under a
+model of the tricks fitted to the project's own play (`agents.model_bidding`):
 
-- bidding and nil (`agents.heuristic_bidding`): count sure tricks, discount lone
+- bidding and nil by seed 000's count (`agents.heuristic_bidding`; `bid=rules`, and
+  every rule set but the standard table): count sure tricks, discount lone
   honours, bid a little low but up when bags are near the penalty, use the bids already
   made; nil on low hands; blind nil only as a rescue when far behind; in RULES.md §6
   auction, count the hand with the trump suit it would name when it may win the
@@ -18,11 +21,21 @@ The agent is deterministic (the seed is kept for the interface). `explain(view)`
 the reason for each game's decision, quoting the rule; `last_reasons` keeps those of the
 last `act` call.
 
-Parameters (`heuristic:aggression=0.2,nil_risk=0,blind_deficit=200`):
+Parameters (`heuristic:bid=model,bag_cost=-1,aggression=0,nil_risk=0,blind_deficit=200`):
 
-- `aggression` (float, 0): shades every bid; +0.5 bids about half a trick more.
-- `nil_risk` (float, 0): extra danger a hand may carry and still bid nil; -2 never bids
-  nil, +0.5 bids noticeably more nils.
+- `bid` (`model`, or `rules` when `aggression` or `nil_risk` is set): `model` bids the
+  number or nil of highest expected team score under the trick model fitted to the
+  project's own play (`agents.model_bidding`, `agents.trick_model`; on the standard
+  table, other rules fall back to `rules`); `rules` is seed 000's count below, the
+  heuristic's bidding before the model.
+- `model` (path, the shipped `agents/data/trick_model.json`): another fitted model file.
+- `bag_cost` (float, -1): `bid=model` only: what a bag costs the bid choice; below 0,
+  its share of the penalty (`bag_penalty / bag_limit`, 10 by default); 0 bids for the
+  hand alone, as a hand-mode tournament scores it.
+- `aggression` (float, 0): seed 000's count only: shades every bid; +0.5 bids about half a
+  trick more.
+- `nil_risk` (float, 0): seed 000's count only: extra danger a hand may carry and still bid
+  nil; -2 never bids nil, +0.5 bids noticeably more nils.
 - `blind_deficit` (int, 200): how far behind the team must be (with the opponents near
   the target) to bid blind nil when the rules offer it.
 """
@@ -36,10 +49,35 @@ from agents.base import BaseAgent
 from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass, choose_trump
 from agents.heuristic_draw import choose_draw
 from agents.heuristic_play import choose_cards, reason_text
+from agents.model_bidding import choose_model_bid
 from agents.seat_table import Table, rows_from_view
+from agents.trick_model import DEFAULT_PATH, applies, load_cached
 from spades_env.cards import BID_BASE
 from spades_env.observation import SeatView
 from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY, TRUMP
+
+#: the heuristic's bidders: the fitted trick model, or seed 000's count
+BIDDERS = ("model", "rules")
+
+
+def bidder(bid: str | None, aggression: float, nil_risk: float) -> str:
+    """The bidder a heuristic's parameters select: `bid`, or by default the model unless
+    `aggression` or `nil_risk` (which shade seed 000's count) are set. ValueError names
+    a bad combination."""
+    shaded = aggression != 0 or nil_risk != 0
+    bid = bid if bid is not None else ("rules" if shaded else "model")
+    if bid not in BIDDERS:
+        raise ValueError(f"bid {bid!r}; use {' or '.join(BIDDERS)}")
+    if bid == "model" and shaded:
+        raise ValueError("aggression and nil_risk shade seed 000's count: use them with bid=rules")
+    return bid
+
+
+def check_params(params: dict) -> None:
+    """Registry check: a known bidder, and a model file that loads (ValueError, one line)."""
+    bid = bidder(params.get("bid"), params.get("aggression", 0.0), params.get("nil_risk", 0.0))
+    if bid == "model":
+        load_cached(params.get("model") or str(DEFAULT_PATH))
 
 
 class HeuristicAgent(BaseAgent):
@@ -53,8 +91,17 @@ class HeuristicAgent(BaseAgent):
         aggression: float = 0.0,
         nil_risk: float = 0.0,
         blind_deficit: int = 200,
+        bid: str | None = None,
+        model: str = "",
+        bag_cost: float = -1.0,
     ) -> None:
         super().__init__(seed)
+        try:
+            self.bid = bid = bidder(bid, aggression, nil_risk)
+        except ValueError as exc:
+            raise ValueError(f"heuristic: {exc}") from None
+        self.bag_cost = None if bag_cost < 0 else float(bag_cost)
+        self.model = load_cached(model or str(DEFAULT_PATH)) if bid == "model" else None
         self.aggression = float(aggression)
         self.nil_risk = float(nil_risk)
         self.blind_deficit = int(blind_deficit)
@@ -65,7 +112,10 @@ class HeuristicAgent(BaseAgent):
         if t.legal == 0:
             return 0, "no legal action: not this seat's turn, or the game is over"
         if t.phase == BID:
-            bid, why = choose_bid(t, self.aggression, self.nil_risk)
+            if self.model is not None and applies(t.rules):
+                bid, why = choose_model_bid(t, t.dealer, self.model, self.bag_cost)
+            else:
+                bid, why = choose_bid(t, self.aggression, self.nil_risk)
             if not t.legal >> bid & 1:
                 # RULES.md §6 forced bids (family no nil, suicide, mirror, whiz): the legal
                 # bid nearest the hand's own choice, the lower one on a tie.

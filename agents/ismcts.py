@@ -31,8 +31,10 @@ Parameters (`ismcts:iterations=1000,time_ms=0,c=0.7,policy=random,bid=search`): 
 `time_ms` a time budget per decision instead (0 = none); `c` the exploration constant;
 `policy` the rollout policy, `random` (default, fastest) or `greedy` (win a trick as
 cheaply as possible unless the partner is winning it, else play low; lead high);
-`bid` `search` (the default) or `heuristic` (the heuristic's bids, blind-nil and exchange
-decisions, search only in card play). The most visited root action is played.
+`bid` `search` (the default), `heuristic` (the heuristic's rule-based bids,
+`heuristic:bid=rules`, with its blind-nil and exchange decisions, search only in card
+play) or `model` (the same with the fitted trick model's bids, `agents.model_bidding`).
+The most visited root action is played.
 """
 
 from __future__ import annotations

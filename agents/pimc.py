@@ -34,9 +34,11 @@ Parameters (`pimc:worlds=64,rollouts=1,evaluator=rollout,policy=heuristic,time_m
 budget per decision (0 = none: all K worlds; otherwise worlds are evaluated in chunks
 until the budget is spent, at least one chunk); `weight` `bids` weights the sampled
 worlds by the bids (`agents.bid_model`), `none` samples uniformly; `objective`
-`margin` | `team`; `bid` `search` (the default: bids as above) or `heuristic` (the
-heuristic's bids, blind-nil and exchange decisions; search only in card play, which
-separates how well the agent bids from how well it plays).
+`margin` | `team`; `bid` `search` (the default: bids as above), `heuristic` (the
+heuristic's rule-based bids, `heuristic:bid=rules`, with its blind-nil and exchange
+decisions; search only in card play, which separates how well the agent bids from how
+well it plays) or `model` (the same with the bids of the fitted trick model,
+`agents.model_bidding`).
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ def rollout_values(
         if policy == "greedy":
             acts = greedy_actions(st, rng)
         elif policy == "heuristic":  # every game: a finished one may be in its next hand
-            acts = (heuristic or HeuristicAgent()).act(seat_view(st), None, None)
+            acts = (heuristic or HeuristicAgent(bid="rules")).act(seat_view(st), None, None)
         else:
             acts = random_legal_actions(st.legal, st.phase, rng)
         info = step(st, acts)
@@ -162,7 +164,7 @@ class PIMCAgent(BaseAgent):
         self.worlds, self.rollouts = int(worlds), int(rollouts)
         self.evaluator, self.policy = evaluator, policy
         self.time_ms, self.weight, self.objective = float(time_ms), weight, objective
-        self._heuristic = HeuristicAgent()
+        self._heuristic = HeuristicAgent(bid="rules")  # rollouts: seed 000's count, fast
         self._solver = None
         self.last_values: dict[int, float] = {}  # mean value per action, last decision
 

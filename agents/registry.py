@@ -53,9 +53,20 @@ REGISTRY: dict[str, AgentEntry] = {
     "random": AgentEntry(RandomAgent, {}, "uniformly random legal actions"),
     "heuristic": AgentEntry(
         HeuristicAgent,
-        {"aggression": float, "nil_risk": float, "blind_deficit": int},
-        "seed 000's rule-based strategy (aggression shades bids, nil_risk the nil bids, "
-        "blind_deficit the deficit for blind nil)",
+        {
+            "aggression": float,
+            "nil_risk": float,
+            "blind_deficit": int,
+            "bid": str,
+            "model": str,
+            "bag_cost": float,
+        },
+        "seed 000's rule-based strategy; bids of highest expected score under the fitted "
+        "trick model (bid=model, model=PATH a model file, bag_cost the cost of a bag) or by "
+        "seed 000's count (bid=rules; "
+        "aggression shades those bids, nil_risk their nils); blind_deficit the deficit for "
+        "blind nil",
+        check="agents.heuristic:check_params",
     ),
     "checkpoint": AgentEntry(
         _lazy("agents.rl_agent:checkpoint_agent"),
@@ -77,15 +88,16 @@ REGISTRY: dict[str, AgentEntry] = {
             "bid": str,
         },
         "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
-        "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic: the "
-        "heuristic bids, search plays",
+        "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic|model: "
+        "the heuristic bids (seed 000's count | the fitted trick model), search plays",
         check="agents.pimc:check_params",
     ),
     "ismcts": AgentEntry(
         _lazy("agents.ismcts:ISMCTSAgent"),
         {"iterations": int, "time_ms": float, "c": float, "policy": str, "bid": str},
         "Information Set MCTS (one determinization per iteration, availability UCB); "
-        "policy random|greedy; bid=heuristic: the heuristic bids, search plays",
+        "policy random|greedy; bid=heuristic|model: the heuristic bids (seed 000's count | "
+        "the fitted trick model), search plays",
         check="agents.ismcts:check_params",
     ),
     "learned": AgentEntry(

@@ -33,17 +33,21 @@ _TEMPLATES: dict[Rules, State] = {}
 _CARD_BITS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
 
 
-_DRAWER = HeuristicAgent()  # RULES.md §6 two_player's draw decisions (deterministic)
+_DRAWER = HeuristicAgent(bid="rules")  # RULES.md §6 two_player's draw decisions (deterministic)
 
 
 def search_bidder(bid: str, agent: str, seed: int | None) -> HeuristicAgent | None:
     """The agent that makes a search agent's bidding decisions: None for `bid=search`
-    (the search decides them too), the heuristic for `bid=heuristic`."""
+    (the search decides them too), the heuristic with seed 000's count for
+    `bid=heuristic` (`heuristic:bid=rules`), the heuristic with the fitted trick model
+    for `bid=model` (`agents.model_bidding`)."""
     if bid == "search":
         return None
     if bid == "heuristic":
-        return HeuristicAgent(seed)
-    raise ValueError(f"{agent}: bid {bid!r}; use search or heuristic")
+        return HeuristicAgent(seed, bid="rules")
+    if bid == "model":
+        return HeuristicAgent(seed, bid="model")
+    raise ValueError(f"{agent}: bid {bid!r}; use search, heuristic or model")
 
 
 def bid_then_search(

@@ -53,6 +53,7 @@ class Table:
     bags: list[int]  # per team
     looking: int = -1  # RULES.md §6 two_player: the stock's top card I decide on, else -1
     trump: int = 0  # spades; RULES.md §6 auction: the named suit, -1 before it is named
+    dealer: int = 0  # the dealer's seat (RULES.md §2: the bidding starts at its left)
 
     @property
     def players(self) -> int:
@@ -71,13 +72,14 @@ class Table:
         return self.seat % self.rules.num_teams
 
 
+#: the view's columns a Table copies
+_COLUMNS = ("seat", "hand", "legal", "phase", "bids", "scores", "bags", "looking", "dealer")
+
+
 def rows_from_view(view: SeatView, rows=None) -> list[Table]:
     """The games `rows` (default: all) of a batched view as `Table`s."""
     rows = range(view.batch_size) if rows is None else rows
-    cols = {
-        name: getattr(view, name)[rows].tolist()
-        for name in ("seat", "hand", "legal", "phase", "bids", "scores", "bags", "looking")
-    }
+    cols = {name: getattr(view, name)[rows].tolist() for name in _COLUMNS}
     trump = view.trump[rows].tolist()
     return [
         Table(rules=view.rules, trump=trump[k], **{n: v[k] for n, v in cols.items()})

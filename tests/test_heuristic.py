@@ -200,11 +200,12 @@ def test_ducks_when_the_contract_is_made():
 
 # ----------------------------------------------------------------------------- bidding
 def bid_for(hand: str, bids_before: tuple[int, ...] = (), **init_kw) -> str:
-    """The heuristic's bid for North (dealer West: North bids first) or later seats."""
+    """Seed 000's bid (`heuristic:bid=rules`) for North (dealer West: North bids first)
+    or later seats."""
     seat = len(bids_before)
     state = situation({seat: hand}, list(bids_before), **init_kw)
     assert state.to_act[0] == seat
-    return decide(state)
+    return decide(state, HeuristicAgent(bid="rules"))
 
 
 BID_CASES = [
