@@ -27,6 +27,7 @@ the per-block scaling happen inside the net (`ObsScaler`), where the learner nee
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -225,7 +226,9 @@ def sample_masked(logits: torch.Tensor, gen: torch.Generator) -> tuple[torch.Ten
 def autocast(device: torch.device, precision: str):
     """The context the network runs in: `bf16` autocasts its matrix products to bfloat16
     (fp32 weights, fp32 losses), `fp32` changes nothing."""
-    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    if precision != "bf16":
+        return contextlib.nullcontext()  # no autocast state to enter: batch-1 calls stay cheap
+    return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:
