@@ -30,11 +30,13 @@ def _playing(n: int, seed: int):
     return st
 
 
+@pytest.mark.parametrize("bidder, heuristic_bid", [("heuristic", "rules"), ("model", "model")])
 @pytest.mark.parametrize("spec", SPECS)
-def test_bids_are_the_heuristics(spec: str) -> None:
+def test_bids_are_the_heuristics(spec: str, bidder: str, heuristic_bid: str) -> None:
+    """`bid=heuristic` bids as `heuristic:bid=rules`; `bid=model` as `heuristic` (trick model)."""
     st = _bidding(12, 3)
-    agent = make_agent(spec + ",bid=heuristic", seed=1)
-    heuristic = HeuristicAgent(1)
+    agent = make_agent(f"{spec},bid={bidder}", seed=1)
+    heuristic = HeuristicAgent(1, bid=heuristic_bid)
     for _ in range(4):  # each seat's bid in turn
         view = seat_view(st)
         assert (st.phase == BID).all()
@@ -63,12 +65,13 @@ def test_a_mixed_batch_splits_by_phase() -> None:
     bidding, playing = _bidding(2, 1), _playing(2, 2)
     view = seat_view(_concat(bidding, playing))
     acts = make_agent("pimc:worlds=8,policy=greedy,bid=heuristic", seed=5).act(view, None, None)
-    np.testing.assert_array_equal(acts[:2], HeuristicAgent(5).act(seat_view(bidding), None, None))
+    rules = HeuristicAgent(5, bid="rules")
+    np.testing.assert_array_equal(acts[:2], rules.act(seat_view(bidding), None, None))
     plain = make_agent("pimc:worlds=8,policy=greedy", seed=5)
     np.testing.assert_array_equal(acts[2:], plain.act(seat_view(playing), None, None))
 
 
 @pytest.mark.parametrize("name", ["pimc", "ismcts"])
 def test_unknown_bidder_is_refused(name: str) -> None:
-    with pytest.raises(AgentSpecError, match="bid 'dd'; use search or heuristic"):
+    with pytest.raises(AgentSpecError, match="bid 'dd'; use search, heuristic or model"):
         make_agent(f"{name}:bid=dd")
