@@ -9,16 +9,23 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def spades(*args: str, **kw) -> subprocess.CompletedProcess[str]:
-    """`spades ARGS` from the repository root, its output captured as text."""
+def run_module(
+    module: str, *args: str, timeout: float = 300, **kw
+) -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ARGS` from the repository root, its output captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
+        [sys.executable, "-m", module, *args],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         **kw,
     )
+
+
+def spades(*args: str, **kw) -> subprocess.CompletedProcess[str]:
+    """`spades ARGS` from the repository root, its output captured as text."""
+    return run_module("experiments.cli", *args, **kw)
 
 
 def one_line_error(out: subprocess.CompletedProcess[str] | tuple[int, str]) -> str:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from itertools import product
 
 import numpy as np
 import pytest
-from cli_helpers import REPO, one_line_error
+from cli_helpers import one_line_error, run_module
 
 from agents.heuristic import HeuristicAgent
 from agents.heuristic_bidding import choose_bid
@@ -243,13 +242,7 @@ def test_heuristic_bids_with_the_model_by_default_and_rules_on_request():
 
 
 def fit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "training.bid_fit", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_module("training.bid_fit", *args, timeout=600)
 
 
 def test_fit_command_writes_a_model_that_loads(tmp_path):
