@@ -21,11 +21,8 @@ from spades_env.observation import SeatView, encode, seat_view
 from spades_env.state import State
 
 
-@runtime_checkable
-class Agent(Protocol):
-    """A player: `act` maps a batch of seat views to one action per game."""
-
-    name: str
+class Actor(Protocol):
+    """Anything that acts: `act` maps a batch of seat views to one action per game."""
 
     def act(
         self,
@@ -33,6 +30,13 @@ class Agent(Protocol):
         obs: npt.NDArray[np.int16] | None,
         mask: npt.NDArray[np.bool_],
     ) -> npt.NDArray[np.int64]: ...
+
+
+@runtime_checkable
+class Agent(Actor, Protocol):
+    """A player: a named `Actor`."""
+
+    name: str
 
 
 class BaseAgent:

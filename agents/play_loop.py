@@ -26,12 +26,13 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import Actor
 from spades_env.engine import HandResult, legal_action_mask, step, stop_games
 from spades_env.observation import SeatView, encode, seat_view
 from spades_env.state import DONE, State
 
 
-class Player(Protocol):
+class Player(Actor, Protocol):
     """What the loop calls: an agent (`agents.base.BaseAgent`) or a learner adapter.
 
     A player whose `needs_view` attribute is False (a network reading only the
@@ -40,13 +41,6 @@ class Player(Protocol):
     """
 
     needs_obs: bool
-
-    def act(
-        self,
-        view: SeatView,
-        obs: npt.NDArray[np.int16] | None,
-        mask: npt.NDArray[np.bool_],
-    ) -> npt.NDArray[np.int64]: ...
 
 
 @dataclass
