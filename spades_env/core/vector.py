@@ -28,6 +28,7 @@ from spades_env.core.kernel import (
     step_game,
 )
 from spades_env.core.observe import encode_one, offsets_tuple
+from spades_env.core.observe_bits import encode_bits_one, layout_tuple
 from spades_env.core.rules import lowest
 from spades_env.core.spec import (
     L_BAGS,
@@ -110,19 +111,23 @@ def _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum, episode_
 
 
 @njit(cache=True)
-def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner, team, zero_sum,
+def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, zero_sum,
              episode_hand, hand_limit, illegal_reward, fin, res, points, reward, flags, nums,
-             seat, obs, mask):  # fmt: skip
+             seat, mask, offsets, lay, packed, memo, obs):  # fmt: skip
     """One vector-env step of every game (see the module doc).
 
     `learner_acts` False: no learner action this call (reset). `restart[g]`: start a fresh
     game with deal key `seeds[g]` (its action is ignored) and observe seat `seat[g]`
     (the caller sets it). Outputs per game: `reward`, `flags` (F_* columns), `nums` (the
     end-of-hand infos where F_HAND), `seat` (the seat observed, updated where a learner
-    seat is to act), `obs` (its encoding) and `mask` (its legal actions as 0/1; all 1
-    where the episode ended).
+    seat is to act), `mask` (its legal actions as 0/1; all 1 where the episode ended)
+    and `obs` (its observation, as bytes): the int16 encoding (block offsets `offsets`),
+    or with `packed` the packed row (obs_bits.py, layout `lay`; `memo` holds each game's
+    trick planes from step to step, core/observe_bits.py `trick_planes`).
     """
-    r, ob = as_tuple(spec), offsets_tuple(offsets)
+    r, ob, k = as_tuple(spec), offsets_tuple(offsets), layout_tuple(lay)
+    memo, obs = borrow(memo), borrow(obs)
+    obs16 = obs.view(np.int16)
     buf, u64, i32, i16, i8 = _views(buf)
     fin = borrow(fin)
     fin8, fin32 = fin.view(np.int8), fin.view(np.int32)
@@ -130,7 +135,7 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
     restart = borrow(restart)
     res, points, reward = borrow(res), borrow(points), borrow(reward)
     flags, nums, seat = borrow(flags), borrow(nums), borrow(seat)
-    obs, mask = borrow(obs), borrow(mask)
+    mask = borrow(mask)
     row = r[R_ROW]
     work = new_work()
     for g in range(buf.shape[0]):
@@ -181,4 +186,7 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
                     if c < n:
                         mask[g, c] = 1
                     bits &= bits - np.uint64(1)
-        encode_one(r, ob, u64, i32, i8, g, seat[g], obs, g)
+        if packed:
+            encode_bits_one(r, k, u64, i32, i8, g, seat[g], obs[g].view(np.uint64), memo[g])
+        else:
+            encode_one(r, ob, u64, i32, i8, g, seat[g], obs16, g)
