@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from spades_env.cards import MAX_BID, NUM_CARDS
-from spades_env.core.borrow import borrow
+from spades_env.core.borrow import borrow, stack_array
 from spades_env.core.kernel import DRAW, PLAY, _views, as_tuple
 from spades_env.core.observe import hand_hidden, low_bit
 from spades_env.core.rules import partner_of, seat_after, seat_rel
@@ -65,6 +65,7 @@ _BID_SLOTS = MAX_BID + 2
 _U1 = np.uint64(1)
 #: memo of one game's trick planes: its key (seed and hand), the cards they hold, planes
 MEMO_KEY, MEMO_PLAYED, MEMO_PLANES = 0, 1, 2
+MEMO_SIZE = MEMO_PLANES + 8  # room for the planes of any hand size
 HAND_KEY_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -184,14 +185,14 @@ def encode_bits_one(r, lay, u64, i32, i8, g, seat, w, memo):
         ints[lay[I_STOCK]] = r[R_DECK_SIZE] - pos if phase == DRAW else 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def encode_bits_rows(spec, lay, buf, seats, out):
     """Row g of `out` ((B, 8 W) uint8): the packed row of game g seen from `seats[g]`."""
     r, k = as_tuple(spec), layout_tuple(lay)
     buf, u64, i32, _, i8 = _views(buf)
     seats, out = borrow(seats), borrow(out)
     words = out.view(np.uint64)
-    memo = np.empty(MEMO_PLANES + k[K_PLANES], dtype=np.uint64)
+    memo = stack_array(MEMO_SIZE, np.uint64)[: MEMO_PLANES + k[K_PLANES]]
     for g in range(buf.shape[0]):
         memo[MEMO_PLAYED] = ~np.uint64(0)  # holds no game: built from scratch
         encode_bits_one(r, k, u64, i32, i8, g, seats[g], words[g], memo)
