@@ -179,7 +179,7 @@ def step(
         acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
-    flags = np.zeros((b, 2), dtype=bool)  # hand over, illegal
+    flags = np.zeros((2, b), dtype=bool)  # hand over, illegal
     points = np.zeros((b, scratch.teams), dtype=np.int32)
     ended = _kernel.step_batch(
         scratch.spec, state.buffer, acts, on_illegal == "report", flags, points, scratch.fin,
@@ -195,11 +195,11 @@ def step(
             explain_illegal(state, bad, act),
             legal_actions(state, bad),
         )
-    hand_over = flags[:, 0]
+    hand_over = flags[0]
     finished = _finished(state, scratch, np.flatnonzero(hand_over)) if ended else None
     info = object.__new__(StepInfo)  # StepInfo(...) without the frozen-dataclass setattrs
     info.__dict__.update(
-        hand_over=hand_over, hand_points=points, illegal=flags[:, 1], finished=finished
+        hand_over=hand_over, hand_points=points, illegal=flags[1], finished=finished
     )
     return info
 

@@ -176,7 +176,9 @@ def env(**kwargs: Any) -> AECEnv:
     wrapped: AECEnv = raw_env(**kwargs)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    wrapped.unwrapped._share_with(wrapped)
+    return wrapped
 
 
 def parallel_env(**kwargs: Any):
@@ -184,8 +186,18 @@ def parallel_env(**kwargs: Any):
     return turn_based_aec_to_parallel(env(**kwargs))
 
 
+#: The AEC attributes PettingZoo's wrappers forward to the raw env (their `__getattr__`).
+_SHARED = frozenset(
+    ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
+     "truncations", "infos")
+)  # fmt: skip
+
+
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
     """Spades, one decision per `step`, over the single-game engine."""
+
+    # The wrappers of `env()`, which see the `_SHARED` attributes in their own __dict__.
+    _sharing: tuple[AECEnv, ...] = ()
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "spades_v0",
@@ -237,6 +249,40 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         self._last_record: dict[str, Any] | None = None
         self.game: SingleGame | None = None
         self._window: Window | None = None
+
+    def _share_with(self, outer: AECEnv) -> None:
+        """Let the wrappers around this env (down from `outer`) hold the `_SHARED`
+        attributes themselves from the next write on.
+
+        A read of `env.terminations` (or `agent_selection`, `infos`, ...) on a wrapped env
+        otherwise falls to each wrapper's `__getattr__` in turn, three deep, a dozen times
+        a turn: most of what PettingZoo's standard wrappers cost. Every write of these
+        attributes goes through the raw env (`__setattr__`), which copies the reference
+        into each wrapper's own `__dict__`, so a wrapper reads the very object it would
+        have fetched; in-place changes (`del env.terminations[agent]`) are shared. Nothing
+        is copied before the first `reset`: the order-enforcing wrapper still refuses
+        these attributes until then.
+        """
+        chain = []
+        while outer is not self:
+            chain.append(outer)
+            outer = outer.env  # type: ignore[attr-defined]
+        self._sharing = tuple(chain)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _SHARED:
+            for wrapper in self._sharing:
+                wrapper.__dict__[name] = value
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickled (or deep-copied) env() keeps sharing with its own wrappers' copies.
+        return {**EzPickle.__getstate__(self), "_sharing": self._sharing}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        sharing = state.pop("_sharing", ())
+        EzPickle.__setstate__(self, state)
+        object.__setattr__(self, "_sharing", sharing)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]

@@ -264,3 +264,47 @@ def test_registered_with_pettingzoos_registry():
     par = pettingzoo.make("parallel", "spades_env/spades_v0")
     obs, _ = par.reset(seed=0)
     assert set(obs) == set(par.possible_agents)
+
+
+SHARED = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
+          "truncations", "infos")  # fmt: skip
+
+
+def assert_wrappers_see_the_raw_env(env) -> None:
+    raw, layer = env.unwrapped, env
+    while layer is not raw:
+        for name in SHARED:
+            assert getattr(layer, name) is getattr(raw, name), (type(layer).__name__, name)
+        layer = layer.env
+
+
+@pytest.mark.parametrize("copy_how", ["none", "deepcopy", "pickle"])
+def test_wrappers_read_the_raw_envs_attributes_through_play_and_copies(copy_how):
+    # The raw env shares these attributes with the wrappers of env() (spades_v0._SHARED):
+    # every layer must read the very objects of the raw env, after any write.
+    import copy
+    import pickle
+
+    env = spades_v0.env()
+    with pytest.raises(AttributeError, match="before reset"):
+        env.agents  # noqa: B018 (the order-enforcing wrapper still refuses it)
+    env.reset(seed=3)
+    if copy_how == "deepcopy":
+        env = copy.deepcopy(env)
+    elif copy_how == "pickle":
+        env = pickle.loads(pickle.dumps(env))
+    rng = np.random.default_rng(0)
+    for episode in range(3):
+        env.reset(seed=episode)
+        for t, _agent in enumerate(env.agent_iter()):
+            assert_wrappers_see_the_raw_env(env)
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                action = None
+            elif episode == 2 and t == 30:
+                action = int(np.flatnonzero(obs["action_mask"] == 0)[0])  # illegal: ends it
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            env.step(action)
+        assert_wrappers_see_the_raw_env(env)
+        assert env.agents == []

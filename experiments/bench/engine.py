@@ -41,10 +41,13 @@ def engine_run(rules: Rules, batch: int, seed: int = 0) -> Callable[[], int]:
 
     def run() -> int:
         decided = 0
+        # Games in play only change when one ends, which the step's record says.
+        active = batch - int(np.count_nonzero(state.phase == DONE))
         for _ in range(rules.num_players * (rules.hand_size + 1)):  # about one hand
-            active = batch - int(np.count_nonzero(state.phase == DONE))
-            step(state, random_legal_actions(state.legal, state.phase, rng))
+            info = step(state, random_legal_actions(state.legal, state.phase, rng))
             decided += active
+            if info.finished is not None:
+                active -= int(np.count_nonzero(info.finished.game_over))
         reset_done(state, rng)
         return decided
 

@@ -1,4 +1,5 @@
-"""`borrow(array)`: the same array inside a kernel, without reference counting.
+"""`borrow(array)`: the same array inside a kernel, without reference counting;
+`stack_array(n, dtype)`: scratch space on the stack.
 
 Numba counts references to every array it passes between functions, with an atomic
 increment and decrement each time; a kernel that steps thousands of games through small
@@ -27,3 +28,30 @@ def borrow(typingctx, arr):
         return ary._getvalue()
 
     return arr(arr), codegen
+
+
+@intrinsic
+def stack_array(typingctx, length, dtype):
+    """`stack_array(n, np.uint64)`: an uninitialised (n,) array on the stack of the
+    compiled function it ends up in (`n` a constant), freed when that function returns.
+    It needs no allocator, so kernels compiled without numba's reference counting
+    (`_nrt=False`, no atomic counts around every inlined helper) can use scratch space.
+    Never return or store it."""
+    if not isinstance(length, types.IntegerLiteral) or not isinstance(dtype, types.NumberClass):
+        return None
+    n = int(length.literal_value)
+    item_type = dtype.instance_type
+    array_type = types.Array(item_type, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        item = context.get_data_type(item_type)
+        size = context.get_constant(types.intp, n)
+        data = cgutils.alloca_once(builder, item, size=size)
+        ary = context.make_array(array_type)(context, builder)
+        itemsize = context.get_constant(types.intp, context.get_abi_sizeof(item))
+        context.populate_array(
+            ary, data=data, shape=[size], strides=[itemsize], itemsize=itemsize, meminfo=None
+        )
+        return ary._getvalue()
+
+    return array_type(length, dtype), codegen

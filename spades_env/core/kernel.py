@@ -16,7 +16,7 @@ from numba import njit
 from spades_env.cards import BID_BASE, BLIND_NIL, DRAW_KEEP, NAME_TRUMP, SPADES
 from spades_env.core import deal as _deal
 from spades_env.core import rules as core
-from spades_env.core.borrow import borrow
+from spades_env.core.borrow import borrow, stack_array
 from spades_env.core.scoring import apply_bags, game_winner, score_hand
 from spades_env.core.spec import (
     L_BAGS,
@@ -89,10 +89,14 @@ def _views(buf):
     return buf, buf.view(np.uint64), buf.view(np.int32), buf.view(np.int16), buf.view(np.int8)
 
 
+_WORK_SIZE = _deal.WORK_SIZE + 64
+
+
 @njit(cache=True, inline="always")
 def new_work():
-    """The work array of one kernel call: a deal's scratch (core/deal.py)."""
-    return np.empty(_deal.WORK_SIZE + 64, dtype=np.uint64)
+    """The work array of one kernel call: a deal's scratch (core/deal.py), on the stack
+    of the calling kernel (core/borrow.py), so the hot kernels need no allocator."""
+    return stack_array(_WORK_SIZE, np.uint64)
 
 
 @njit(cache=True, inline="always")
@@ -248,13 +252,10 @@ def _next_pass(r, u64, i8, g):
         i8[g, r[L_PHASE]] = EXCHANGE
         return
     hands, passing = r[L_HANDS], r[L_PASSING]
-    new = np.empty(p, dtype=np.uint64)
-    for s in range(p):
+    for s in range(p):  # each hand changes by the passes alone: no order to keep
         given = u64[g, passing + s]
         got = u64[g, passing + core.partner_of(s, p)]
-        new[s] = (u64[g, hands + s] & ~given) | got
-    for s in range(p):
-        u64[g, hands + s] = new[s]
+        u64[g, hands + s] = (u64[g, hands + s] & ~given) | got
     _start_play(r, u64, i8, g)
 
 
@@ -352,40 +353,55 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
 
 @njit(cache=True, inline="always")
 def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
-    """RULES.md §3: play `card`; close the trick when full, and the hand after the last."""
+    """RULES.md §3: play `card`; close the trick when full, and the hand after the last.
+    Leaves the legal bits of the next seat to act (the hot path: 52 of a hand's 56
+    decisions, so it re-reads nothing it already holds). Returns True if the hand ended."""
     p = r[R_P]
-    size = i8[g, r[L_TRICK_SIZE]]
-    trump = i8[g, r[L_TRUMP]]
-    lead = i8[g, r[L_LEAD_SUIT]]
-    broken = i8[g, r[L_BROKEN]] != 0
-    i8[g, r[L_VOIDS] + seat] |= core.shown_voids(card, size, lead, broken, trump)
+    row8, row64 = i8[g], u64[g]
+    size = row8[r[L_TRICK_SIZE]]
+    trump = row8[r[L_TRUMP]]
+    lead = row8[r[L_LEAD_SUIT]]
+    broken = row8[r[L_BROKEN]] != 0
+    voids = core.shown_voids(card, size, lead, broken, trump)
+    if voids:
+        row8[r[L_VOIDS] + seat] |= voids
     if size == 0:
         lead = core.suit_of(card)
-        i8[g, r[L_LEAD_SUIT]] = lead
+        row8[r[L_LEAD_SUIT]] = lead
     if core.breaks_trump(card, trump):
-        i8[g, r[L_BROKEN]] = 1
-    u64[g, r[L_PLAYED]] |= core.bit(card)
-    i8[g, r[L_TRICK] + seat] = card
-    i8[g, r[L_CARD_SEAT] + card] = seat
-    i8[g, r[L_CARD_TRICK] + card] = i8[g, r[L_TRICKS_PLAYED]]
+        row8[r[L_BROKEN]] = 1
+        broken = True
+    played = row64[r[L_PLAYED]] | core.bit(card)
+    row64[r[L_PLAYED]] = played
+    row8[r[L_TRICK] + seat] = card
+    row8[r[L_CARD_SEAT] + card] = seat
+    tricks_played = row8[r[L_TRICKS_PLAYED]]
+    row8[r[L_CARD_TRICK] + card] = tricks_played
     size += 1
-    i8[g, r[L_TRICK_SIZE]] = size
-    i8[g, r[L_TO_ACT]] = core.seat_after(seat, 1, p)
     if size < p:
-        return
-    trick = i8[g, r[L_TRICK] : r[L_TRICK] + p]
-    winner = core.trick_winner(trick, i8[g, r[L_LEADER]], p, lead, trump)
-    i8[g, r[L_TRICKS_WON] + winner] += 1
-    i8[g, r[L_LEADER]] = winner
-    i8[g, r[L_TO_ACT]] = winner
+        nxt = core.seat_after(seat, 1, p)
+        row8[r[L_TRICK_SIZE]] = size
+        row8[r[L_TO_ACT]] = nxt
+        held = row64[r[L_HANDS] + nxt] & ~played
+        row64[r[L_LEGAL]] = core.legal_cards(held, size, lead, broken, trump, False)
+        return False
+    trick = row8[r[L_TRICK] : r[L_TRICK] + p]
+    winner = core.trick_winner(trick, row8[r[L_LEADER]], p, lead, trump)
+    row8[r[L_TRICKS_WON] + winner] += 1
+    row8[r[L_LEADER]] = winner
+    row8[r[L_TO_ACT]] = winner
     for s in range(p):
         trick[s] = -1
-    i8[g, r[L_TRICK_SIZE]] = 0
-    i8[g, r[L_LEAD_SUIT]] = -1
-    played = i8[g, r[L_TRICKS_PLAYED]] + 1
-    i8[g, r[L_TRICKS_PLAYED]] = played
-    if played == r[R_K]:
+    row8[r[L_TRICK_SIZE]] = 0
+    row8[r[L_LEAD_SUIT]] = -1
+    tricks_played += 1
+    row8[r[L_TRICKS_PLAYED]] = tricks_played
+    if tricks_played == r[R_K]:
         _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points)
+        return True
+    held = row64[r[L_HANDS] + winner] & ~played
+    row64[r[L_LEGAL]] = core.legal_cards(held, 0, -1, broken, trump, False)
+    return False
 
 
 @njit(cache=True, inline="always")
@@ -411,10 +427,10 @@ def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
     n = i16[g, r[L_HISTORY_LEN]]
     i16[g, r[L_HISTORY] + n] = (seat << HISTORY_SEAT_SHIFT) | a
     i16[g, r[L_HISTORY_LEN]] = n + 1
-    hands = i32[g, r[L_HAND_NO]]
     if phase == PLAY:
-        _play(r, buf, u64, i32, i16, i8, g, seat, a, fin, res, points)
-    elif phase == BID:
+        return _play(r, buf, u64, i32, i16, i8, g, seat, a, fin, res, points)
+    hands = i32[g, r[L_HAND_NO]]
+    if phase == BID:
         i8[g, r[L_BIDS] + seat] = a - BID_BASE
         _bid_made(r, u64, i32, i8, g, seat)
     elif phase == BLIND:
@@ -437,12 +453,12 @@ def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
     return i32[g, r[L_HAND_NO]] != hands
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def step_batch(spec, buf, actions, report, flags, points, fin, res):
     """One action per game (DONE games ignore theirs). Illegal actions: with `report`,
-    those games stay as they were and `flags[g, 1]` is set; otherwise nothing changes and
+    those games stay as they were and `flags[1, g]` is set; otherwise nothing changes and
     `-1 - g` is returned for the first illegal game `g`. Else returns the number of hands
-    that ended (`flags[g, 0]`; see `_end_hand` for `fin`, `res`, `points`)."""
+    that ended (`flags[0, g]`; see `_end_hand` for `fin`, `res`, `points`)."""
     r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
     actions, flags, points = borrow(actions), borrow(flags), borrow(points)
@@ -456,15 +472,15 @@ def step_batch(spec, buf, actions, report, flags, points, fin, res):
     for g in range(b):
         a = actions[g]
         if report and not is_legal(r, u64, i8, g, a):
-            flags[g, 1] = True
+            flags[1, g] = True
             continue
         if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
-            flags[g, 0] = True
+            flags[0, g] = True
             ended += 1
     return ended
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def start_hands(spec, buf, rows, given):
     """Start the current hand of the games in `rows` (deal, or `given` deals kept)."""
     r = as_tuple(spec)
@@ -474,7 +490,7 @@ def start_hands(spec, buf, rows, given):
         start_hand(r, u64, i32, i16, i8, g, given, work)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def new_games(spec, buf, rows, seeds):
     """Start a fresh game (scores 0, dealer from the seed) in each game of `rows`."""
     r = as_tuple(spec)
@@ -497,7 +513,7 @@ def new_game(r, u64, i32, i16, i8, g, seed, work):
     start_hand(r, u64, i32, i16, i8, g, False, work)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def stop_games(spec, buf, rows):
     """End the games of `rows` where they stand: phase DONE, no legal action. Their
     scores and `winner` stay as they are (-1 unless the game had been decided)."""
@@ -508,7 +524,7 @@ def stop_games(spec, buf, rows):
         u64[g, r[L_LEGAL]] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def refresh_legal(spec, buf):
     """Recompute the cached legal bits of every game (after a caller edited the state)."""
     r = as_tuple(spec)
@@ -517,7 +533,7 @@ def refresh_legal(spec, buf):
         u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def blind_allowed_rows(spec, buf, rows, seats, out):
     r = as_tuple(spec)
     buf, _, i32, _, i8 = _views(buf)
@@ -525,7 +541,7 @@ def blind_allowed_rows(spec, buf, rows, seats, out):
         out[k] = blind_ok(r, i32, i8, rows[k], seats[k])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def random_legal(legal, phase, u, out):
     """One uniformly random legal action per game: the k-th legal bit with
     k = floor(u * count) (`u` uniform in [0, 1) from the caller's generator); games with
@@ -541,13 +557,10 @@ def pick_legal(legal, phase, u):
     count = core.popcount(bits)
     if count == 0:
         return 0
-    k = min(int(u * count), count - 1)
-    for _ in range(k):
-        bits &= bits - _U1
-    return core.lowest(bits) + PHASE_BASE[phase]
+    return core.kth_bit(bits, min(int(u * count), count - 1)) + PHASE_BASE[phase]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def action_mask(legal, phase, out):
     """(B, NUM_ACTIONS) bool from the legal bits."""
     n = out.shape[1]
@@ -561,7 +574,7 @@ def action_mask(legal, phase, out):
             bits &= bits - _U1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def step_one(spec, buf, a, fin, res):
     """`step_batch` for a batch of one (SingleGame): 0 stepped, 1 the hand ended (`fin`,
     `res` hold its record), -1 illegal (nothing changed)."""
@@ -570,5 +583,5 @@ def step_one(spec, buf, a, fin, res):
     fin, res = borrow(fin), borrow(res)
     if not is_legal(r, u64, i8, 0, a):
         return -1
-    points = np.empty((1, r[R_T]), dtype=np.int32)
+    points = stack_array(8, np.int32).reshape(1, 8)  # the hand's points: not kept
     return 1 if step_game(r, buf, u64, i32, i16, i8, 0, a, fin, res, points) else 0

@@ -57,6 +57,22 @@ def lowest(x: np.uint64) -> int:
 
 
 @njit(cache=True)
+def kth_bit(x: np.uint64, k: int) -> int:
+    """Index of the `k`-th lowest set bit of `x` (0-based, k < popcount(x)): halving
+    with popcounts and selects, no data-dependent branch (a random pick's `k` would
+    mispredict a loop of k steps)."""
+    x = np.uint64(x)
+    pos = 0
+    for width in (32, 16, 8, 4, 2, 1):
+        low = popcount(x & ((_U1 << np.uint64(width)) - _U1))
+        up = k >= low
+        k = k - low if up else k
+        x = x >> np.uint64(width) if up else x
+        pos = pos + width if up else pos
+    return pos
+
+
+@njit(cache=True)
 def bit(card: int) -> np.uint64:
     return _U1 << np.uint64(card)
 
