@@ -545,19 +545,34 @@ def blind_allowed_rows(spec, buf, rows, seats, out):
 def random_legal(legal, phase, u, out):
     """One uniformly random legal action per game: the k-th legal bit with
     k = floor(u * count) (`u` uniform in [0, 1) from the caller's generator); games with
-    no legal action (DONE) get 0."""
-    for g in range(legal.size):
-        out[g] = pick_legal(legal[g], phase[g], u[g])
+    no legal action (DONE) get 0. A `State`'s legal bits and phases are strided views
+    (one value per packed row): they are gathered 64 games at a time, so that the picks
+    run in vector registers."""
+    bits = stack_array(64, np.uint64)
+    base = stack_array(64, np.int64)
+    n = legal.size
+    for start in range(0, n, 64):
+        m = min(64, n - start)
+        for j in range(m):
+            bits[j] = legal[start + j]
+            base[j] = PHASE_BASE[phase[start + j]]
+        for j in range(m):
+            out[start + j] = _pick(bits[j], base[j], u[start + j])
+
+
+@njit(cache=True, inline="always")
+def _pick(bits, base, u):
+    """Action `base` + the k-th set bit of `bits`, k = floor(u * count); 0 if none
+    (branch-free)."""
+    count = core.popcount(bits)
+    k = max(min(int(u * count), count - 1), 0)
+    return core.kth_bit(bits, k) + base if count > 0 else 0
 
 
 @njit(cache=True, inline="always")
 def pick_legal(legal, phase, u):
     """The k-th legal action, k = floor(u * count) (`u` uniform in [0, 1)); 0 if none."""
-    bits = np.uint64(legal)
-    count = core.popcount(bits)
-    if count == 0:
-        return 0
-    return core.kth_bit(bits, min(int(u * count), count - 1)) + PHASE_BASE[phase]
+    return _pick(np.uint64(legal), PHASE_BASE[phase], u)
 
 
 @njit(cache=True, _nrt=False)
