@@ -195,19 +195,19 @@ def start_hand(r, u64, i32, i16, i8, g, given, work):
             r[R_DECK], u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], p, r[R_K],
             u64[g, r[L_DEAL] : r[L_DEAL] + p], work,
         )  # fmt: skip
+    row8, row16 = i8[g], i16[g]
     for s in range(p):
         u64[g, r[L_HANDS] + s] = u64[g, r[L_DEAL] + s]
         u64[g, r[L_PASSING] + s] = 0
-        i8[g, r[L_BIDS] + s] = -1
-        i8[g, r[L_BLIND] + s] = 0
-        i8[g, r[L_TRICK] + s] = -1
-        i8[g, r[L_TRICKS_WON] + s] = 0
-        i8[g, r[L_VOIDS] + s] = 0
-    for c in range(54):
-        i8[g, r[L_CARD_SEAT] + c] = -1
-        i8[g, r[L_CARD_TRICK] + c] = -1
-    for h in range(r[R_H]):
-        i16[g, r[L_HISTORY] + h] = -1
+        row8[r[L_BIDS] + s] = -1
+        row8[r[L_BLIND] + s] = 0
+        row8[r[L_TRICK] + s] = -1
+        row8[r[L_TRICKS_WON] + s] = 0
+        row8[r[L_VOIDS] + s] = 0
+    # slices: filled a vector at a time (a loop of indexed stores is not)
+    row8[r[L_CARD_SEAT] : r[L_CARD_SEAT] + 54] = -1
+    row8[r[L_CARD_TRICK] : r[L_CARD_TRICK] + 54] = -1
+    row16[r[L_HISTORY] : r[L_HISTORY] + r[R_H]] = -1
     u64[g, r[L_PLAYED]] = 0
     u64[g, r[L_LEGAL]] = 0
     i8[g, r[L_NUM_BIDS]] = 0
