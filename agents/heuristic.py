@@ -49,7 +49,7 @@ from agents.base import BaseAgent
 from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass, choose_trump
 from agents.heuristic_draw import choose_draw
 from agents.heuristic_play import choose_cards, reason_text
-from agents.model_bidding import choose_model_bid
+from agents.model_bidding import choose_model_bid, choose_model_bids
 from agents.seat_table import Table, rows_from_view
 from agents.trick_model import DEFAULT_PATH, applies, load_cached
 from spades_env.cards import BID_BASE
@@ -107,12 +107,15 @@ class HeuristicAgent(BaseAgent):
         self.blind_deficit = int(blind_deficit)
         self.last_reasons: list[str] = []
 
-    def decide(self, t: Table) -> tuple[int, str]:
-        """One game before or outside the card play: (action, reason)."""
+    def decide(self, t: Table, model_bid: tuple[int, str] | None = None) -> tuple[int, str]:
+        """One game before or outside the card play: (action, reason); `model_bid` the
+        trick model's choice when already made for a batch (`choose_model_bids`)."""
         if t.legal == 0:
             return 0, "no legal action: not this seat's turn, or the game is over"
         if t.phase == BID:
-            if self.model is not None and applies(t.rules):
+            if model_bid is not None:
+                bid, why = model_bid
+            elif self.model is not None and applies(t.rules):
                 bid, why = choose_model_bid(t, t.dealer, self.model, self.bag_cost)
             else:
                 bid, why = choose_bid(t, self.aggression, self.nil_risk)
@@ -150,8 +153,17 @@ class HeuristicAgent(BaseAgent):
             for i, (ctx, why, need) in zip(rows.tolist(), out[rows, 1:].tolist(), strict=True):
                 reasons[i] = reason_text(ctx, why, need, trump[i])
         rest = np.flatnonzero(~play)
-        for i, t in zip(rest.tolist(), rows_from_view(view, rest), strict=True):
-            actions[i], reasons[i] = self.decide(t)
+        tables = rows_from_view(view, rest)
+        chosen: list[tuple[int, str] | None] = [None] * len(tables)
+        if self.model is not None and applies(view.rules):  # the model's bids in one pass
+            k = [j for j, t in enumerate(tables) if t.phase == BID and t.legal != 0]
+            picks = choose_model_bids(
+                [tables[j] for j in k], [tables[j].dealer for j in k], self.model, self.bag_cost
+            )
+            for j, pick in zip(k, picks, strict=True):
+                chosen[j] = pick
+        for i, t, pick in zip(rest.tolist(), tables, chosen, strict=True):
+            actions[i], reasons[i] = self.decide(t, pick)
         return actions, reasons
 
     def explain(self, view: SeatView) -> list[str]:

@@ -77,19 +77,33 @@ def expected_scores(
 ) -> npt.NDArray[np.float64]:
     """(14,) the team's expected score of each bid 0..13 (0 = nil); `partner_bid` -1 when
     the partner has not bid; `cost` per bag (`bag_cost`)."""
+    x = np.asarray(x, dtype=np.float64)[None]
+    return expected_scores_batch(model, x, np.array([partner_bid]), rules, cost)[0]
+
+
+def expected_scores_batch(
+    model: TrickModel,
+    x: npt.NDArray[np.float64],
+    partner_bid: npt.NDArray[np.int64],
+    rules: Rules,
+    cost: float | None = None,
+) -> npt.NDArray[np.float64]:
+    """(G, 14) `expected_scores` of G seats at once: features (G, F), partner bids (G,)."""
     v = team_values(rules, bag_cost(rules, cost))  # (b, pb, k, tp)
     prior, theirs = model.partner_pmf()  # (pb,), (pb, tp)
     number = _number_values(v, theirs)  # (b, pb, y)
-    weight = prior if partner_bid < 0 else np.eye(TRICKS)[partner_bid]
+    pb = np.asarray(partner_bid, dtype=np.int64)
+    weight = np.where((pb < 0)[:, None], prior[None, :], np.eye(TRICKS)[np.maximum(pb, 0)])
     # the bid of highest expected score at offset 0, then every bid at its own offset
     # from it (the team plays for the tricks it bid: agents.trick_model FEATURES)
-    at_zero = np.einsum("p,y,bpy->b", weight, model.team_pmf(x), number)
-    xs = np.repeat(np.asarray(x, dtype=np.float64)[None], TRICKS, axis=0)
-    bids = np.arange(TRICKS)
-    xs[:, OFFSET] = np.clip(bids - (1 + int(np.argmax(at_zero[1:]))), -1, 1)
-    value = np.einsum("p,by,bpy->b", weight, model.team_pmf(xs), number)
-    made = float(model.nil_made(x))  # a failed nil takes one trick, most often
-    value[0] = np.einsum("p,k,pt,pkt->", weight, [made, 1 - made], theirs, v[0, :, :2, :])
+    at_zero = np.einsum("gp,gy,bpy->gb", weight, model.team_pmf(x), number)
+    xs = np.repeat(x[:, None, :], TRICKS, axis=1)  # (G, b, F)
+    best = 1 + np.argmax(at_zero[:, 1:], axis=1)
+    xs[:, :, OFFSET] = np.clip(np.arange(TRICKS)[None, :] - best[:, None], -1, 1)
+    value = np.einsum("gp,gby,bpy->gb", weight, model.team_pmf(xs), number)
+    made = model.nil_made(x)  # a failed nil takes one trick, most often
+    odds = np.stack([made, 1 - made], axis=1)
+    value[:, 0] = np.einsum("gp,gk,pt,pkt->g", weight, odds, theirs, v[0, :, :2, :])
     return value
 
 
@@ -114,22 +128,35 @@ def choose_model_bid(
 ) -> tuple[int, str]:
     """BID phase: the legal bid of highest expected team score (ties: the lower bid),
     `cost` per bag (default: its share of the penalty)."""
-    x = seat_features(t, dealer)
-    partner_bid = t.bids[t.partner]
-    value = expected_scores(model, x, partner_bid, t.rules, cost)
-    legal = [b for b in range(min(TRICKS, t.legal.bit_length())) if t.legal >> b & 1]
-    if partner_bid == 0 and len(legal) > 1:
-        legal = [b for b in legal if b > 0]
-    if t.rules.nil_value <= 0 and len(legal) > 1:
-        legal = [b for b in legal if b > 0]
-    bid = max(legal, key=lambda b: (value[b], -b))
-    pmf = model.team_pmf(x)
-    mean = float(pmf @ np.arange(Y_LOW, TRICKS))
-    if bid == 0:
-        why = f"nil made {float(model.nil_made(x)):.0%}"
-    else:
-        why = f"contract made {pmf[bid - Y_LOW :].sum():.0%}"
-    return bid, (
-        f"trick model: the team takes {mean:.1f} tricks beyond my partner's bid; bid "
-        f"{'nil' if bid == 0 else bid} scores {value[bid]:+.1f} expected ({why})"
-    )
+    return choose_model_bids([t], [dealer], model, cost)[0]
+
+
+def choose_model_bids(
+    tables: list[Table], dealers: list[int], model: TrickModel, cost: float | None = None
+) -> list[tuple[int, str]]:
+    """`choose_model_bid` of many seats (same rules), their expected scores in one pass."""
+    if not tables:
+        return []
+    x = np.stack([seat_features(t, d) for t, d in zip(tables, dealers, strict=True)])
+    partner = np.array([t.bids[t.partner] for t in tables], dtype=np.int64)
+    values = expected_scores_batch(model, x, partner, tables[0].rules, cost)
+    pmfs, nil_made = model.team_pmf(x), model.nil_made(x)
+    out = []
+    for t, pb, value, pmf, made in zip(
+        tables, partner.tolist(), values, pmfs, nil_made.tolist(), strict=True
+    ):
+        legal = [b for b in range(min(TRICKS, t.legal.bit_length())) if t.legal >> b & 1]
+        if pb == 0 and len(legal) > 1:
+            legal = [b for b in legal if b > 0]
+        if t.rules.nil_value <= 0 and len(legal) > 1:
+            legal = [b for b in legal if b > 0]
+        bid = max(legal, key=lambda b, value=value: (value[b], -b))
+        mean = float(pmf @ np.arange(Y_LOW, TRICKS))
+        why = (
+            f"nil made {made:.0%}" if bid == 0 else f"contract made {pmf[bid - Y_LOW :].sum():.0%}"
+        )
+        out.append((bid, (
+            f"trick model: the team takes {mean:.1f} tricks beyond my partner's bid; bid "
+            f"{'nil' if bid == 0 else bid} scores {value[bid]:+.1f} expected ({why})"
+        )))  # fmt: skip
+    return out

@@ -70,8 +70,10 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "checkpoint": AgentEntry(
         _lazy("agents.rl_agent:checkpoint_agent"),
-        {"path": str, "sample": bool, "device": str},
-        "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true",
+        {"path": str, "sample": bool, "device": str, "bid": str, "model": str},
+        "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
+        "bid=model|rules: the heuristic decides before card play (the fitted trick "
+        "model | seed 000's count), the network plays the cards",
         positional="path",
         check="agents.rl_agent:check_params",
     ),
@@ -102,15 +104,17 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "learned": AgentEntry(
         _lazy("agents.rl_agent:learned_agent"),
-        {"sample": bool},
+        {"sample": bool, "bid": str, "model": str},
         "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
-        "heuristic and search, then fine-tuned; recipe in learned.json)",
+        "heuristic, then fine-tuned; recipe in learned.json); bid=model|rules: the "
+        "heuristic bids (trick model, model=PATH another model file | seed 000's count), "
+        "the network plays the cards",
         check="agents.rl_agent:check_learned",
     ),
     "ppo": AgentEntry(
         _lazy("agents.rl_agent:shipped_agent"),
-        {"sample": bool},
-        "the PPO checkpoint shipped in agents/checkpoints/ppo_small.pt",
+        {"sample": bool, "bid": str, "model": str},
+        "the PPO checkpoint shipped in agents/checkpoints/ppo_small.pt (bid as learned)",
         check="agents.rl_agent:check_shipped",
     ),
 }

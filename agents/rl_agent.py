@@ -7,6 +7,11 @@ epsilon-greedy with the run's exploration rate). `ppo` is the checkpoint shipped
 `agents/checkpoints/learned.pt` (distilled, then fine-tuned; `learned.json` beside it
 holds the commands that reproduce it, their wall time and its results).
 
+`learned:bid=model` (or `checkpoint:PATH,bid=model`) lets the heuristic make every
+decision before card play (on the standard table: the bid of highest expected team score
+under the fitted trick model, `agents.model_bidding`) while the network plays the cards;
+`bid=rules` takes seed 000's count instead; `bid=net` (the default) is the network alone.
+
 A checkpoint is a `torch.save`d dict (read with `weights_only=True`, so loading one runs
 no code): the network config and weights, the training args, the rules, the observation
 encoding version, step counters, and, in training checkpoints, the optimizer and the
@@ -37,6 +42,7 @@ from agents.networks import POLICY_KINDS, Network, autocast, build_network
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION, SeatView, obs_size
 from spades_env.rules import Rules, RulesError
+from spades_env.state import DONE, PLAY
 
 FORMAT = "spades-checkpoint"
 FORMAT_VERSION = 1
@@ -46,6 +52,9 @@ GAME_LENGTH_OPTIONS = ("target", "max_hands", "lose_at")
 #: strongest learned agent; its recipe in `learned.json` beside it) in the agent registry.
 SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ppo_small.pt"
 LEARNED = SHIPPED.with_name("learned.pt")
+#: who makes a network agent's decisions before card play: the network, or the heuristic
+#: bidding by the fitted trick model or by seed 000's count (`agents.heuristic`)
+BIDDERS = ("net", "model", "rules")
 
 
 class CheckpointError(ValueError):
@@ -155,6 +164,19 @@ class NetworkAgent(BaseAgent):
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
         self.source = "a network"
         self._checked: Rules | None = None
+        self.bidder: BaseAgent | None = None
+
+    def bid_with(self, bid: str, seed: int | None = None, model: str = "") -> None:
+        """Hand every decision before card play to the heuristic bidding by `bid`
+        (`model`: the trick model of the file `model`, by default the heuristic's;
+        `rules`), or keep them with the network (`net`); ValueError otherwise."""
+        check_bid({"bid": bid, "model": model})
+        if bid == "net":
+            self.bidder, self.needs_view = None, False
+            return
+        from agents.heuristic import HeuristicAgent
+
+        self.bidder, self.needs_view = HeuristicAgent(seed, bid=bid, model=model), True
 
     def check_rules(self, rules: Rules) -> None:
         """Refuse rules other than the training ones (game length aside)."""
@@ -176,6 +198,8 @@ class NetworkAgent(BaseAgent):
     ) -> npt.NDArray[np.int64]:
         if view is not None:  # the play loop checks the rules once and passes None
             self.check_rules(view.rules)
+        if self.bidder is not None:
+            return self._act_split(view, obs, mask)
         if obs is None or obs.shape[1] != obs_size(self.rules):
             raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
         with torch.inference_mode(), autocast(self.device, self.precision):
@@ -189,6 +213,29 @@ class NetworkAgent(BaseAgent):
             return torch.multinomial(probs, 1, generator=self.torch_rng)[:, 0].numpy()
         return epsilon_greedy(prefs.numpy(), mask, self.epsilon, self.rng)
 
+    def _act_split(
+        self,
+        view: SeatView | None,
+        obs: npt.NDArray[np.int16] | None,
+        mask: npt.NDArray[np.bool_],
+    ) -> npt.NDArray[np.int64]:
+        """The bidder's actions before card play, the network's in it."""
+        if view is None:
+            raise CheckpointError("a network agent with a bidder needs the seat views")
+        out = np.zeros(len(mask), dtype=np.int64)
+        before = (view.phase != PLAY) & (view.phase != DONE)
+        if before.any():
+            idx = np.flatnonzero(before)
+            out[idx] = self.bidder.act(view.take(idx), None, mask[idx])
+        if not before.all():
+            idx = np.flatnonzero(~before)
+            bidder, self.bidder = self.bidder, None
+            try:
+                out[idx] = self.act(None, None if obs is None else obs[idx], mask[idx])
+            finally:
+                self.bidder = bidder
+        return out
+
 
 class RLAgent(NetworkAgent):
     """`checkpoint:PATH`: the network of a checkpoint file (see the module doc)."""
@@ -201,6 +248,8 @@ class RLAgent(NetworkAgent):
         path: str | Path = SHIPPED,
         sample: bool = False,
         device: str = "cpu",
+        bid: str = "net",
+        model: str = "",
     ) -> None:
         ckpt = read_checkpoint(path)
         epsilon = float(ckpt.get("args", {}).get("epsilon", 0.0))
@@ -208,6 +257,7 @@ class RLAgent(NetworkAgent):
         super().__init__(load_network(ckpt), rules, seed, sample, epsilon, device)
         self.path = str(path)
         self.source = f"checkpoint {self.path!r}"
+        self.bid_with(bid, seed, model)
 
 
 def epsilon_greedy(
@@ -230,18 +280,36 @@ def checkpoint_agent(seed: int | None = None, **params: Any) -> RLAgent:
     return RLAgent(seed, **params)
 
 
-def shipped_agent(seed: int | None = None, sample: bool = False) -> RLAgent:
+def shipped_agent(
+    seed: int | None = None, sample: bool = False, bid: str = "net", model: str = ""
+) -> RLAgent:
     """Registry factory for `ppo`: the checkpoint shipped with the repository."""
-    return RLAgent(seed, SHIPPED, sample=sample)
+    return RLAgent(seed, SHIPPED, sample=sample, bid=bid, model=model)
 
 
-def learned_agent(seed: int | None = None, sample: bool = False) -> RLAgent:
+def learned_agent(
+    seed: int | None = None, sample: bool = False, bid: str = "net", model: str = ""
+) -> RLAgent:
     """Registry factory for `learned`: the strongest learned agent shipped."""
-    return RLAgent(seed, LEARNED, sample=sample)
+    return RLAgent(seed, LEARNED, sample=sample, bid=bid, model=model)
+
+
+def check_bid(params: dict[str, Any]) -> None:
+    """A known `bid`, and a `model` file only with `bid=model` (ValueError, one line)."""
+    bid = params.get("bid", "net")
+    if bid not in BIDDERS:
+        raise ValueError(f"bid {bid!r}; use {', '.join(BIDDERS)}")
+    if params.get("model") and bid != "model":
+        raise ValueError("model=PATH is the trick model of bid=model: add bid=model")
+    if bid == "model":
+        from agents.trick_model import DEFAULT_PATH, load_cached
+
+        load_cached(params.get("model") or str(DEFAULT_PATH))
 
 
 def check_params(params: dict[str, Any]) -> None:
     """Registry check: the spec names a loadable checkpoint (before any game starts)."""
+    check_bid(params)
     if "path" not in params:
         raise CheckpointError("write the checkpoint's path: checkpoint:PATH")
     read_checkpoint(os.fspath(params["path"]))
@@ -249,11 +317,11 @@ def check_params(params: dict[str, Any]) -> None:
 
 def check_shipped(params: dict[str, Any]) -> None:
     """Registry check for `ppo`: the shipped checkpoint is present and loads."""
-    del params
+    check_bid(params)
     read_checkpoint(SHIPPED)
 
 
 def check_learned(params: dict[str, Any]) -> None:
     """Registry check for `learned`: the shipped checkpoint is present and loads."""
-    del params
+    check_bid(params)
     read_checkpoint(LEARNED)

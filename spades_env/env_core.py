@@ -244,6 +244,22 @@ def observation_space(rules: Rules) -> spaces.Box:
     return spaces.Box(low=low, high=high, dtype=np.int16)
 
 
+#: `obs_format` of the Gymnasium envs: the int16 encoding (observation.py) or its packed
+#: rows (obs_bits.py)
+OBS_FORMATS = ("int16", "bits")
+
+
+def obs_format_space(rules: Rules, obs_format: str) -> spaces.Box:
+    """The observation space of one game in `obs_format` (checked)."""
+    if obs_format not in OBS_FORMATS:
+        raise ValueError(f"obs_format must be one of {', '.join(OBS_FORMATS)}; got {obs_format!r}")
+    if obs_format == "int16":
+        return observation_space(rules)
+    from spades_env.obs_bits import bits_size
+
+    return spaces.Box(low=0, high=255, shape=(bits_size(rules),), dtype=np.uint8)
+
+
 def action_space() -> spaces.Discrete:
     """One `Discrete(NUM_ACTIONS)` for every decision (cards.py)."""
     return spaces.Discrete(NUM_ACTIONS)

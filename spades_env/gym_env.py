@@ -8,6 +8,9 @@ until a learner seat must act again or the episode ends.
 
 - Observation: ``Box(int16, (775,))``, the engine's encoding for the learner seat to act
   (``spades_env.observation``; seats relative to that seat). ``info["seat"]`` names it.
+  ``obs_format="bits"`` gives the same information packed into bit-planes,
+  ``Box(uint8, (160,))`` under the standard rules (``spades_env.obs_bits``:
+  ``unpack_bits`` / ``unpack_bits_torch`` turn it back into the encoding).
 - Action: ``Discrete(80)`` (``spades_env.cards``). ``info["action_mask"]`` gives the
   legal actions as int8 0/1, as the PettingZoo env's ``action_mask`` and as Gymnasium's
   ``action_space.sample(mask)`` takes them; ``action_masks()`` gives them as bool, the
@@ -58,13 +61,14 @@ from spades_env.env_core import (
     hand_info,
     learner_seats,
     new_single_game,
-    observation_space,
+    obs_format_space,
     opponent_table,
     random_opponent_action_one,
     reset_position,
     seed_base,
     team_reward,
 )
+from spades_env.obs_bits import encode_bits
 from spades_env.observation import seat_view
 from spades_env.render import render_record, render_state
 from spades_env.rules import Rules
@@ -72,7 +76,7 @@ from spades_env.single import SingleGame
 from spades_env.table_image import Window, table_image
 
 
-class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
+class SpadesEnv(gym.Env[npt.NDArray, np.int64]):
     """One learner seat (or partnership) against opponent agents; see the module doc."""
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -90,6 +94,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         hand_limit: int | None = DEFAULT_HAND_LIMIT,
         illegal_reward: float = DEFAULT_ILLEGAL_REWARD,
         render_mode: str | None = None,
+        obs_format: str = "int16",
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -104,7 +109,8 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
         self.hand_limit = hand_limit
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
-        self.observation_space = observation_space(self.rules)
+        self.observation_space = obs_format_space(self.rules, obs_format)
+        self.obs_format = obs_format
         self.action_space = action_space()
         self.game: SingleGame | None = None
         self._base: int | None = None
@@ -117,7 +123,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
     # ------------------------------------------------------------------ reset / step
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[npt.NDArray[np.int16], dict[str, Any]]:
+    ) -> tuple[npt.NDArray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             self._base, self._episode = int(seed_base(seed)[0]), 0
@@ -137,7 +143,7 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
 
     def step(
         self, action: int | np.integer
-    ) -> tuple[npt.NDArray[np.int16], float, bool, bool, dict[str, Any]]:
+    ) -> tuple[npt.NDArray, float, bool, bool, dict[str, Any]]:
         game = self._require_game()
         if self._over:
             raise RuntimeError("the episode is over; call reset()")
@@ -208,7 +214,9 @@ class SpadesEnv(gym.Env[npt.NDArray[np.int16], np.int64]):
             return np.zeros(NUM_ACTIONS, dtype=bool)
         return game.legal_mask().astype(bool)
 
-    def _observe(self) -> npt.NDArray[np.int16]:
+    def _observe(self) -> npt.NDArray:
+        if self.obs_format == "bits":
+            return encode_bits(self._require_game().state, self._seat)[0]
         return self._require_game().observe(self._seat)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:

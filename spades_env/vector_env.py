@@ -25,6 +25,7 @@ batched per agent and the engine steps the whole `State` at a time.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -35,6 +36,7 @@ from gymnasium.vector.utils import batch_space
 
 from spades_env.cards import NUM_ACTIONS, action_array
 from spades_env.core.observe import obs_offsets
+from spades_env.core.observe_bits import MEMO_PLANES
 from spades_env.core.spec import layout, spec
 from spades_env.core.vector import (
     F_COUNT,
@@ -53,13 +55,14 @@ from spades_env.env_core import (
     check_episode,
     game_seeds,
     learner_seats,
-    observation_space,
+    obs_format_space,
     opponent_table,
     random_opponent_actions,
     reset_position,
     seed_base,
     team_reward,
 )
+from spades_env.obs_bits import bits_layout, encode_bits
 from spades_env.observation import encode, obs_size, seat_view
 from spades_env.rules import Rules
 from spades_env.state import DONE, State, init
@@ -88,6 +91,7 @@ class SpadesVectorEnv(VectorEnv):
         hand_limit: int | None = DEFAULT_HAND_LIMIT,
         illegal_reward: float = DEFAULT_ILLEGAL_REWARD,
         render_mode: str | None = None,
+        obs_format: str = "int16",
     ) -> None:
         if render_mode is not None:
             raise ValueError("the vector env does not render; render a single SpadesEnv")
@@ -102,7 +106,8 @@ class SpadesVectorEnv(VectorEnv):
         self.hand_limit = hand_limit
         self.illegal_reward = float(illegal_reward)
         self.render_mode = None
-        self.single_observation_space = observation_space(self.rules)
+        self.obs_format = obs_format
+        self.single_observation_space = obs_format_space(self.rules, obs_format)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -137,7 +142,7 @@ class SpadesVectorEnv(VectorEnv):
         *,
         seed: int | Sequence[int] | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[npt.NDArray[np.int16], dict[str, Any]]:
+    ) -> tuple[npt.NDArray, dict[str, Any]]:
         super().reset(seed=seed if isinstance(seed, int | None) else None)
         n = self.num_envs
         if seed is not None:
@@ -164,7 +169,7 @@ class SpadesVectorEnv(VectorEnv):
     # ------------------------------------------------------------------ step
     def step(
         self, actions: npt.ArrayLike
-    ) -> tuple[npt.NDArray[np.int16], npt.NDArray, npt.NDArray, npt.NDArray, dict[str, Any]]:
+    ) -> tuple[npt.NDArray, npt.NDArray, npt.NDArray, npt.NDArray, dict[str, Any]]:
         state = self._require_state()
         n = self.num_envs
         acts = action_array(actions).reshape(n)  # whole numbers only (cards.py)
@@ -198,7 +203,7 @@ class SpadesVectorEnv(VectorEnv):
 
     def _run(
         self, acts: npt.NDArray[np.int64], learner_acts: bool
-    ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    ) -> tuple[npt.NDArray, npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
         """`step` (or, without learner actions, the end of `reset`) in one compiled call
         (core/vector.py `env_step`); returns the observations, rewards and flags and
         leaves the infos in `_last_infos`."""
@@ -207,7 +212,7 @@ class SpadesVectorEnv(VectorEnv):
         p, t = rules.num_players, rules.num_teams
         sc = self._scratch
         if sc is None or sc.fin.shape != state.buffer.shape:
-            sc = self._scratch = _Scratch(rules, n)
+            sc = self._scratch = _Scratch(rules, n, packed=self.obs_format == "bits")
         restart = self._ended
         seeds = sc.seeds
         if learner_acts and restart.any():
@@ -219,14 +224,16 @@ class SpadesVectorEnv(VectorEnv):
             restart = np.zeros(n, dtype=bool)
         reward = np.zeros(n, dtype=np.float64)
         flags = np.zeros((n, F_COUNT), dtype=bool)
-        nums = np.zeros((n, 2 + 3 * p + 3 * t), dtype=np.int32)
-        obs = np.empty((n, sc.obs_size), dtype=np.int16)
-        mask = np.empty((n, NUM_ACTIONS), dtype=np.int8)
+        nums = sc.nums.take()
+        nums.fill(0)
+        packed = self.obs_format == "bits"
+        obs, mask, bits = sc.obs.take(), sc.mask.take(), sc.bits
         env_step(
-            sc.spec, sc.offsets, state.buffer, acts, learner_acts, restart, seeds,
+            sc.spec, state.buffer, acts, learner_acts, restart, seeds,
             self._learner, self.team, self.zero_sum, self.episode == "hand",
             -1 if self.hand_limit is None else self.hand_limit, self.illegal_reward,
-            sc.fin, sc.res, sc.points, reward, flags, nums, self._seat, obs, mask,
+            sc.fin, sc.res, sc.points, reward, flags, nums, self._seat, mask,
+            sc.offsets, bits.kernel, packed, sc.memo, obs.view(np.uint8),
         )  # fmt: skip
         self._ended = flags[:, F_TERMINATED] | flags[:, F_TRUNCATED]
         every = np.ones(n, dtype=bool)
@@ -335,7 +342,9 @@ class SpadesVectorEnv(VectorEnv):
         mask[self._ended] = True
         return mask
 
-    def _observe(self) -> npt.NDArray[np.int16]:
+    def _observe(self) -> npt.NDArray:
+        if self.obs_format == "bits":
+            return encode_bits(self._require_state(), self._seat)
         return encode(self._require_state(), self._seat)
 
     def _infos(self, out: _Outcome) -> dict[str, Any]:
@@ -366,16 +375,67 @@ class SpadesVectorEnv(VectorEnv):
 
 
 class _Scratch:
-    """Buffers the compiled step reuses: the hands that ended, their results, new seeds."""
+    """Buffers the compiled step reuses: the hands that ended, their results, new seeds,
+    and the observations kept from step to step (core/vector.py `env_step`)."""
 
-    def __init__(self, rules: Rules, n: int) -> None:
+    def __init__(self, rules: Rules, n: int, packed: bool) -> None:
         self.spec = spec(rules)
-        self.offsets = obs_offsets(rules)
         self.obs_size = obs_size(rules)
+        self.bits = bits_layout(rules)
+        self.offsets = obs_offsets(rules)
+        # each sub-env's trick planes, brought up to date by each step (packed rows only)
+        self.memo = np.zeros((n if packed else 1, MEMO_PLANES + self.bits.planes), np.uint64)
+        # what a step hands out: the observations, the masks, the end-of-hand numbers
+        width = (self.bits.nbytes, np.uint8) if packed else (self.obs_size, np.int16)
+        self.obs = _Recycled((n, width[0]), width[1])
+        self.mask = _Recycled((n, NUM_ACTIONS), np.int8)
+        p, t = rules.num_players, rules.num_teams
+        self.nums = _Recycled((n, 2 + 3 * p + 3 * t), np.int32)
         self.fin = np.zeros((n, layout(rules)[0]), dtype=np.uint8)
         self.res = np.zeros((n, 3 * rules.num_teams + 1), dtype=np.int32)
         self.points = np.zeros((n, rules.num_teams), dtype=np.int32)
         self.seeds = np.zeros(n, dtype=np.uint64)
+
+
+class _Recycled:
+    """Arrays a step hands out, written again once the caller has let go of them.
+
+    A fresh (N, 775) int16 observation every step costs the page faults of 6 MB at
+    N=4096. An array that nothing but this pool refers to any more (CPython's reference
+    count) cannot be seen changing, so `take` returns it to be overwritten; an array the
+    caller still holds (a variable, a replay buffer, a view, a tensor from
+    `torch.from_numpy`) is never reused, and a new one is made.
+    """
+
+    SIZE = 4  # the caller's last step or two, and one free
+
+    def __init__(self, shape: tuple[int, ...], dtype: npt.DTypeLike) -> None:
+        self.shape, self.dtype = shape, dtype
+        self.pool: list[npt.NDArray] = []
+        self.turn = 0
+
+    def take(self) -> npt.NDArray:
+        pool = self.pool
+        for i in range(len(pool)):
+            if sys.getrefcount(pool[i]) == _UNHELD:
+                return pool[i]
+        arr = np.empty(self.shape, dtype=self.dtype)
+        if len(pool) < self.SIZE:
+            pool.append(arr)
+        else:  # all held (a replay buffer, say): the caller keeps the oldest, not the pool
+            pool[self.turn] = arr
+            self.turn = (self.turn + 1) % self.SIZE
+        return arr
+
+
+def _unheld_count() -> int:
+    """`sys.getrefcount` of a pooled array that only its pool refers to (as `take` asks)."""
+    pool = [np.empty(1)]
+    return sys.getrefcount(pool[0])
+
+
+# Where reference counts do not tell (not CPython), nothing is ever reused.
+_UNHELD = _unheld_count() if sys.implementation.name == "cpython" else -1
 
 
 class _Outcome:

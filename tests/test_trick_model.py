@@ -279,3 +279,24 @@ def test_a_bag_cost_of_zero_bids_for_the_hand_alone():
     t = table(STRONG, [-1, -1, 3, -1])
     assert choose_model_bid(t, 3, model)[0] == 4  # a bag costs 100 / 10
     assert choose_model_bid(t, 3, model, cost=0.0)[0] == 3
+
+
+def test_the_batched_bid_choice_is_each_seats_own():
+    """`choose_model_bids` (one pass for the heuristic's batch) bids each seat as
+    `choose_model_bid` does on its own: no row sees another row's partner or hand."""
+    from agents.model_bidding import choose_model_bids
+
+    model = load(DEFAULT_PATH)
+    rng = np.random.default_rng(7)
+    deck = np.arange(52)
+    tables = []
+    for _ in range(40):
+        cards = rng.permutation(deck)[:13]
+        h = int(sum(1 << int(c) for c in cards))
+        bids = [-1, -1, int(rng.integers(-1, 8)), -1]  # the partner (seat 2) unbid, nil or a number
+        t = table(h, bids)
+        t.scores = [int(rng.integers(-20, 40)) * 10, 0]
+        tables.append(t)
+    batch = choose_model_bids(tables, [3] * len(tables), model)
+    assert batch == [choose_model_bid(t, 3, model) for t in tables]
+    assert len({b for b, _ in batch}) > 2

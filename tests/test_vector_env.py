@@ -180,3 +180,27 @@ def test_fast_encoder_equals_the_one_hot_reference(rules):
         for seats in (None, rng.integers(0, 4, size=128)):
             np.testing.assert_array_equal(encode(state, seats), encode_reference(state, seats))
         step(state, random_legal_actions(state.legal, state.phase, rng))
+
+
+@pytest.mark.parametrize("obs_format", ["int16", "bits"])
+def test_what_a_step_hands_out_never_changes_and_released_arrays_are_reused(obs_format):
+    import weakref
+
+    env = SpadesVectorEnv(6, obs_format=obs_format)
+    obs, infos = env.reset(seed=1)
+    rng = np.random.default_rng(2)
+    held = []  # (array, its copy) of every step's outputs, kept by the caller
+    for _ in range(40):
+        mask = infos["action_mask"]
+        obs, _, _, _, infos = env.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        held += [(obs, obs.copy()), (infos["action_mask"], infos["action_mask"].copy())]
+        held += [(infos[k], infos[k].copy()) for k in ("bids", "scores") if k in infos]
+    assert all(np.array_equal(a, copy) for a, copy in held)
+    # A caller that lets go of the outputs gets the same few arrays back, written again.
+    refs = []
+    for _ in range(20):
+        mask = infos["action_mask"]
+        obs, _, _, _, infos = env.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        refs.append(weakref.ref(obs))
+    alive = {id(r()) for r in refs if r() is not None}
+    assert len(alive) <= 4 and all(r() is not None for r in refs)

@@ -9,7 +9,9 @@ fitted too. Every seat bids as its bidder says, except that with probability
 one trick up or down, so the nil model sees nils on hands the bidder would not risk and
 the trick model sees hands played under other bids (the feature `bid_offset`: what
 bidding a trick more or less than the bidder would does to the team's tricks). The card
-play is always the heuristic's.
+play is the heuristic's, or that of `--player SPEC` (e.g. `learned`): the model then
+predicts the tricks of that player's card play, for a bidder that plays its cards so
+(`learned:bid=model,model=PATH`).
 
 Round 1's seats bid by seed 000's count (`heuristic:bid=rules`); each later round's
 seats bid with the model fitted in the round before, and the model is refitted on that
@@ -32,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import BaseAgent
 from agents.heuristic import HeuristicAgent
 from agents.heuristic_bidding import nil_danger
 from agents.trick_model import (
@@ -45,10 +48,10 @@ from agents.trick_model import (
     hand_features,
 )
 from spades_env.cards import BID_BASE
-from spades_env.engine import step, stop_games
-from spades_env.observation import seat_view
+from spades_env.engine import legal_action_mask, step, stop_games
+from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
-from spades_env.state import BID, DONE, init
+from spades_env.state import BID, DONE, PLAY, State, init
 
 #: a hand risks an explored nil only below this seed-000 nil danger
 EXPLORE_NIL_DANGER = 2.0
@@ -86,6 +89,20 @@ def _explore(
     return changed
 
 
+def _actions(bidder: HeuristicAgent, player: BaseAgent | None, state: State):
+    """(seat views, every game's action): `bidder`'s, but `player`'s in card play."""
+    view = seat_view(state)
+    if player is None:
+        return view, bidder.act(view, None, None)
+    actions = np.zeros(state.batch_size, dtype=np.int64)
+    playing = state.phase == PLAY
+    for idx, agent in ((np.flatnonzero(~playing), bidder), (np.flatnonzero(playing), player)):
+        if idx.size:
+            obs = encode(state)[idx] if agent.needs_obs else None
+            actions[idx] = agent.act(view.take(idx), obs, legal_action_mask(state)[idx])
+    return view, actions
+
+
 def play_hands(
     bidder: HeuristicAgent,
     n: int,
@@ -93,8 +110,10 @@ def play_hands(
     explore: float,
     context: float,
     batch: int = 2000,
+    player: BaseAgent | None = None,
 ) -> Hands:
-    """`n` hands of four heuristic seats bidding with `bidder` (see the module doc)."""
+    """`n` hands of four seats bidding with `bidder` and playing their cards as it does,
+    or as `player` does (see the module doc)."""
     rules = Rules()
     parts: list[Hands] = []
     for start in range(0, n, batch):
@@ -109,8 +128,7 @@ def play_hands(
         offset = np.zeros((g, 4), dtype=np.int64)
         rows: list[tuple[npt.NDArray[np.int64], object]] = []
         while (state.phase != DONE).any():
-            view = seat_view(state)
-            actions = bidder.act(view, None, None)
+            view, actions = _actions(bidder, player, state)
             changed = _explore(view, actions, rng, explore)
             games = np.flatnonzero(changed)
             offset[games, state.to_act[games]] = changed[games]
@@ -290,16 +308,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--context", type=float, default=0.3, help="share from a random score")
     parser.add_argument("--l2", type=float, default=1e-4, help="L2 penalty on the weights")
     parser.add_argument("--out", default="agents/data/trick_model.json")
+    parser.add_argument(
+        "--player", default="heuristic", help="agent spec of the card play (default heuristic)"
+    )
     args = parser.parse_args(argv)
     problem = _problem(args)
     if problem:
         print(f"bid_fit: {problem}", file=sys.stderr)
         raise SystemExit(2)
+    player = None
+    if args.player != "heuristic":
+        from agents.registry import make_agent
+
+        try:
+            player = make_agent(args.player, seed=args.seed, rules=Rules())
+        except ValueError as exc:
+            print(f"bid_fit: --player: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     rng = np.random.default_rng(args.seed)
     bidder = HeuristicAgent(bid="rules")
     model, history = None, []
     for r in range(args.rounds):
-        hands = play_hands(bidder, args.hands, rng, args.explore, args.context)
+        hands = play_hands(bidder, args.hands, rng, args.explore, args.context, player=player)
         model, stats = fit(hands, args.l2)
         history.append(stats)
         print(f"round {r + 1}: {stats}", file=sys.stderr)

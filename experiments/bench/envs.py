@@ -6,8 +6,9 @@
   `texas_holdem_v4` measured the same way (the `classic` extra); the ratio is against the
   faster of the two.
 - `vector`: native vector env steps/s at N=4096, observations and masks included (every
-  step encodes the learner's observation and builds the masks; the opponents' moves run
-  inside the step). Reference: an OpenSpiel Python loop over `spades` that reads
+  step hands out the learner's observation and the masks; the opponents' moves run
+  inside the step), with the default int16 observation and with `obs_format="bits"`
+  (obs_bits.py). Reference: an OpenSpiel Python loop over `spades` that reads
   `observation_tensor` before every decision (the `bench` extra).
 """
 
@@ -104,11 +105,11 @@ def aec_section(seconds: float) -> list[Row]:
     ]
 
 
-def vector_steps(num_envs: int, seed: int = 0) -> Callable[[], int]:
+def vector_steps(num_envs: int, seed: int = 0, obs_format: str = "int16") -> Callable[[], int]:
     """A run of native vector env steps (random legal learner actions)."""
     from spades_env.vector_env import SpadesVectorEnv
 
-    env = SpadesVectorEnv(num_envs)
+    env = SpadesVectorEnv(num_envs, obs_format=obs_format)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
 
@@ -148,9 +149,14 @@ def openspiel_observed_hand() -> Callable[[], int] | None:
     return run
 
 
+VECTOR_ROWS = {
+    "vector env, obs + masks": "int16",
+    "vector env, packed obs (bits) + masks": "bits",
+}
+
+
 def vector_section(seconds: float) -> list[Row]:
-    name = "vector env, obs + masks"
-    runs = {name: vector_steps(VECTOR_ENVS)}
+    runs = {name: vector_steps(VECTOR_ENVS, obs_format=fmt) for name, fmt in VECTOR_ROWS.items()}
     reference = openspiel_observed_hand()
     if reference is not None:
         runs["openspiel"] = reference
@@ -170,6 +176,7 @@ def vector_section(seconds: float) -> list[Row]:
             "reference_rate": ref_rate,
             "ratio": rates[name] / ref_rate if ref_rate else None,
         }
+        for name in VECTOR_ROWS
     ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from spades_env.cards import NUM_ACTIONS
 from spades_env.core import deal as _deal
 from spades_env.core.borrow import borrow
 from spades_env.core.kernel import (
@@ -28,7 +29,7 @@ from spades_env.core.kernel import (
     step_game,
 )
 from spades_env.core.observe import encode_one, offsets_tuple
-from spades_env.core.rules import lowest
+from spades_env.core.observe_bits import encode_bits_one, layout_tuple
 from spades_env.core.spec import (
     L_BAGS,
     L_BIDS,
@@ -72,6 +73,29 @@ def keyed_uniform(seed, hand_no, decision):
     return float(_deal.splitmix64(x) >> np.uint64(11)) * _SCALE
 
 
+assert NUM_ACTIONS % 8 == 0  # mask_words: a mask row is whole uint64 words
+_BYTE_ONES = np.uint64(0x0101010101010101)
+_BIT_OF_BYTE = np.uint64(0x8040201008040201)  # byte i keeps bit i
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+
+
+@njit(cache=True, inline="always")
+def mask_words(legal, base, out):
+    """The 0/1 action mask of legal bits `legal` (bit i = action base + i) as int8 bytes,
+    eight actions to a uint64 word of `out`: each byte of actions is spread to eight
+    bytes by one multiplication, with no loop over the legal actions."""
+    for k in range(out.size):
+        shift = 8 * k - base  # bit of `legal` that is action 8k
+        if shift >= 64 or shift <= -8:
+            byte = np.uint64(0)
+        elif shift >= 0:
+            byte = (legal >> np.uint64(shift)) & np.uint64(0xFF)
+        else:
+            byte = (legal << np.uint64(-shift)) & np.uint64(0xFF)
+        spread = (byte * _BYTE_ONES) & _BIT_OF_BYTE  # byte i: bit i of `byte` or 0
+        out[k] = ((spread + _LOW7) >> np.uint64(7)) & _BYTE_ONES
+
+
 @njit(cache=True, inline="always")
 def _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum, episode_hand,
           hand_limit, reward, flags, nums):  # fmt: skip
@@ -109,20 +133,24 @@ def _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum, episode_
             flags[g, F_TRUNCATED] = True
 
 
-@njit(cache=True)
-def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner, team, zero_sum,
+@njit(cache=True, _nrt=False)  # no reference counting (core/borrow.py)
+def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, zero_sum,
              episode_hand, hand_limit, illegal_reward, fin, res, points, reward, flags, nums,
-             seat, obs, mask):  # fmt: skip
+             seat, mask, offsets, lay, packed, memo, obs):  # fmt: skip
     """One vector-env step of every game (see the module doc).
 
     `learner_acts` False: no learner action this call (reset). `restart[g]`: start a fresh
     game with deal key `seeds[g]` (its action is ignored) and observe seat `seat[g]`
     (the caller sets it). Outputs per game: `reward`, `flags` (F_* columns), `nums` (the
     end-of-hand infos where F_HAND), `seat` (the seat observed, updated where a learner
-    seat is to act), `obs` (its encoding) and `mask` (its legal actions as 0/1; all 1
-    where the episode ended).
+    seat is to act), `mask` (its legal actions as 0/1; all 1 where the episode ended)
+    and `obs` (its observation, as bytes): the int16 encoding (block offsets `offsets`),
+    or with `packed` the packed row (obs_bits.py, layout `lay`; `memo` holds each game's
+    trick planes from step to step, core/observe_bits.py `trick_planes`).
     """
-    r, ob = as_tuple(spec), offsets_tuple(offsets)
+    r, ob, k = as_tuple(spec), offsets_tuple(offsets), layout_tuple(lay)
+    memo, obs = borrow(memo), borrow(obs)
+    obs16 = obs.view(np.int16)
     buf, u64, i32, i16, i8 = _views(buf)
     fin = borrow(fin)
     fin8, fin32 = fin.view(np.int8), fin.view(np.int32)
@@ -130,7 +158,7 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
     restart = borrow(restart)
     res, points, reward = borrow(res), borrow(points), borrow(reward)
     flags, nums, seat = borrow(flags), borrow(nums), borrow(seat)
-    obs, mask = borrow(obs), borrow(mask)
+    mask = borrow(mask)
     row = r[R_ROW]
     work = new_work()
     for g in range(buf.shape[0]):
@@ -165,20 +193,18 @@ def env_step(spec, offsets, buf, actions, learner_acts, restart, seeds, learner,
                       episode_hand, hand_limit, reward, flags, nums)  # fmt: skip
                 over = flags[g, F_TERMINATED] or flags[g, F_TRUNCATED]
             a = -1
-        n = mask.shape[1]
+        row_mask = mask[g].view(np.uint64)
         if over:
-            for j in range(n):
-                mask[g, j] = 1
+            for j in range(row_mask.size):
+                row_mask[j] = _BYTE_ONES
         else:
-            for j in range(n):
-                mask[g, j] = 0
             phase = i8[g, r[L_PHASE]]
-            if phase != DONE:
-                bits = u64[g, r[L_LEGAL]]
-                base = PHASE_BASE[phase]
-                while bits:
-                    c = base + lowest(bits)
-                    if c < n:
-                        mask[g, c] = 1
-                    bits &= bits - np.uint64(1)
-        encode_one(r, ob, u64, i32, i8, g, seat[g], obs, g)
+            if phase == DONE:
+                legal, base = np.uint64(0), 0
+            else:
+                legal, base = u64[g, r[L_LEGAL]], PHASE_BASE[phase]
+            mask_words(legal, base, row_mask)
+        if packed:
+            encode_bits_one(r, k, u64, i32, i8, g, seat[g], obs[g].view(np.uint64), memo[g])
+        else:
+            encode_one(r, ob, u64, i32, i8, g, seat[g], obs16, g)
