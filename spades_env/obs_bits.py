@@ -125,6 +125,7 @@ def bits_layout(rules: Rules) -> BitsLayout:
             bit_src += range(bit, bit + size[name])
             bit += size[name]
     words = -(-bit // 64)
+    assert words - k["flag_word"] <= 3  # the encoder keeps the flags in three registers
     k["int_word"] = words
     slot = words * 4
     for name in INT_BLOCKS:

@@ -21,6 +21,10 @@ batched per agent and the engine steps the whole `State` at a time.
   (they cost more than the step); use the single env or ``records.hand_records``.
 - Opponents: as in ``SpadesEnv``; an agent object is called once per engine step with
   the batch of games where one of its seats is to act.
+- Observations: ``obs_format="int16"`` (default) the (N, obs_size) int16 encoding;
+  ``"bits"`` the same packed into bit-planes, (N, bits_size) uint8 (obs_bits.py, with
+  ``unpack_bits`` / ``unpack_bits_torch`` for the learner). The arrays a step hands out
+  are written again only once nothing refers to them (`_Recycled`).
 """
 
 from __future__ import annotations

@@ -20,11 +20,12 @@ def environment_examples() -> list[str]:
 
 def test_the_section_has_an_example_per_interface():
     examples = environment_examples()
-    assert len(examples) == 3
+    assert len(examples) == 4
     assert "spades_v0" in examples[0] and "gym.make(" in examples[1] and "make_vec" in examples[2]
+    assert 'obs_format="bits"' in examples[3]
 
 
-@pytest.mark.parametrize("index", range(3), ids=["pettingzoo", "gymnasium", "vector"])
+@pytest.mark.parametrize("index", range(4), ids=["pettingzoo", "gymnasium", "vector", "packed"])
 def test_readme_example_runs(index, capsys):
     code = environment_examples()[index]
     exec(compile(code, f"README.md environment example {index + 1}", "exec"), {})

@@ -82,8 +82,17 @@ def _card(card):
 
 
 @njit(cache=True, inline="always")
-def _flag(w, pos):
-    w[pos >> 6] |= _U1 << np.uint64(pos & 63)
+def _put(f0, f1, f2, pos, v):
+    """(f0, f1, f2) with the bits of `v` (at most 8) ORed in at bit `pos` (< 192) of the
+    three words read as one; no branch, as the positions and values vary game by game."""
+    sh = np.uint64(pos & 63)
+    q = pos >> 6
+    lo = v << sh
+    hi = (v >> _U1) >> (np.uint64(63) - sh)  # what spills into the next word
+    on0 = np.uint64(0) - np.uint64(q == 0)
+    on1 = np.uint64(0) - np.uint64(q == 1)
+    on2 = np.uint64(0) - np.uint64(q == 2)
+    return f0 | (lo & on0), f1 | (lo & on1) | (hi & on0), f2 | (lo & on2) | (hi & on1)
 
 
 @njit(cache=True, inline="always")
@@ -144,31 +153,39 @@ def encode_bits_one(r, lay, u64, i32, i8, g, seat, w, memo):
     trick_planes(r, u64, i32, i8, g, memo)
     for j in range(lay[K_PLANES]):
         w[lay[K_TRICK] + j] = memo[MEMO_PLANES + j]
-    for j in range(lay[K_FLAG_WORD], lay[K_WORDS]):
-        w[j] = 0
+    # The flags are gathered in three registers (f0, f1, f2: the flag words), then stored.
+    at = lay[K_FLAG_WORD] * 64  # flag positions in `lay` count from the row's bit 0
+    f0 = f1 = f2 = np.uint64(0)
     for rel in range(p):
         s = seat_after(seat, rel, p)
-        _flag(w, lay[F_BIDS] + rel * _BID_SLOTS + 1 + i8[g, r[L_BIDS] + s])
-        if i8[g, r[L_BLIND] + s]:
-            _flag(w, lay[F_BLIND] + rel)
-        voids = i8[g, r[L_VOIDS] + s]
-        for suit in range(4):
-            if (voids >> suit) & 1:
-                _flag(w, lay[F_VOIDS] + rel * 4 + suit)
-    _flag(w, lay[F_DEALER] + seat_rel(i8[g, r[L_DEALER]], seat, p))
-    if i8[g, r[L_TRICK_SIZE]] > 0:
-        _flag(w, lay[F_LEADER] + seat_rel(i8[g, r[L_LEADER]], seat, p))
-    _flag(w, lay[F_TO_ACT] + seat_rel(i8[g, r[L_TO_ACT]], seat, p))
+        bid = lay[F_BIDS] - at + rel * _BID_SLOTS + 1 + i8[g, r[L_BIDS] + s]
+        f0, f1, f2 = _put(f0, f1, f2, bid, _U1)
+        f0, f1, f2 = _put(f0, f1, f2, lay[F_BLIND] - at + rel, np.uint64(i8[g, r[L_BLIND] + s]))
+        voids = np.uint64(i8[g, r[L_VOIDS] + s] & 15)
+        f0, f1, f2 = _put(f0, f1, f2, lay[F_VOIDS] - at + rel * 4, voids)
+    dealer = seat_rel(i8[g, r[L_DEALER]], seat, p)
+    f0, f1, f2 = _put(f0, f1, f2, lay[F_DEALER] - at + dealer, _U1)
+    leader = seat_rel(i8[g, r[L_LEADER]], seat, p)
+    led = np.uint64(i8[g, r[L_TRICK_SIZE]] > 0)
+    f0, f1, f2 = _put(f0, f1, f2, lay[F_LEADER] - at + leader, led)
+    f0, f1, f2 = _put(f0, f1, f2, lay[F_TO_ACT] - at + seat_rel(i8[g, r[L_TO_ACT]], seat, p), _U1)
     lead = i8[g, r[L_LEAD_SUIT]]
     if lead >= 0:
-        _flag(w, lay[F_LEAD_SUIT] + lead)
-    if i8[g, r[L_BROKEN]]:
-        _flag(w, lay[F_BROKEN])
-    _flag(w, lay[F_PHASE] + phase)
+        f0, f1, f2 = _put(f0, f1, f2, lay[F_LEAD_SUIT] - at + lead, _U1)
+    f0, f1, f2 = _put(f0, f1, f2, lay[F_BROKEN] - at, np.uint64(i8[g, r[L_BROKEN]] != 0))
+    f0, f1, f2 = _put(f0, f1, f2, lay[F_PHASE] - at + phase, _U1)
     if r[R_NAMED]:  # RULES.md §6 auction: the named suit, once named
         trump = i8[g, r[L_TRUMP]]
         if trump >= 0:
-            _flag(w, lay[F_TRUMP] + trump)
+            f0, f1, f2 = _put(f0, f1, f2, lay[F_TRUMP] - at + trump, _U1)
+    flags = lay[K_INT_WORD] - lay[K_FLAG_WORD]
+    w[lay[K_FLAG_WORD]] = f0
+    if flags > 1:
+        w[lay[K_FLAG_WORD] + 1] = f1
+    if flags > 2:
+        w[lay[K_FLAG_WORD] + 2] = f2
+    for j in range(lay[K_INT_WORD], lay[K_WORDS]):
+        w[j] = 0
     ints = w.view(np.int16)
     for rel in range(p):
         ints[lay[I_TRICKS_WON] + rel] = i8[g, r[L_TRICKS_WON] + seat_after(seat, rel, p)]
