@@ -155,14 +155,20 @@ class _Scratch:
         self.teams = rules.num_teams
         self.fin = np.zeros((b, row), dtype=np.uint8)
         self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
+        self.buffer: npt.NDArray[np.uint8] | None = None  # the State buffer served
 
 
 def _scratch(state: State) -> _Scratch:
-    s = state.__dict__.get("_scratch")
-    if s is None or s.fin.shape != state.buffer.shape:
+    d = state.__dict__
+    s = d.get("_scratch")
+    if s is None or s.buffer is not d["buffer"]:
         s = _Scratch(state.rules, *state.buffer.shape)
-        state.__dict__["_scratch"] = s
+        s.buffer = state.buffer
+        d["_scratch"] = s
     return s
+
+
+_INT64 = np.dtype(np.int64)
 
 
 def step(
@@ -173,7 +179,7 @@ def step(
     """Apply one action per game (ignored where the game is DONE); update `state`."""
     scratch = _scratch(state)
     b = scratch.fin.shape[0]
-    if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.ndim == 1:
+    if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.ndim == 1:
         acts = actions  # the common case, without a conversion
     else:
         acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)

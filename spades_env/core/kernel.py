@@ -195,19 +195,19 @@ def start_hand(r, u64, i32, i16, i8, g, given, work):
             r[R_DECK], u64[g, r[L_SEED]], i32[g, r[L_HAND_NO]], p, r[R_K],
             u64[g, r[L_DEAL] : r[L_DEAL] + p], work,
         )  # fmt: skip
+    row8, row16 = i8[g], i16[g]
     for s in range(p):
         u64[g, r[L_HANDS] + s] = u64[g, r[L_DEAL] + s]
         u64[g, r[L_PASSING] + s] = 0
-        i8[g, r[L_BIDS] + s] = -1
-        i8[g, r[L_BLIND] + s] = 0
-        i8[g, r[L_TRICK] + s] = -1
-        i8[g, r[L_TRICKS_WON] + s] = 0
-        i8[g, r[L_VOIDS] + s] = 0
-    for c in range(54):
-        i8[g, r[L_CARD_SEAT] + c] = -1
-        i8[g, r[L_CARD_TRICK] + c] = -1
-    for h in range(r[R_H]):
-        i16[g, r[L_HISTORY] + h] = -1
+        row8[r[L_BIDS] + s] = -1
+        row8[r[L_BLIND] + s] = 0
+        row8[r[L_TRICK] + s] = -1
+        row8[r[L_TRICKS_WON] + s] = 0
+        row8[r[L_VOIDS] + s] = 0
+    # slices: filled a vector at a time (a loop of indexed stores is not)
+    row8[r[L_CARD_SEAT] : r[L_CARD_SEAT] + 54] = -1
+    row8[r[L_CARD_TRICK] : r[L_CARD_TRICK] + 54] = -1
+    row16[r[L_HISTORY] : r[L_HISTORY] + r[R_H]] = -1
     u64[g, r[L_PLAYED]] = 0
     u64[g, r[L_LEGAL]] = 0
     i8[g, r[L_NUM_BIDS]] = 0
@@ -545,19 +545,34 @@ def blind_allowed_rows(spec, buf, rows, seats, out):
 def random_legal(legal, phase, u, out):
     """One uniformly random legal action per game: the k-th legal bit with
     k = floor(u * count) (`u` uniform in [0, 1) from the caller's generator); games with
-    no legal action (DONE) get 0."""
-    for g in range(legal.size):
-        out[g] = pick_legal(legal[g], phase[g], u[g])
+    no legal action (DONE) get 0. A `State`'s legal bits and phases are strided views
+    (one value per packed row): they are gathered 64 games at a time, so that the picks
+    run in vector registers."""
+    bits = stack_array(64, np.uint64)
+    base = stack_array(64, np.int64)
+    n = legal.size
+    for start in range(0, n, 64):
+        m = min(64, n - start)
+        for j in range(m):
+            bits[j] = legal[start + j]
+            base[j] = PHASE_BASE[phase[start + j]]
+        for j in range(m):
+            out[start + j] = _pick(bits[j], base[j], u[start + j])
+
+
+@njit(cache=True, inline="always")
+def _pick(bits, base, u):
+    """Action `base` + the k-th set bit of `bits`, k = floor(u * count); 0 if none
+    (branch-free)."""
+    count = core.popcount(bits)
+    k = max(min(int(u * count), count - 1), 0)
+    return core.kth_bit(bits, k) + base if count > 0 else 0
 
 
 @njit(cache=True, inline="always")
 def pick_legal(legal, phase, u):
     """The k-th legal action, k = floor(u * count) (`u` uniform in [0, 1)); 0 if none."""
-    bits = np.uint64(legal)
-    count = core.popcount(bits)
-    if count == 0:
-        return 0
-    return core.kth_bit(bits, min(int(u * count), count - 1)) + PHASE_BASE[phase]
+    return _pick(np.uint64(legal), PHASE_BASE[phase], u)
 
 
 @njit(cache=True, _nrt=False)
