@@ -84,7 +84,7 @@ class Args:
     """hands played in parallel per rollout (about 56 decisions each)"""
     hidden: str = "128,128"
     """hidden layer sizes of the MLP trunk (ignored with --init; 128,128 learns as fast
-    as 256,256 over the default 2M decisions, at two thirds of the CPU time)"""
+    as 256,256 over a run with no flags, 2M decisions, at two thirds of the CPU time)"""
     learning_rate: float = 5e-4
     """Adam learning rate"""
     anneal_lr: bool = True
@@ -97,8 +97,8 @@ class Args:
     """minibatches per epoch (4: about 5k decisions each, where a CPU multiplies at about
     twice the rate per row of 1.3k-row minibatches)"""
     update_epochs: int = 1
-    """epochs over each rollout (one: a second epoch costs a third of the run's CPU
-    time and gained nothing over the default 2M decisions; the learned recipe takes 2)"""
+    """epochs over each rollout (a second costs a third of the run's CPU time and gained
+    nothing over a run with no flags, 2M decisions; the learned recipe takes 2)"""
     norm_adv: bool = True
     """normalize advantages per minibatch"""
     clip_coef: float = 0.2
