@@ -156,7 +156,7 @@ def _score_bounds(H, leader, broken, maxt, r, acc, thr, TMIN, TMAX):
 
 
 @njit(cache=True, inline="always")
-def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX, TMIN, TMAX):
+def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN, TMAX):
     """Start node `d`: (1 or 0, winning ranks) if decided without search, else (-1, 0)
     with its moves ready."""
     P[P_NODES] += 1
@@ -207,7 +207,7 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX, TMIN, TM
         FR[d, F_W0 + 3] = w3
         FR[d, F_LENS] = lens
         FR[d, F_CTX] = ctx
-        slot, rhint = tt_probe(P, TT, TF, lens, ctx, w0, w1, w2, w3, x, x)
+        slot, rhint = tt_probe(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, x, x)
         if slot >= 0:
             P[P_HITS] += 1
             wr = rel_to_wr(H, TT[slot, T_MASK])
@@ -337,7 +337,7 @@ def _widen_runs(FR, d, H, TP, MV):
 
 
 @njit(cache=True, inline="always")
-def _finish(FR, d, H, TP, MV, thr, P, TT, TF):
+def _finish(FR, d, H, TP, MV, thr, P, TT, TF, SG):
     """Node `d` is decided: widen its winning ranks over merged runs (`_widen_runs`) and
     keep what it proved in the table (trick starts only)."""
     result = FR[d, F_RESULT] != 0
@@ -357,7 +357,7 @@ def _finish(FR, d, H, TP, MV, thr, P, TT, TF):
     else:
         lo, hx = (thr, INF) if result else (-INF, thr)
     tt_store(
-        P, TT, TF, FR[d, F_LENS], FR[d, F_CTX], FR[d, F_W0], FR[d, F_W0 + 1],
+        P, TT, TF, SG, FR[d, F_LENS], FR[d, F_CTX], FR[d, F_W0], FR[d, F_W0 + 1],
         FR[d, F_W0 + 2], FR[d, F_W0 + 3], wr_to_rel(H, FR[d, F_WR]), lo, hx, move,
     )  # fmt: skip
     return result
@@ -366,7 +366,7 @@ def _finish(FR, d, H, TP, MV, thr, P, TT, TF):
 @njit(cache=True)
 def search(
     H, TP, k, leader, lead, wseat, wstr, broken, need, acc, thr,
-    P, COEF, FR, MV, SC, TT, TF, VAL, FMIN, FMAX, TMIN, TMAX,
+    P, COEF, FR, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN, TMAX,
 ):  # fmt: skip
     """Can the MAX team reach the goal (see the module docstring) from this position?
 
@@ -391,7 +391,7 @@ def search(
         if entering:  # one call site: numba inlines `_enter` once
             entering = False
             ret, wr = _enter(
-                FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, VAL, FMIN, FMAX, TMIN, TMAX
+                FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN, TMAX
             )
             if ret >= 0:
                 if d == 0:
@@ -430,7 +430,7 @@ def search(
             entering = True
             ret = -1
             continue
-        ret = 1 if _finish(FR, d, H, TP, MV, thr, P, TT, TF) else 0
+        ret = 1 if _finish(FR, d, H, TP, MV, thr, P, TT, TF, SG) else 0
         wr = FR[d, F_WR]
         if d == 0:
             return ret == 1

@@ -8,8 +8,9 @@ what a PIMC agent averages over its sampled worlds. `tricks_table` gives, for a 
 deal, what each team makes double dummy with each seat on lead.
 
 Each answer is found by the kernel's yes/no searches (`agents.dd.kernel`): the first at a
-guess (a playout of the move ordering's first cards), one more a step toward the answer,
-then bisection. The transposition table keeps the bounds every search learns, for every
+guess (a playout of the move ordering's first cards, or a related answer: another
+leader's in `tricks_table`), then one step at a time toward the answer (MTD(f)), and
+bisection after a few steps. The transposition table keeps the bounds every search learns, for every
 position alike where it mattered (partition search), so later questions about the same
 position (other thresholds, other moves) and about similar ones are cheap.
 """
@@ -30,6 +31,7 @@ _DUMMY_VAL = np.zeros(1)
 _DUMMY_F = np.zeros((1, 1))
 _DUMMY_T = np.zeros((1, 1, 1))
 _ZERO_COEF = np.zeros(4, dtype=np.int64)
+_STEPS = 4  # questions stepped from the guess before bisection takes over
 
 
 @dataclass
@@ -81,6 +83,7 @@ class DDSolver:
         skip = (-raw.ctypes.data % 64) // 8
         self._TT = raw[skip : skip + n * kernel.ENTRY].reshape(n, kernel.ENTRY)
         self._TF = self._TT.view(np.float64)
+        self._SG = np.zeros(n, dtype=np.int64)  # per slot: generation, key hash, top holders
         self._P = np.zeros(kernel.NUM_PARAMS, dtype=np.int64)
         self._P[kernel.P_MASK] = n - 1
         self._FR = np.zeros((kernel.MAX_DEPTH, kernel.NUM_FIELDS), dtype=np.int64)
@@ -111,7 +114,7 @@ class DDSolver:
             kernel.search(
                 root.H, root.TP, root.k, root.leader, root.lead, root.wseat, root.wstr,
                 root.broken, need, acc, thr,
-                self._P, coef, self._FR, self._MV, self._SC, self._TT, self._TF,
+                self._P, coef, self._FR, self._MV, self._SC, self._TT, self._TF, self._SG,
                 val, fmin, fmax, tmin, tmax,
             )
         )  # fmt: skip
@@ -122,25 +125,18 @@ class DDSolver:
             return self._tricks(pos.play(pos.first_lead), team, guess)
         root = _root(pos)
         lo, hi = 0, root.r
-        if guess is None:
-            guess = self._playout(root, team)
-        step = 0  # after the guess, one step toward the answer, then bisection
-        if lo < guess <= hi:
-            if self._ask(root, team, guess, 0, 0.0, None):
-                lo, step = guess, guess + 1
-            else:
-                hi, step = guess - 1, guess - 1
-        if lo < step <= hi:
-            if self._ask(root, team, step, 0, 0.0, None):
-                lo = step
-            else:
-                hi = step - 1
+        g = self._playout(root, team) if guess is None else guess
+        steps = 0
         while lo < hi:
-            mid = (lo + hi + 1) // 2
+            # MTD(f): from the guess one step at a time toward the answer (questions near
+            # the answer are the costly ones, and the guess is usually within a trick or
+            # two); bisection once the guess has proved far off.
+            mid = min(max(g, lo + 1), hi) if steps < _STEPS else (lo + hi + 1) // 2
+            steps += 1
             if self._ask(root, team, mid, 0, 0.0, None):
-                lo = mid
+                lo, g = mid, mid + 1
             else:
-                hi = mid - 1
+                hi, g = mid - 1, mid - 1
         return lo
 
     def _playout(self, root: _Root, team: int) -> int:
@@ -278,9 +274,10 @@ def tricks_table(
     # leader is part of every key), and the four searches share most of their endings.
     solver._start(kernel.TRICKS, fresh=True)
     out = np.zeros((4, 2), dtype=np.int8)
+    t = None
     for leader in range(4):
         pos = Position.from_deal(deal, leader, broken, rules)
-        t = solver._tricks(pos, 0)
+        t = solver._tricks(pos, 0, t)  # the last leader's answer as the first guess
         out[leader] = (t, rules.hand_size - t)
     solver.nodes = int(solver._P[kernel.P_NODES])
     return out

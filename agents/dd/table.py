@@ -7,7 +7,14 @@ lower and an upper bound of the searched quantity, so it serves every threshold;
 position may match several entries (different relevant cards, different bounds).
 
 Open addressing: entries of one (lengths, context) key live in a window of `WINDOW`
-slots from its home slot. A generation number empties the whole table in O(1).
+slots from its home slot. One key gathers many entries (every pattern of relevant cards
+met under those suit lengths), so the window is wide: with 16 slots most new entries
+evicted a live one and the worst deals searched several times more nodes. A probe first
+scans `SG`, one int64 a slot (generation, a hash of the key, and the holders of the top
+card of every suit the entry's relevant cards touch: partition search keeps a suit's
+cards from the top down, so a position with another holder of such a top card cannot
+match), and reads the slot itself only on a match of all three. A generation number
+empties the whole table in O(1).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 P_GEN, P_MODE, P_MAXT, P_NODES, P_MASK, P_HITS, P_STORES = 0, 1, 2, 3, 4, 5, 6
 NUM_PARAMS = 7
 INF = np.inf
-WINDOW = 16
+WINDOW = 256
 
 # A row of TT (int64) / TF (the same memory as float64): the lengths word, the context
 # word with the generation above bit GEN_SHIFT, the relevance mask, the 4 masked seat words,
@@ -31,6 +38,9 @@ WINDOW = 16
 T_LENS, T_CTX, T_MASK, T_W0, T_MOVE, T_LO, T_HI = 0, 1, 2, 3, 7, 8, 9
 ENTRY = 10
 GEN_SHIFT = 24  # above the context: leader 2 bits, broken, mode, acc < 14**4
+KEY_MASK = (1 << 36) - 1  # SG: generation (16 bits), key hash (36), suits (4), top holders (8)
+#: the 2-bit holder fields of the suits in a 4-bit set
+TOPS_OF = np.array([sum(3 << (2 * s) for s in range(4) if u >> s & 1) for u in range(16)])
 
 
 @njit(cache=True, inline="always")
@@ -40,21 +50,59 @@ def _home(lens, ctx, mask):
     h ^= (h >> 31) & 0x1FFFFFFFF
     h *= -7723592293110705685
     h ^= (h >> 29) & 0x7FFFFFFFF
-    return h & mask
+    return h & mask, (h >> 20) & KEY_MASK
 
 
 @njit(cache=True, inline="always")
-def tt_probe(P, TT, TF, lens, ctx, w0, w1, w2, w3, lo_need, hi_need):
+def _tops(w0, w1, w2, w3):
+    """The holder (2 bits a suit) of every suit's top card, from the relative words."""
+    t = 0
+    for s in range(4):
+        b = 13 * s + 12
+        if (w1 >> b) & 1:
+            t |= 1 << (2 * s)
+        elif (w2 >> b) & 1:
+            t |= 2 << (2 * s)
+        elif (w3 >> b) & 1:
+            t |= 3 << (2 * s)
+    return t
+
+
+@njit(cache=True, inline="always")
+def _suits(m):
+    """4 bits: the suits a relevance mask touches (each then holds its top card)."""
+    u = 0
+    for s in range(4):
+        if (m >> (13 * s + 12)) & 1:
+            u |= 1 << s
+    return u
+
+
+@njit(cache=True, inline="always")
+def _sig(gen, key, suits, tops):
+    return ((gen & 0xFFFF) << 48) | (key << 12) | (suits << 8) | (tops & TOPS_OF[suits])
+
+
+@njit(cache=True, inline="always")
+def tt_probe(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, lo_need, hi_need):
     """(slot, hint): an entry matching this position whose bounds reach `lo_need` (a lower
     bound >= it) or fall to `hi_need` (an upper bound <= it), or slot -1; `hint` is the
     best lead kept by a matching entry (relative card), or -1."""
     cg = ctx | (P[P_GEN] << GEN_SHIFT)
-    base = _home(lens, ctx, P[P_MASK])
+    gen = P[P_GEN] & 0xFFFF
+    base, key = _home(lens, ctx, P[P_MASK])
+    tops = _tops(w0, w1, w2, w3)
     hint = -1
     for j in range(WINDOW):
         i = (base + j) & P[P_MASK]
-        if TT[i, T_CTX] >> GEN_SHIFT != P[P_GEN]:
+        g = SG[i]
+        if (g >> 48) & 0xFFFF != gen:
             return -1, hint
+        if (g >> 12) & KEY_MASK != key:
+            continue
+        u = (g >> 8) & 15
+        if (tops & TOPS_OF[u]) != (g & 0xFF):
+            continue
         if TT[i, T_CTX] != cg or TT[i, T_LENS] != lens:
             continue
         m = TT[i, T_MASK]
@@ -72,22 +120,26 @@ def tt_probe(P, TT, TF, lens, ctx, w0, w1, w2, w3, lo_need, hi_need):
 
 
 @njit(cache=True, inline="always")
-def tt_store(P, TT, TF, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
+def tt_store(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
     """Tighten the bounds [lo, hi_excl) kept for this pattern (a new entry if absent)."""
     cg = ctx | (P[P_GEN] << GEN_SHIFT)
+    gen = P[P_GEN] & 0xFFFF
+    base, key = _home(lens, ctx, P[P_MASK])
+    u = _suits(m)
+    sig = _sig(gen, key, u, _tops(w0, w1, w2, w3))
     w0 &= m
     w1 &= m
     w2 &= m
     w3 &= m
-    base = _home(lens, ctx, P[P_MASK])
     slot = -1
     for j in range(WINDOW):
         i = (base + j) & P[P_MASK]
-        if TT[i, T_CTX] >> GEN_SHIFT != P[P_GEN]:
+        if (SG[i] >> 48) & 0xFFFF != gen:
             slot = i
             break
         if (
-            TT[i, T_CTX] == cg
+            SG[i] == sig
+            and TT[i, T_CTX] == cg
             and TT[i, T_LENS] == lens
             and TT[i, T_MASK] == m
             and TT[i, T_W0] == w0
@@ -105,6 +157,7 @@ def tt_store(P, TT, TF, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
     if slot < 0:  # the window is full: replace one of its entries
         slot = (base + (P[P_STORES] & (WINDOW - 1))) & P[P_MASK]
     P[P_STORES] += 1
+    SG[slot] = sig
     TT[slot, T_LENS] = lens
     TT[slot, T_CTX] = cg
     TT[slot, T_MASK] = m

@@ -100,10 +100,12 @@ def _solve_chunk(
         # One table for the leaders of a deal: bounds on tricks are facts about
         # positions (the leader is part of every key), so the solves share endings.
         solver._start(kernel.TRICKS, fresh=True)
-        row = []
+        row: list[int] = []
         for leader in leaders:
             pos = Position.from_deal(np.asarray(hands, dtype=np.uint64), leader, broken, rules)
-            row.append(solver._tricks(pos, 0))
+            # another leader's answer is the driver's first guess: leads change a
+            # deal's tricks by a trick or so, and a near guess saves searches
+            row.append(solver._tricks(pos, 0, row[-1] if row else None))
         out.append(row)
     return out
 
