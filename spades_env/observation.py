@@ -49,6 +49,10 @@ trump                  4 (or 0)    trump="named" (RULES.md §6 auction) only: on
 In two_player the hand block shows my hand as it grows during the draw; the cards
 discarded unseen (after a kept card) are in no block of anyone's encoding.
 
+The same information packed into bit-planes (a tenth of the bytes; the Gymnasium envs'
+``obs_format="bits"``) is `obs_bits.encode_bits`; `obs_bits.unpack_bits` turns it back
+into this encoding.
+
 Version history: 1 the standard table; 2 the RULES.md §6 presets: P = 3..5 seats and
 T = 2 (partnerships) or P (one-player teams) change the block sizes, jokers use card
 slots 52/53, and the `open_hands` block is appended (size 0 unless the option is on, so

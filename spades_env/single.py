@@ -39,6 +39,23 @@ from spades_env.state import DONE, State, init
 _PHASE_BASE = [int(b) for b in PHASE_BASE]
 
 
+class _ByteActions(dict):
+    """phase -> 8 tables (byte k of the legal bits) of 256 tuples: the actions whose bits
+    a byte value holds (the legal bits start at PHASE_BASE[phase]); built on first use."""
+
+    def __missing__(self, phase: int) -> list[list[tuple[int, ...]]]:
+        base = _PHASE_BASE[phase]
+        tables = [
+            [tuple(base + 8 * k + i for i in range(8) if v >> i & 1) for v in range(256)]
+            for k in range(8)
+        ]
+        self[phase] = tables
+        return tables
+
+
+_BYTE_ACTIONS = _ByteActions()
+
+
 class SingleGame:
     """One game of Spades. Same contract as `engine.step` on a batch of one:
     `step(action)` returns a `StepInfo`, and `state` equals the `State` the batched engine
@@ -124,16 +141,18 @@ class SingleGame:
     # ------------------------------------------------------------------ queries
     @property
     def done(self) -> bool:
-        return int(self._st.phase[0]) == DONE
+        return self._st.phase.item(0) == DONE
 
     def legal_list(self) -> list[int]:
         """The legal actions of the seat to act."""
-        legal = int(self._st.legal[0])
-        out, base = [], _PHASE_BASE[int(self._st.phase[0])]
-        while legal:
-            low = legal & -legal
-            out.append(base + low.bit_length() - 1)
-            legal ^= low
+        legal = self._st.legal.item(0)
+        tables = _BYTE_ACTIONS[self._st.phase.item(0)]
+        out: list[int] = []
+        for table in tables:  # a byte of legal bits at a time: its actions, looked up
+            if not legal:
+                break
+            out += table[legal & 0xFF]
+            legal >>= 8
         return out
 
     def legal_mask(self) -> npt.NDArray[np.int8]:

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spades_env.engine import IllegalActionError, random_legal_actions, step
+from spades_env.engine import IllegalActionError, legal_action_mask, random_legal_actions, step
 from spades_env.observation import encode
 from spades_env.rules import PRESETS, Rules
 from spades_env.single import SingleGame
@@ -58,6 +58,8 @@ def test_single_game_matches_batched_engine(rules: Rules, seed: int) -> None:
         twin_info = step(twin, [action])
         _assert_same(game.state, twin)
         np.testing.assert_array_equal(info.hand_over, twin_info.hand_over)
+        if not game.done:
+            assert game.legal_list() == np.flatnonzero(legal_action_mask(twin)[0]).tolist()
         np.testing.assert_array_equal(info.hand_points, twin_info.hand_points)
         expected = encode(twin.take(np.zeros(p, dtype=np.int64)), np.arange(p))
         np.testing.assert_array_equal(game.obs, expected)
