@@ -78,7 +78,8 @@ class DDSolver:
 
     def __init__(self, tt_bits: int = 20, reuse_tricks: bool = False) -> None:
         n = 1 << tt_bits
-        # One 64-byte entry per slot, aligned to cache lines; TF views it as float64.
+        # One 80-byte entry per slot, the table starting on a cache line; TF views it as
+        # float64.
         raw = np.zeros(n * kernel.ENTRY + 8, dtype=np.int64)
         skip = (-raw.ctypes.data % 64) // 8
         self._TT = raw[skip : skip + n * kernel.ENTRY].reshape(n, kernel.ENTRY)
