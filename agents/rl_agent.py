@@ -200,6 +200,12 @@ class NetworkAgent(BaseAgent):
             self.check_rules(view.rules)
         if self.bidder is not None:
             return self._act_split(view, obs, mask)
+        return self._net_act(obs, mask)
+
+    def _net_act(
+        self, obs: npt.NDArray[np.int16] | None, mask: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """The network's actions (argmax, or sampled)."""
         if obs is None or obs.shape[1] != obs_size(self.rules):
             raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
         with torch.inference_mode(), autocast(self.device, self.precision):
@@ -229,11 +235,7 @@ class NetworkAgent(BaseAgent):
             out[idx] = self.bidder.act(view.take(idx), None, mask[idx])
         if not before.all():
             idx = np.flatnonzero(~before)
-            bidder, self.bidder = self.bidder, None
-            try:
-                out[idx] = self.act(None, None if obs is None else obs[idx], mask[idx])
-            finally:
-                self.bidder = bidder
+            out[idx] = self._net_act(None if obs is None else obs[idx], mask[idx])
         return out
 
 
