@@ -36,13 +36,13 @@ from agents.ismcts_kernel import Tree, _descend, _walk_play
 from agents.kernel_random import below
 from agents.search_kernel import (
     _jit,
-    _kth_bit,
     _play_out,
     _popcount,
     _quick_bid,
 )
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.core.kernel import PHASE_BASE, as_tuple, legal_bits, step_game
+from spades_env.core.rules import kth_bit
 from spades_env.core.spec import (
     L_BIDS,
     L_BLIND,
@@ -135,7 +135,7 @@ def _bid_search(
             elif phase == BID:  # the rollout (agents.ismcts.rollout)
                 a = _quick_bid(np.int64(u64[0, r[L_HANDS] + seat]), legal)
             else:
-                a = PHASE_BASE[phase] + _kth_bit(legal, below(stream, _popcount(legal)))
+                a = PHASE_BASE[phase] + kth_bit(legal, below(stream, _popcount(legal)))
             step_game(r, row, u64, i32, i16, i8, 0, a, fin, res, points)
         leader, size_, lead, broken, tp, trump = _to_play(r, u64, i8, hands, trick, won)
         if not expanded:  # selection and expansion go on into the card play

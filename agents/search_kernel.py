@@ -19,6 +19,7 @@ from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, 
 from spades_env.core.rules import (
     breaks_trump,
     card_strength,
+    kth_bit,
     legal_cards,
     partner_of,
     suit_of,
@@ -55,13 +56,6 @@ for _i in range(64):
 def _bit_index(low: int) -> int:
     """The index of the one set bit of `low` (a power of two below 2**63)."""
     return _DEBRUIJN_INDEX[(np.uint64(low) * _DEBRUIJN) >> np.uint64(58)]
-
-
-@_jit
-def _kth_bit(x: int, k: int) -> int:
-    for _ in range(k):
-        x &= x - 1
-    return _bit_index(x & -x)
 
 
 @_jit
@@ -212,7 +206,7 @@ def _play_out(
         if policy == GREEDY:
             c = _greedy(legal, trick, trick_size, lead, seat, p, partnerships, trump)
         else:
-            c = _kth_bit(legal, below(stream, _popcount(legal)))
+            c = kth_bit(legal, below(stream, _popcount(legal)))
         seq[n] = c
         n += 1
         leader, trick_size, lead, broken, tricks_played = _play_card(
