@@ -25,12 +25,17 @@ batched per agent and the engine steps the whole `State` at a time.
   ``"bits"`` the same packed into bit-planes, (N, bits_size) uint8 (obs_bits.py, with
   ``unpack_bits`` / ``unpack_bits_torch`` for the learner). The arrays a step hands out
   are written again only once nothing refers to them (`_Recycled`).
+- Threads: ``num_threads=k`` (default 1) splits the compiled step's games into k
+  ranges stepped at once on k threads (the games share nothing, so the results are the
+  same for every k). Only the default opponents step in compiled code, so k > 1 needs
+  them.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -74,6 +79,9 @@ from spades_env.state import DONE, State, init
 #: Action for a game that must not move in an engine step: never legal, so the engine
 #: (with on_illegal="report") leaves that game exactly as it was.
 _HOLD = -1
+#: Fewest games a thread of the compiled step is given (`num_threads`): below that,
+#: handing the work to a thread costs more than it saves.
+_MIN_RANGE = 256
 
 
 class SpadesVectorEnv(VectorEnv):
@@ -96,6 +104,7 @@ class SpadesVectorEnv(VectorEnv):
         illegal_reward: float = DEFAULT_ILLEGAL_REWARD,
         render_mode: str | None = None,
         obs_format: str = "int16",
+        num_threads: int = 1,
     ) -> None:
         if render_mode is not None:
             raise ValueError("the vector env does not render; render a single SpadesEnv")
@@ -137,6 +146,20 @@ class SpadesVectorEnv(VectorEnv):
         self._seat = np.full(n, self.seats[0], dtype=np.int64)  # (N,) seat observed
         # With only default opponents, a step is one compiled call (core/vector.py).
         self._compiled = all(agent is None for agent, _ in self._groups)
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer):
+            raise ValueError(f"num_threads must be a whole number >= 1; got {num_threads!r}")
+        if num_threads < 1:
+            raise ValueError(f"num_threads must be at least 1; got {num_threads}")
+        if num_threads > 1 and not self._compiled:
+            raise ValueError(
+                "num_threads > 1 needs the default opponents (opponent agents are called "
+                "from Python, one batch at a time); leave num_threads at 1"
+            )
+        # the games each thread steps: about equal ranges, none under _MIN_RANGE games
+        k = max(1, min(int(num_threads), n // _MIN_RANGE))
+        self.num_threads = int(num_threads)
+        self._ranges = [(n * i // k, n * (i + 1) // k) for i in range(k)]
+        self._pool: ThreadPoolExecutor | None = None
         self._scratch: _Scratch | None = None
         self._last_infos: dict[str, Any] = {}
 
@@ -232,13 +255,21 @@ class SpadesVectorEnv(VectorEnv):
         nums.fill(0)
         packed = self.obs_format == "bits"
         obs, mask, bits = sc.obs.take(), sc.mask.take(), sc.bits
-        env_step(
+        args = (
             sc.spec, state.buffer, acts, learner_acts, restart, seeds,
             self._learner, self.team, self.zero_sum, self.episode == "hand",
             -1 if self.hand_limit is None else self.hand_limit, self.illegal_reward,
             sc.fin, sc.res, sc.points, reward, flags, nums, self._seat, mask,
             sc.offsets, bits.kernel, packed, sc.memo, obs.view(np.uint8),
         )  # fmt: skip
+        if len(self._ranges) == 1:
+            env_step(*args, 0, n)
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(len(self._ranges), "spades-vector")
+            done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges]
+            for future in done:
+                future.result()
         self._ended = flags[:, F_TERMINATED] | flags[:, F_TRUNCATED]
         every = np.ones(n, dtype=bool)
         infos: dict[str, Any] = {
@@ -337,6 +368,15 @@ class SpadesVectorEnv(VectorEnv):
         sub = state.take(np.flatnonzero(rows))
         obs = encode(sub) if getattr(agent, "needs_obs", True) else None
         return np.asarray(agent.act(seat_view(sub), obs, legal_action_mask(sub)))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_pool": None}  # threads are not copied: started anew
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the step's threads (`num_threads` > 1)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     # ------------------------------------------------------------------ observing
     def action_masks(self) -> npt.NDArray[np.bool_]:

@@ -133,11 +133,12 @@ def _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum, episode_
             flags[g, F_TRUNCATED] = True
 
 
-@njit(cache=True, _nrt=False)  # no reference counting (core/borrow.py)
+@njit(cache=True, _nrt=False, nogil=True)  # no reference counting (core/borrow.py)
 def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, zero_sum,
              episode_hand, hand_limit, illegal_reward, fin, res, points, reward, flags, nums,
-             seat, mask, offsets, lay, packed, memo, obs):  # fmt: skip
-    """One vector-env step of every game (see the module doc).
+             seat, mask, offsets, lay, packed, memo, obs, lo, hi):  # fmt: skip
+    """One vector-env step of games `lo` to `hi` - 1 (see the module doc). The games
+    share nothing: threads may step disjoint ranges at once (the GIL is released).
 
     `learner_acts` False: no learner action this call (reset). `restart[g]`: start a fresh
     game with deal key `seeds[g]` (its action is ignored) and observe seat `seat[g]`
@@ -161,7 +162,7 @@ def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, ze
     mask = borrow(mask)
     row = r[R_ROW]
     work = new_work()
-    for g in range(buf.shape[0]):
+    for g in range(lo, hi):
         nums[g, 1] = -1  # no winner (where no hand ended)
         a = -1  # the learner's action to play first, if any
         if restart[g]:
