@@ -252,12 +252,14 @@ class SpadesVectorEnv(VectorEnv):
         )  # fmt: skip
         if len(self._ranges) == 1:
             hands, illegal = env_step(*args, 0, n)
-        else:
+        else:  # the first range on this thread, the others on the pool's
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(len(self._ranges), "spades-vector")
-            done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges]
-            counts = [future.result() for future in done]
-            hands, illegal = sum(c[0] for c in counts), sum(c[1] for c in counts)
+                self._pool = ThreadPoolExecutor(len(self._ranges) - 1, "spades-vector")
+            done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges[1:]]
+            hands, illegal = env_step(*args, *self._ranges[0])
+            for future in done:
+                more = future.result()
+                hands, illegal = hands + more[0], illegal + more[1]
         every = np.ones(n, dtype=bool)
         infos: dict[str, Any] = {
             "action_mask": mask,
