@@ -203,6 +203,7 @@ class SpadesVectorEnv(VectorEnv):
         n = self.num_envs
         acts = action_array(actions).reshape(n)  # whole numbers only (cards.py)
         if self._compiled:
+            acts = np.ascontiguousarray(acts)  # the compiled step's one array layout
             obs, reward, flags = self._run(acts, learner_acts=True)
             return obs, reward, flags[F_TERMINATED], flags[F_TRUNCATED], self._last_infos
         out = self._outcome()
