@@ -481,6 +481,57 @@ def step_batch(spec, buf, actions, report, flags, points, fin, res):
 
 
 @njit(cache=True, _nrt=False)
+def step_batch_random(spec, buf, key, flags, points, fin, res):
+    """`step_batch` with every game's action drawn here: a uniformly random legal action
+    (`_pick`), `u` being `keyed(key[0], g)` (a key the caller draws from its generator per
+    call), so no action array is built and no separate pass checks them. The picks of 64
+    games at a time are made together (they vectorise, as in `random_legal`), then those
+    games step. Returns the number of hands that ended (`flags[0, g]`); a game in play
+    with no legal action (a state edited into one) is left as it is, `flags[1, g]` is set
+    and the return value is then -1 - (the number of such games)."""
+    r = as_tuple(spec)
+    buf, u64, i32, i16, i8 = _views(buf)
+    flags, points = borrow(flags), borrow(points)
+    fin, res = borrow(fin), borrow(res)
+    k = key[0]
+    bits = stack_array(64, np.uint64)
+    base = stack_array(64, np.int64)
+    acts = stack_array(64, np.int64)
+    n = buf.shape[0]
+    ended = stuck = 0
+    for start in range(0, n, 64):
+        m = min(64, n - start)
+        for j in range(m):
+            bits[j] = u64[start + j, r[L_LEGAL]]
+            base[j] = PHASE_BASE[i8[start + j, r[L_PHASE]]]
+        for j in range(m):
+            acts[j] = _pick(bits[j], base[j], keyed(k, start + j))
+        for j in range(m):
+            g = start + j
+            if i8[g, r[L_PHASE]] == DONE:
+                continue
+            if bits[j] == 0:
+                flags[1, g] = True
+                stuck += 1
+                continue
+            if step_game(r, buf, u64, i32, i16, i8, g, acts[j], fin, res, points):
+                flags[0, g] = True
+                ended += 1
+    return ended if stuck == 0 else -1 - stuck
+
+
+_KEY_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_SCALE53 = 2.0**-53
+
+
+@njit(cache=True, inline="always")
+def keyed(key, g):
+    """A uniform in [0, 1) for game `g` of a step keyed `key` (SplitMix64, core/deal.py)."""
+    x = np.uint64(key) + np.uint64(g) * _KEY_GAMMA
+    return float(_deal.splitmix64(x) >> np.uint64(11)) * _SCALE53
+
+
+@njit(cache=True, _nrt=False)
 def start_hands(spec, buf, rows, given):
     """Start the current hand of the games in `rows` (deal, or `given` deals kept)."""
     r = as_tuple(spec)
