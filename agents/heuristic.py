@@ -42,6 +42,8 @@ Parameters (`heuristic:bid=model,bag_cost=-1,aggression=0,nil_risk=0,blind_defic
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -49,8 +51,9 @@ from agents.base import BaseAgent
 from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass, choose_trump
 from agents.heuristic_draw import choose_draw
 from agents.heuristic_play import choose_cards, reason_text
-from agents.model_bidding import choose_model_bid, choose_model_bids
+from agents.model_bidding import ModelBids, choose_model_bid, model_bids
 from agents.seat_table import Table, rows_from_view
+from agents.trick_features import context_features_batch, hand_features_batch
 from agents.trick_model import DEFAULT_PATH, applies, load_cached
 from spades_env.cards import BID_BASE
 from spades_env.observation import SeatView
@@ -105,7 +108,7 @@ class HeuristicAgent(BaseAgent):
         self.aggression = float(aggression)
         self.nil_risk = float(nil_risk)
         self.blind_deficit = int(blind_deficit)
-        self.last_reasons: list[str] = []
+        self._last_reasons: list[str] | Callable[[], list[str]] = []
 
     def decide(self, t: Table, model_bid: tuple[int, str] | None = None) -> tuple[int, str]:
         """One game before or outside the card play: (action, reason); `model_bid` the
@@ -139,38 +142,69 @@ class HeuristicAgent(BaseAgent):
             return choose_trump(t)  # RULES.md §6 auction
         return 0, "game over"  # DONE: the engine ignores the action
 
-    def _decide_all(self, view: SeatView) -> tuple[npt.NDArray[np.int64], list[str]]:
-        """Every game's action and reason: the card play in one compiled call, the other
-        decisions one game at a time."""
+    def _decide_all(self, view: SeatView) -> tuple[npt.NDArray[np.int64], Callable[[], list[str]]]:
+        """Every game's action, and a function that puts their reasons into words (only
+        `explain` and `last_reasons` read them): the card play in one compiled call, the
+        trick model's bids in one vectorised pass, the other decisions one game at a time."""
         actions = np.zeros(view.batch_size, dtype=np.int64)
-        reasons = [""] * view.batch_size
         play = (view.phase == PLAY) & (view.legal != 0)
         rows = np.flatnonzero(play)
+        cards = None
         if rows.size:
             out = choose_cards(view, rows)
             actions[rows] = out[rows, 0]
-            trump = view.trump.tolist()
-            for i, (ctx, why, need) in zip(rows.tolist(), out[rows, 1:].tolist(), strict=True):
-                reasons[i] = reason_text(ctx, why, need, trump[i])
+            cards = (rows, out[rows, 1:], view.trump[rows])
         rest = np.flatnonzero(~play)
-        tables = rows_from_view(view, rest)
-        chosen: list[tuple[int, str] | None] = [None] * len(tables)
-        if self.model is not None and applies(view.rules):  # the model's bids in one pass
-            k = [j for j, t in enumerate(tables) if t.phase == BID and t.legal != 0]
-            picks = choose_model_bids(
-                [tables[j] for j in k], [tables[j].dealer for j in k], self.model, self.bag_cost
-            )
-            for j, pick in zip(k, picks, strict=True):
-                chosen[j] = pick
-        for i, t, pick in zip(rest.tolist(), tables, chosen, strict=True):
-            actions[i], reasons[i] = self.decide(t, pick)
+        bids: tuple[npt.NDArray[np.int64], ModelBids] | None = None
+        if self.model is not None and applies(view.rules):
+            k = rest[(view.phase[rest] == BID) & (view.legal[rest] != 0)]
+            if k.size:  # the model picks among the legal bids: no bid to force
+                picks = self._model_bids(view, k)
+                actions[k] = BID_BASE + picks.bids
+                bids = (k, picks)
+                rest = np.setdiff1d(rest, k)
+        said: list[str] = []
+        for i, t in zip(rest.tolist(), rows_from_view(view, rest), strict=True):
+            actions[i], why = self.decide(t)
+            said.append(why)
+
+        def reasons() -> list[str]:
+            out = [""] * view.batch_size
+            if cards is not None:
+                for i, (ctx, why, need), trump in zip(*(a.tolist() for a in cards), strict=True):
+                    out[i] = reason_text(ctx, why, need, trump)
+            if bids is not None:
+                for j, i in enumerate(bids[0].tolist()):
+                    out[i] = bids[1].reason(j)
+            for i, why in zip(rest.tolist(), said, strict=True):
+                out[i] = why
+            return out
+
         return actions, reasons
+
+    def _model_bids(self, view: SeatView, rows: npt.NDArray[np.int64]) -> ModelBids:
+        """The trick model's bids of the bidding games `rows` (standard table)."""
+        seat = view.seat[rows].astype(np.int64)
+        bids = view.bids[rows].astype(np.int64)
+        context = context_features_batch(
+            seat, view.dealer[rows], bids, view.scores[rows], view.bags[rows]
+        )
+        x = np.column_stack([hand_features_batch(view.hand[rows]), context])
+        partner = bids[np.arange(len(rows)), (seat + 2) % 4]
+        return model_bids(self.model, x, partner, view.legal[rows], view.rules, self.bag_cost)
 
     def explain(self, view: SeatView) -> list[str]:
         """The reason for each game's decision, quoting the rule that chose it."""
-        return self._decide_all(view)[1]
+        return self._decide_all(view)[1]()
+
+    @property
+    def last_reasons(self) -> list[str]:
+        """The reasons of the last `act` call's decisions (put into words when read)."""
+        if not isinstance(self._last_reasons, list):
+            self._last_reasons = self._last_reasons()
+        return self._last_reasons
 
     def act(self, view: SeatView, obs, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         del obs, mask  # the view carries the legal bits
-        actions, self.last_reasons = self._decide_all(view)
+        actions, self._last_reasons = self._decide_all(view)
         return actions

@@ -63,8 +63,8 @@ def side_suit_tricks(ranks: list[int]) -> float:
     return t
 
 
-def spade_tricks(ranks: list[int], shortness: float) -> float:
-    """Tricks expected from the spades (ranks highest first): honours, length and ruffs.
+def spade_values(ranks: list[int]) -> list[float]:
+    """The tricks each spade is worth (ranks highest first), before the ruffs.
 
     A spade with `k` higher spades out wins once those fall, if it has `k` small spades
     to wait with; the A♠ (k = 0) is certain (seed 000: "spader ess som ett självklart
@@ -80,9 +80,20 @@ def spade_tricks(ranks: list[int], shortness: float) -> float:
     # out and the low trumps take tricks at the end.
     for i in range(max(0, n - 4)):
         values[n - 1 - i] = max(values[n - 1 - i], 0.75)
-    # Spare low spades ruff short side suits ("Spara spadern till rätt stick").
+    return values
+
+
+def ruff_cap(values: list[float]) -> float:
+    """The most the short side suits add: spare low spades ruff them ("Spara spadern
+    till rätt stick"), 0.3 a spade beyond the first."""
     spare = sum(1 for v in values if v < 0.75)
-    return sum(values) + min(shortness, 0.3 * max(0, spare - 1))
+    return 0.3 * max(0, spare - 1)
+
+
+def spade_tricks(ranks: list[int], shortness: float) -> float:
+    """Tricks expected from the spades (ranks highest first): honours, length and ruffs."""
+    values = spade_values(ranks)
+    return sum(values) + min(shortness, ruff_cap(values))
 
 
 #: value of a spade with k higher spades out and at least k small ones to wait with
@@ -119,27 +130,43 @@ def best_trump(hand: int) -> int:
     return max(range(NUM_SUITS), key=lambda s: (trump_value(hand, s), -s))
 
 
+def spade_nil_danger(spades: list[int]) -> float | None:
+    """The trump suit's part of `nil_danger` (ranks highest first); None: hopeless."""
+    # seed 000 "Noll-budet": no high spades; a long spade holding cannot all be ducked.
+    if spades and spades[0] >= JACK:
+        return None
+    return max(0, len(spades) - 2) * 0.35 + sum(0.05 * r for r in spades)
+
+
+def side_nil_dangers(ranks: list[int]) -> list[float] | None:
+    """A side suit's additions to `nil_danger`, in the order they are added (ranks
+    highest first); None: the suit makes the nil hopeless."""
+    if ranks and ranks[0] == ACE:
+        return None  # an ace is a trick
+    out = []
+    for i, r in enumerate(ranks):
+        cover = len(ranks) - i - 1  # low cards under this one to duck with
+        if r == KING and cover < 3:
+            return None  # seed 000: "En ensam kung i en färg är däremot en fälla"
+        if r >= TEN:
+            out.append(max(0.0, (r - 7) * 0.12 - cover * 0.1))
+    return out
+
+
 def nil_danger(hand: int, trump: int = SPADES) -> float:
     """How likely a hand is to be forced to win a trick (0: safe; >= 1: hopeless), with
     `trump` as trump (RULES.md §6 auction: any suit)."""
-    danger = 0.0
-    spades = _ranks(hand, trump)
-    # seed 000 "Noll-budet": no high spades; a long spade holding cannot all be ducked.
-    if spades and spades[0] >= JACK:
+    danger = spade_nil_danger(_ranks(hand, trump))
+    if danger is None:
         return 9.0
-    danger += max(0, len(spades) - 2) * 0.35 + sum(0.05 * r for r in spades)
     for s in range(NUM_SUITS):
-        ranks = _ranks(hand, s)
-        if s == trump or not ranks:
+        if s == trump:
             continue
-        if ranks[0] == ACE:
-            return 9.0  # an ace is a trick
-        for i, r in enumerate(ranks):
-            cover = len(ranks) - i - 1  # low cards under this one to duck with
-            if r == KING and cover < 3:
-                return 9.0  # seed 000: "En ensam kung i en färg är däremot en fälla"
-            if r >= TEN:
-                danger += max(0.0, (r - 7) * 0.12 - cover * 0.1)
+        adds = side_nil_dangers(_ranks(hand, s))
+        if adds is None:
+            return 9.0
+        for d in adds:
+            danger += d
     return danger
 
 

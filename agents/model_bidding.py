@@ -24,6 +24,7 @@ heuristic's rules decide them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -139,24 +140,50 @@ def choose_model_bids(
         return []
     x = np.stack([seat_features(t, d) for t, d in zip(tables, dealers, strict=True)])
     partner = np.array([t.bids[t.partner] for t in tables], dtype=np.int64)
-    values = expected_scores_batch(model, x, partner, tables[0].rules, cost)
-    pmfs, nil_made = model.team_pmf(x), model.nil_made(x)
-    out = []
-    for t, pb, value, pmf, made in zip(
-        tables, partner.tolist(), values, pmfs, nil_made.tolist(), strict=True
-    ):
-        legal = [b for b in range(min(TRICKS, t.legal.bit_length())) if t.legal >> b & 1]
-        if pb == 0 and len(legal) > 1:
-            legal = [b for b in legal if b > 0]
-        if t.rules.nil_value <= 0 and len(legal) > 1:
-            legal = [b for b in legal if b > 0]
-        bid = max(legal, key=lambda b, value=value: (value[b], -b))
+    legal = np.array([t.legal for t in tables], dtype=np.uint64)
+    picks = model_bids(model, x, partner, legal, tables[0].rules, cost)
+    return [(int(b), picks.reason(i)) for i, b in enumerate(picks.bids.tolist())]
+
+
+@dataclass
+class ModelBids:
+    """The trick model's bids of G seats, with what their reasons quote."""
+
+    bids: npt.NDArray[np.int64]  # (G,) the bid (0 = nil)
+    value: npt.NDArray[np.float64]  # (G, 14) expected team score of every bid
+    pmf: npt.NDArray[np.float64]  # (G, 17) the team's tricks beyond the partner's bid
+    nil_made: npt.NDArray[np.float64]  # (G,) P(a nil takes no trick)
+
+    def reason(self, i: int) -> str:
+        """The sentence of seat i's bid."""
+        bid, pmf = int(self.bids[i]), self.pmf[i]
         mean = float(pmf @ np.arange(Y_LOW, TRICKS))
         why = (
-            f"nil made {made:.0%}" if bid == 0 else f"contract made {pmf[bid - Y_LOW :].sum():.0%}"
+            f"nil made {float(self.nil_made[i]):.0%}"
+            if bid == 0
+            else f"contract made {pmf[bid - Y_LOW :].sum():.0%}"
         )
-        out.append((bid, (
+        return (
             f"trick model: the team takes {mean:.1f} tricks beyond my partner's bid; bid "
-            f"{'nil' if bid == 0 else bid} scores {value[bid]:+.1f} expected ({why})"
-        )))  # fmt: skip
-    return out
+            f"{'nil' if bid == 0 else bid} scores {self.value[i, bid]:+.1f} expected ({why})"
+        )
+
+
+def model_bids(
+    model: TrickModel,
+    x: npt.NDArray[np.float64],
+    partner_bid: npt.NDArray[np.int64],
+    legal: npt.NDArray[np.uint64],
+    rules: Rules,
+    cost: float | None = None,
+) -> ModelBids:
+    """The legal bid of highest expected team score (ties: the lower bid) of G seats:
+    features `x` (G, F), partner bids (G,) (-1 not yet), legal bid bits (G,). Never nil
+    beside a partner's nil, nor where a nil scores nothing (`nil_value`), unless it is the
+    only legal bid."""
+    values = expected_scores_batch(model, x, partner_bid, rules, cost)
+    allowed = (legal[:, None] >> np.arange(TRICKS, dtype=np.uint64)) & np.uint64(1) != 0
+    no_nil = ((partner_bid == 0) | (rules.nil_value <= 0)) & (allowed.sum(axis=1) > 1)
+    allowed[no_nil, 0] = False
+    bids = np.where(allowed, values, -np.inf).argmax(axis=1)  # the first of equals: lowest
+    return ModelBids(bids, values, model.team_pmf(x), model.nil_made(x))

@@ -124,16 +124,15 @@ def play(
 
 
 class _LazyView:
-    """The step's `seat_view`, built on the first `take` (a network does not read it)."""
+    """The step's `seat_view`, built only for the games a player reads it for (a network
+    does not read it): from the state's rows of those games (`State.take`, one gather),
+    so an opponent in a quarter of the games costs a quarter of the view."""
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.view: SeatView | None = None
 
     def take(self, idx: npt.NDArray[np.int64]) -> SeatView:
-        if self.view is None:
-            self.view = seat_view(self.state)
-        return self.view.take(idx)
+        return seat_view(self.state.take(idx))
 
 
 def _rows(obs: npt.NDArray[np.int16] | None, idx: npt.NDArray[np.int64]):

@@ -21,9 +21,11 @@ replaced by another action.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+import numba
 import numpy as np
 import numpy.typing as npt
 
@@ -62,6 +64,7 @@ __all__ = [
     "STRENGTH",
     "HandResult",
     "IllegalActionError",
+    "NoLegalActionError",
     "StepInfo",
     "blind_allowed",
     "explain_illegal",
@@ -72,6 +75,7 @@ __all__ = [
     "seat_name",
     "start_hand",
     "step",
+    "step_random",
     "stop_games",
     "update_legal",
 ]
@@ -148,14 +152,33 @@ class StepInfo:
 
 # ----------------------------------------------------------------------------- step
 class _Scratch:
-    """Per-state buffers the kernel writes finished hands into (reused every step)."""
+    """Per-state buffers the kernel writes finished hands into (reused every step), and
+    the step kernel's entry point for this state (made on its first call)."""
 
     def __init__(self, rules: Rules, b: int, row: int) -> None:
         self.spec = spec(rules)
         self.teams = rules.num_teams
         self.fin = np.zeros((b, row), dtype=np.uint8)
         self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
+        self.key = np.zeros(1, dtype=np.uint64)  # step_random's key of this call
         self.buffer: npt.NDArray[np.uint8] | None = None  # the State buffer served
+        self.no_actions = np.zeros(b, dtype=np.int64)  # step_random's (unread) actions
+        self._entry: Callable[..., int] | None = None
+
+    def entry(self, args: tuple) -> Callable[..., int]:
+        """`step_batch`'s compiled entry point for these argument types (`_entry`)."""
+        if self._entry is None:
+            self._entry = _entry(_kernel.step_batch, *args)
+        return self._entry
+
+
+def _entry(kernel, *args) -> Callable[..., int]:
+    """The compiled code of `kernel` for the types of `args`, to call without numba's
+    dispatch: matching the types of nine arguments costs 1-2 us a call, a fifth of a
+    step at batch 64. Only for arguments of exactly these types (the engine makes them
+    all but the state's buffer, which `_scratch` ties the entry to, and the actions,
+    which `step` checks)."""
+    return kernel.compile(tuple(numba.typeof(a) for a in args))
 
 
 def _scratch(state: State) -> _Scratch:
@@ -187,10 +210,13 @@ def step(
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
     flags = np.zeros((2, b), dtype=bool)  # hand over, illegal
     points = np.zeros((b, scratch.teams), dtype=np.int32)
-    ended = _kernel.step_batch(
-        scratch.spec, state.buffer, acts, on_illegal == "report", flags, points, scratch.fin,
-        scratch.res,
-    )  # fmt: skip
+    mode = _kernel.REPORT if on_illegal == "report" else _kernel.RAISE
+    args = (scratch.spec, state.buffer, acts, mode, scratch.key, flags, points,
+            scratch.fin, scratch.res)  # fmt: skip
+    if acts is actions and acts.flags.c_contiguous:  # the entry's types (see `_entry`)
+        ended = scratch.entry(args)(*args)
+    else:
+        ended = _kernel.step_batch(*args)
     if ended < 0:
         bad = -1 - ended
         act = int(acts[bad])
@@ -201,6 +227,48 @@ def step(
             explain_illegal(state, bad, act),
             legal_actions(state, bad),
         )
+    return _info(state, scratch, ended, flags, points)
+
+
+def step_random(state: State, rng: np.random.Generator) -> StepInfo:
+    """Every game in play takes a uniformly random legal action: `step` with the random
+    agent's choice made inside the same compiled pass, so no action array is built.
+
+    The draws of one call are keyed by one 64-bit word of `rng` (SplitMix64 of the key
+    and the game's index), so a seeded `rng` replays the same games. The actions taken
+    are in `state.history`. A game in play with no legal action (only a state edited
+    into one) is left as it is, and `NoLegalActionError` raised after the others stepped.
+    """
+    scratch = _scratch(state)
+    b = scratch.fin.shape[0]
+    scratch.key[0] = rng.bit_generator.random_raw()
+    flags = np.zeros((2, b), dtype=bool)  # hand over, no legal action
+    points = np.zeros((b, scratch.teams), dtype=np.int32)
+    args = (scratch.spec, state.buffer, scratch.no_actions, _kernel.RANDOM, scratch.key,
+            flags, points, scratch.fin, scratch.res)  # fmt: skip
+    ended = scratch.entry(args)(*args)
+    if ended < 0:  # -1 - (games stuck): the others stepped
+        info = _info(state, scratch, int(np.count_nonzero(flags[0])), flags, points)
+        raise NoLegalActionError(np.flatnonzero(flags[1]), info)
+    return _info(state, scratch, ended, flags, points)
+
+
+class NoLegalActionError(ValueError):
+    """`step_random` met games in play with no legal action (only a state edited into
+    one can be). They are left as they were; the other games stepped, and `info` is
+    their `StepInfo`."""
+
+    def __init__(self, games: npt.NDArray[np.int64], info: StepInfo):
+        self.games, self.info = games, info
+        super().__init__(
+            f"games {games.tolist()} are in play with no legal action (was the state "
+            "edited? engine.update_legal recomputes the legal actions)"
+        )
+
+
+def _info(
+    state: State, scratch: _Scratch, ended: int, flags: npt.NDArray, points: npt.NDArray
+) -> StepInfo:
     hand_over = flags[0]
     finished = _finished(state, scratch, np.flatnonzero(hand_over)) if ended else None
     info = object.__new__(StepInfo)  # StepInfo(...) without the frozen-dataclass setattrs

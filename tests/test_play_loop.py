@@ -73,3 +73,42 @@ def test_the_encoding_is_computed_only_when_read():
     play(init(rules, 2, np.random.default_rng(3)), np.zeros((2, 4), dtype=np.int64),
          [RandomAgent(0)], on_turn=lambda t: seen.append(t.obs), obs_always=True)  # fmt: skip
     assert all(o is not None and o.shape[0] == 2 for o in seen)
+
+
+class Viewing(RandomAgent):
+    """A random agent that checks the view it is given against the whole batch's."""
+
+    def __init__(self, seed: int, state) -> None:
+        super().__init__(seed)
+        self.state, self.checked = state, 0
+
+    def act(self, view, obs, mask):
+        from spades_env.observation import seat_view
+
+        idx = np.flatnonzero(self.state.phase != DONE)[: len(mask)]
+        whole = seat_view(self.state).take(idx)
+        for name in whole.__dataclass_fields__:
+            if name != "rules":
+                assert np.array_equal(getattr(view, name), getattr(whole, name)), name
+        self.checked += 1
+        return super().act(view, obs, mask)
+
+
+@pytest.mark.parametrize(
+    "preset, options",
+    [
+        ("standard", {"blind_nil": "always", "blind_nil_exchange": True}),
+        ("two_player", {}),
+        ("auction", {}),
+        ("jokers", {}),
+    ],
+)
+def test_a_players_view_is_the_whole_batchs_view_of_its_games(preset, options):
+    """The loop builds a player's seat view from its games' rows only: every field equals
+    the whole batch's view taken at those games (blind nil and the exchange, the draw, the
+    auction included)."""
+    rules = Rules.preset(preset, **options)
+    state = init(rules, 40, np.random.default_rng(3))
+    agent = Viewing(4, state)
+    play(state, np.zeros((40, rules.num_players), dtype=np.int64), [agent])
+    assert agent.checked > 20

@@ -10,13 +10,15 @@ import numpy as np
 import pytest
 import torch
 
+from agents.networks import PolicyValueNet
 from agents.registry import AgentSpecError, make_agent, parse_spec
 from agents.rl_agent import CheckpointError, RLAgent, read_checkpoint
 from experiments.cli.app import main as spades
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.cards import NUM_ACTIONS
-from spades_env.observation import OBS_VERSION
+from spades_env.engine import legal_action_mask
+from spades_env.observation import OBS_VERSION, encode
 from spades_env.rules import Rules
 from spades_env.state import init
 from training import dmc, ppo_selfplay
@@ -340,6 +342,24 @@ def test_learner_batch_targets_are_the_seat_returns():
     assert (batch["mask"].sum(axis=1) > 1).all()  # forced moves dropped
     assert np.allclose(batch["adv"], batch["mc"] - 0.5)  # lambda = 1: return minus value
     assert set(np.round(batch["mc"], 4)) <= set(np.round(returns.ravel(), 4))
+
+
+@pytest.mark.parametrize("rows", [1, 63, 64, 70])
+def test_rollout_sampling_pads_rows_without_changing_them(rows):
+    """The rollout's forward pass pads its rows to a multiple of `PAD_ROWS` (one compiled
+    product per shape): each row's value and log-probability are the network's own."""
+    rules = Rules()
+    state = init(rules, rows, np.random.default_rng(2))
+    obs, mask = encode(state), legal_action_mask(state)
+    net = PolicyValueNet(rules, [16]).eval()
+    act = ppo_selfplay.sampling_fn(net, torch.device("cpu"), torch.Generator().manual_seed(0))
+    action, logp, value = act(obs, mask)
+    assert action.shape == logp.shape == value.shape == (rows,)
+    assert mask[np.arange(rows), action].all()
+    with torch.no_grad():
+        logits, v = net(torch.from_numpy(obs), torch.from_numpy(mask))
+        want = torch.log_softmax(logits, 1)[torch.arange(rows), torch.from_numpy(action)]
+    assert np.allclose(value, v.numpy(), atol=1e-5) and np.allclose(logp, want.numpy(), atol=1e-5)
 
 
 def test_shipped_checkpoint_is_small_and_plays():

@@ -300,3 +300,70 @@ def test_the_batched_bid_choice_is_each_seats_own():
     batch = choose_model_bids(tables, [3] * len(tables), model)
     assert batch == [choose_model_bid(t, 3, model) for t in tables]
     assert len({b for b, _ in batch}) > 2
+
+
+def _hands(rng: np.random.Generator, n: int) -> list[int]:
+    """n 13-card hands, half of them from two or three suits only (voids, long suits)."""
+    out = []
+    for i in range(n):
+        suits = rng.permutation(4)[: 4 - i % 3] if i % 2 else np.arange(4)
+        deck = (suits[:, None] * 13 + np.arange(13)).ravel()
+        out.append(int(sum(1 << int(c) for c in rng.choice(deck, 13, replace=False))))
+    return out
+
+
+def test_batched_hand_features_are_the_scalar_ones_bit_for_bit():
+    from agents.trick_features import hand_features_batch
+    from agents.trick_model import hand_features
+
+    hands = _hands(np.random.default_rng(3), 4000)
+    batch = hand_features_batch(np.array(hands, dtype=np.uint64))
+    scalar = np.array([hand_features(h) for h in hands], dtype=np.float64)
+    assert batch.dtype == np.float64 and batch.shape == scalar.shape
+    assert np.array_equal(batch, scalar)  # exact: the same sums in the same order
+    assert len(set(batch[:, COUNT].tolist())) > 50  # the hands differ
+
+
+def test_batched_context_features_are_the_scalar_ones():
+    from agents.trick_features import context_features_batch
+    from agents.trick_model import bidding_order, context_features
+
+    rng = np.random.default_rng(4)
+    n = 500
+    seat, dealer = rng.integers(4, size=n), rng.integers(4, size=n)
+    bids = rng.integers(-1, 9, size=(n, 4))
+    scores, bags = rng.integers(-700, 700, size=(n, 2)), rng.integers(0, 10, size=(n, 2))
+    batch = context_features_batch(seat, dealer, bids, scores, bags)
+    scalar = [
+        context_features(
+            int(seat[i]), bids[i].tolist(), scores[i].tolist(), bags[i].tolist(),
+            bidding_order(int(dealer[i])),
+        )
+        for i in range(n)
+    ]  # fmt: skip
+    assert np.array_equal(batch, np.array(scalar, dtype=np.float64))
+
+
+def test_the_heuristic_bids_a_batch_as_each_seat_alone():
+    """`HeuristicAgent.act` (the features from arrays, one pass) chooses the bids and
+    reasons that the one-table path (`choose_model_bid`, scalar features) gives."""
+    from agents.seat_table import rows_from_view
+    from spades_env import init, step
+    from spades_env.engine import random_legal_actions
+    from spades_env.observation import seat_view
+
+    rng = np.random.default_rng(5)
+    agent = HeuristicAgent()
+    state = init(Rules(), 300, rng)
+    state.scores[:] = rng.integers(-30, 50, size=state.scores.shape) * 10
+    state.bags[:] = rng.integers(0, 10, size=state.bags.shape)
+    chosen = set()
+    for _ in range(4):  # every bidding position, after random bids
+        view = seat_view(state)
+        actions = agent.act(view, None, None)
+        singles = [agent.decide(t) for t in rows_from_view(view)]
+        assert actions.tolist() == [a for a, _ in singles]
+        assert agent.last_reasons == [why for _, why in singles]
+        chosen |= set(actions.tolist())
+        step(state, random_legal_actions(state.legal, state.phase, rng))
+    assert {BID_BASE, BID_BASE + 3} <= chosen  # nils and numbers among them

@@ -158,6 +158,12 @@ class Args:
     """duplicate deals of each evaluation against --eval-search"""
 
 
+#: A rollout's forward pass pads its rows up to a multiple of this on the CPU: oneDNN
+#: compiles a matrix product for every new batch shape (milliseconds each in bf16, several
+#: times the product itself), and the learner's games vary from step to step.
+PAD_ROWS = 64
+
+
 def sampling_fn(
     net: PolicyValueNet | SplitPolicyValueNet,
     device: torch.device,
@@ -167,12 +173,17 @@ def sampling_fn(
     """The rollout learner: sample from the masked policy; keep log-probs and values."""
 
     def act(obs: np.ndarray, mask: np.ndarray):
+        n = len(obs)
+        o, m = torch.from_numpy(obs), torch.from_numpy(mask)
+        pad = -n % PAD_ROWS if device.type == "cpu" else 0
+        if pad:  # padded rows: all actions masked, sliced off before sampling
+            o, m = nn.functional.pad(o, (0, 0, 0, pad)), nn.functional.pad(m, (0, 0, 0, pad))
         with torch.inference_mode(), autocast(device, precision):
-            logits, value = net(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device))
+            logits, value = net(o.to(device), m.to(device))
         with torch.inference_mode():
-            action, logp_all = sample_masked(logits.cpu(), gen)
+            action, logp_all = sample_masked(logits[:n].cpu(), gen)
             logp = logp_all.gather(1, action[:, None])[:, 0]
-        return action.numpy(), logp.numpy(), value.float().cpu().numpy()
+        return action.numpy(), logp.numpy(), value[:n].float().cpu().numpy()
 
     return act
 

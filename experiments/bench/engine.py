@@ -1,7 +1,8 @@
 """The engine's own throughput, the reference rates of `spades bench`'s sections.
 
-`engine_run` (the batched engine) and `single_run` (`SingleGame`) play random legal
-moves of full hands and count the decisions; `timed` turns such a run into a rate
+`engine_run` (the batched engine, the random choice inside its step or made by the
+agent's numpy function) and `single_run` (`SingleGame`) play random legal moves of full
+hands and count the decisions; `timed` turns such a run into a rate
 (`engine_rate`, `single_rate`).
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from agents.random_agent import random_legal_actions
-from spades_env.engine import reset_done, step
+from spades_env.engine import reset_done, step, step_random
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
 from spades_env.state import DONE, init
@@ -33,9 +34,13 @@ def timed(run: Callable[[], int], seconds: float) -> float:
             return count / elapsed
 
 
-def engine_run(rules: Rules, batch: int, seed: int = 0) -> Callable[[], int]:
+def engine_run(
+    rules: Rules, batch: int, seed: int = 0, *, agent: bool = False
+) -> Callable[[], int]:
     """A run of random legal play of about one hand in `batch` games (scoring included);
-    returns the decisions made."""
+    returns the decisions made. The random choice is made inside the compiled step
+    (`step_random`), as OpenSpiel's C++ bots make theirs; with `agent`, it is made in
+    numpy (`random_legal_actions`) and passed to `step`, the path of any other agent."""
     rng = np.random.default_rng(seed)
     state = init(rules, batch, rng)
 
@@ -44,7 +49,10 @@ def engine_run(rules: Rules, batch: int, seed: int = 0) -> Callable[[], int]:
         # Games in play only change when one ends, which the step's record says.
         active = batch - int(np.count_nonzero(state.phase == DONE))
         for _ in range(rules.num_players * (rules.hand_size + 1)):  # about one hand
-            info = step(state, random_legal_actions(state.legal, state.phase, rng))
+            if agent:
+                info = step(state, random_legal_actions(state.legal, state.phase, rng))
+            else:
+                info = step_random(state, rng)
             decided += active
             if info.finished is not None:
                 active -= int(np.count_nonzero(info.finished.game_over))
@@ -54,9 +62,13 @@ def engine_run(rules: Rules, batch: int, seed: int = 0) -> Callable[[], int]:
     return run
 
 
-def engine_rate(rules: Rules, batch: int, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of random legal play of full hands, scoring included."""
-    return timed(engine_run(rules, batch, seed), seconds)
+def engine_rate(
+    rules: Rules, batch: int, seconds: float, seed: int = 0, *, agent: bool = True
+) -> float:
+    """Decisions per second of random legal play of full hands, scoring included; by
+    default with the actions made outside the step (`engine_run`), as every agent but the
+    random one plays."""
+    return timed(engine_run(rules, batch, seed, agent=agent), seconds)
 
 
 def single_run(rules: Rules, seed: int = 0) -> Callable[[], int]:
