@@ -237,25 +237,26 @@ def ppo_update(
     for _epoch in range(args.update_epochs):
         order = torch.randperm(size, generator=session.torch_rng).to(dev)
         for start in range(0, size - mb_size + 1, mb_size):
-            mb = order[start : start + mb_size]
+            # index_select: several times faster than indexing a 2-D tensor by a tensor
+            m = {k: v.index_select(0, order[start : start + mb_size]) for k, v in b.items()}
             with autocast(dev, cast):
-                logits, value = net(b["obs"][mb], b["mask"][mb])
+                logits, value = net(m["obs"], m["mask"])
             logits, value = logits.float(), value.float()
             logp_all = torch.log_softmax(logits, dim=1)
-            newlogp = logp_all.gather(1, b["action"][mb][:, None])[:, 0]
+            newlogp = logp_all.gather(1, m["action"][:, None])[:, 0]
             entropy = -(policy_probs(logits) * logp_all).sum(dim=1)
-            logratio = newlogp - b["logp"][mb]
+            logratio = newlogp - m["logp"]
             ratio = logratio.exp()
             with torch.no_grad():
                 approx_kl = ((ratio - 1) - logratio).mean()
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-            adv = b["adv"][mb]
+            adv = m["adv"]
             if args.norm_adv:
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(
                 -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
             ).mean()
-            ret, old_v = b["ret"][mb], b["value"][mb]
+            ret, old_v = m["ret"], m["value"]
             v_loss = (value - ret) ** 2
             if args.clip_vloss:
                 v_clipped = old_v + (value - old_v).clamp(-args.clip_coef, args.clip_coef)
@@ -264,8 +265,8 @@ def ppo_update(
             ent = entropy.mean()
             loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
             if kl_coef > 0:  # KL(teacher || policy) over the legal actions
-                t_logp = b["teacher_logp"][mb]
-                kl = (b["teacher_p"][mb] * (t_logp - logp_all)).sum(dim=1).mean()
+                t_logp = m["teacher_logp"]
+                kl = (m["teacher_p"] * (t_logp - logp_all)).sum(dim=1).mean()
                 loss = loss + kl_coef * kl
             optimizer.zero_grad()
             loss.backward()
