@@ -172,14 +172,20 @@ def sampling_fn(
 ):
     """The rollout learner: sample from the masked policy; keep log-probs and values."""
 
+    padded: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # rows -> reused (obs, mask)
+
     def act(obs: np.ndarray, mask: np.ndarray):
         n = len(obs)
-        o, m = torch.from_numpy(obs), torch.from_numpy(mask)
-        pad = -n % PAD_ROWS if device.type == "cpu" else 0
-        if pad:  # padded rows: all actions masked, sliced off before sampling
-            o, m = nn.functional.pad(o, (0, 0, 0, pad)), nn.functional.pad(m, (0, 0, 0, pad))
+        rows = n + (-n % PAD_ROWS if device.type == "cpu" else 0)
+        if rows > n:  # rows past n: whatever an earlier step left, sliced off before sampling
+            if rows not in padded:
+                padded[rows] = (np.zeros((rows, obs.shape[1]), obs.dtype),
+                                np.zeros((rows, mask.shape[1]), mask.dtype))  # fmt: skip
+            po, pm = padded[rows]
+            po[:n], pm[:n] = obs, mask
+            obs, mask = po, pm
         with torch.inference_mode(), autocast(device, precision):
-            logits, value = net(o.to(device), m.to(device))
+            logits, value = net(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device))
         with torch.inference_mode():
             action, logp_all = sample_masked(logits[:n].cpu(), gen)
             logp = logp_all.gather(1, action[:, None])[:, 0]
