@@ -30,6 +30,7 @@ with `training/dmc.py`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,14 +165,32 @@ class Args:
 PAD_ROWS = 64
 
 
+def half_copy(net: nn.Module, dtype: torch.dtype) -> nn.Module:
+    """A copy of `net` whose parameters are stored in `dtype` (bfloat16): under autocast
+    to that type it computes exactly what `net` does (autocast casts the parameters to
+    it anyway), with no cast at each call. Float buffers (the input scales) stay as they
+    are: autocast does not cast those."""
+    half = copy.deepcopy(net).to(dtype)
+    for (_, buf), (_, mine) in zip(net.named_buffers(), half.named_buffers(), strict=True):
+        if buf.is_floating_point():
+            mine.data = buf.data
+    return half
+
+
 def sampling_fn(
     net: PolicyValueNet | SplitPolicyValueNet,
     device: torch.device,
     gen: torch.Generator,
     precision: str = "fp32",
 ):
-    """The rollout learner: sample from the masked policy; keep log-probs and values."""
+    """The rollout learner: sample from the masked policy; keep log-probs and values.
 
+    It acts with the network's weights as they are when it is built (the local rollouts
+    build it for each rollout, a Ray actor whenever new weights arrive): in bf16 on the
+    CPU, from a copy of the network stored in bf16 (`half_copy`), so autocast does not
+    cast every weight again at every step."""
+    if precision == "bf16" and device.type == "cpu":
+        net = half_copy(net, torch.bfloat16)
     padded: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # rows -> reused (obs, mask)
 
     def act(obs: np.ndarray, mask: np.ndarray):
