@@ -70,8 +70,17 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "checkpoint": AgentEntry(
         _lazy("agents.rl_agent:checkpoint_agent"),
-        {"path": str, "sample": bool, "device": str, "bid": str, "model": str},
+        {
+            "path": str,
+            "sample": bool,
+            "device": str,
+            "bid": str,
+            "model": str,
+            "endgame": int,
+            "worlds": int,
+        },
         "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
+        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame); "
         "bid=model|rules: the heuristic decides before card play (the fitted trick "
         "model | seed 000's count), the network plays the cards",
         positional="path",
@@ -104,9 +113,11 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "learned": AgentEntry(
         _lazy("agents.rl_agent:learned_agent"),
-        {"sample": bool, "bid": str, "model": str},
+        {"sample": bool, "bid": str, "model": str, "endgame": int, "worlds": int},
         "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
-        "heuristic, then fine-tuned; recipe in learned.json); bid=model|rules: the "
+        "heuristic, then fine-tuned; recipe in learned.json) for the bids and the first "
+        "tricks, and an exact solve of the last endgame=K tricks over worlds=W sampled "
+        "worlds (agents.endgame; endgame=0: the network alone); bid=model|rules: the "
         "heuristic bids (trick model, model=PATH another model file | seed 000's count), "
         "the network plays the cards",
         check="agents.rl_agent:check_learned",

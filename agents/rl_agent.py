@@ -12,6 +12,11 @@ decision before card play (on the standard table: the bid of highest expected te
 under the fitted trick model, `agents.model_bidding`) while the network plays the cards;
 `bid=rules` takes seed 000's count instead; `bid=net` (the default) is the network alone.
 
+`endgame=K,worlds=W` (any of them) plays the last K tricks of each hand by a determinized
+exact solve over W sampled worlds (`agents.endgame`), the network the rest; `learned`
+does so by default (`LEARNED_ENDGAME`, `DEFAULT_WORLDS`: the best measured setting that
+keeps its speed targets, see `learned.json`), `endgame=0` is the network alone.
+
 A checkpoint is a `torch.save`d dict (read with `weights_only=True`, so loading one runs
 no code): the network config and weights, the training args, the rules, the observation
 encoding version, step counters, and, in training checkpoints, the optimizer and the
@@ -31,7 +36,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +49,9 @@ from spades_env.observation import OBS_VERSION, SeatView, obs_size
 from spades_env.rules import Rules, RulesError
 from spades_env.state import DONE, PLAY
 
+if TYPE_CHECKING:  # the solver loads on first use
+    from agents.endgame import EndgameSolver
+
 FORMAT = "spades-checkpoint"
 FORMAT_VERSION = 1
 #: Rules options that end the game but do not change how a hand is bid, played or scored.
@@ -55,6 +63,10 @@ LEARNED = SHIPPED.with_name("learned.pt")
 #: who makes a network agent's decisions before card play: the network, or the heuristic
 #: bidding by the fitted trick model or by seed 000's count (`agents.heuristic`)
 BIDDERS = ("net", "model", "rules")
+#: `learned`'s endgame: the last tricks solved, and the worlds sampled per decision
+#: (`agents.endgame`; measured in agents/checkpoints/learned.json)
+LEARNED_ENDGAME = 3
+DEFAULT_WORLDS = 16
 
 
 class CheckpointError(ValueError):
@@ -165,6 +177,7 @@ class NetworkAgent(BaseAgent):
         self.source = "a network"
         self._checked: Rules | None = None
         self.bidder: BaseAgent | None = None
+        self.endgame: EndgameSolver | None = None
 
     def bid_with(self, bid: str, seed: int | None = None, model: str = "") -> None:
         """Hand every decision before card play to the heuristic bidding by `bid`
@@ -172,7 +185,8 @@ class NetworkAgent(BaseAgent):
         `rules`), or keep them with the network (`net`); ValueError otherwise."""
         check_bid({"bid": bid, "model": model})
         if bid == "net":
-            self.bidder, self.needs_view = None, False
+            self.bidder = None
+            self.needs_view = self.endgame is not None
             return
         from agents.heuristic import HeuristicAgent
 
@@ -188,6 +202,10 @@ class NetworkAgent(BaseAgent):
                 f"{self.source} was trained on other rules "
                 f"(trained/playing: {', '.join(diff)}); play it with its training rules"
             )
+        if self.endgame is not None:
+            from agents.dd.position import check_rules
+
+            check_rules(rules)  # the endgame solver's rules: one line if it cannot play these
         self._checked = rules
 
     def act(
@@ -200,18 +218,41 @@ class NetworkAgent(BaseAgent):
             self.check_rules(view.rules)
         if self.bidder is not None:
             return self._act_split(view, obs, mask)
-        return self._net_act(obs, mask)
+        return self._net_act(obs, mask, view)
+
+    def endgame_with(self, tricks: int, worlds: int) -> None:
+        """Play the last `tricks` tricks by the determinized double-dummy solver over
+        `worlds` sampled worlds (`agents.endgame`); 0 tricks: the network alone."""
+        from agents.endgame import EndgameSolver
+
+        self.endgame = EndgameSolver(tricks, worlds, self.rng) if tricks else None
+        self.needs_view = self.bidder is not None or self.endgame is not None
 
     def _net_act(
-        self, obs: npt.NDArray[np.int16] | None, mask: npt.NDArray[np.bool_]
+        self,
+        obs: npt.NDArray[np.int16] | None,
+        mask: npt.NDArray[np.bool_],
+        view: SeatView | None = None,
     ) -> npt.NDArray[np.int64]:
-        """The network's actions (argmax, or sampled)."""
+        """The network's actions (argmax, or sampled); with an endgame solver and the
+        view, the solver's in the games it plays."""
         if obs is None or obs.shape[1] != obs_size(self.rules):
             raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
         with torch.inference_mode(), autocast(self.device, self.precision):
             x = torch.from_numpy(np.ascontiguousarray(obs)).to(self.device)
             m = torch.from_numpy(np.ascontiguousarray(mask)).to(self.device)
             prefs = self.net.preferences(x, m).float().cpu()
+        if self.endgame is not None:
+            if view is None:
+                raise CheckpointError("a network agent with an endgame solver needs the seat views")
+            late = np.flatnonzero(self.endgame.games(view))
+            if late.size:
+                out = self._pick(prefs, mask)
+                out[late] = self.endgame.choose(view, prefs.numpy(), late)
+                return out
+        return self._pick(prefs, mask)
+
+    def _pick(self, prefs: torch.Tensor, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         if not self.sample:
             return prefs.argmax(dim=1).numpy().astype(np.int64)
         if self.kind in POLICY_KINDS:
@@ -235,7 +276,8 @@ class NetworkAgent(BaseAgent):
             out[idx] = self.bidder.act(view.take(idx), None, mask[idx])
         if not before.all():
             idx = np.flatnonzero(~before)
-            out[idx] = self._net_act(None if obs is None else obs[idx], mask[idx])
+            sub = view.take(idx)
+            out[idx] = self._net_act(None if obs is None else obs[idx], mask[idx], sub)
         return out
 
 
@@ -252,6 +294,8 @@ class RLAgent(NetworkAgent):
         device: str = "cpu",
         bid: str = "net",
         model: str = "",
+        endgame: int = 0,
+        worlds: int = DEFAULT_WORLDS,
     ) -> None:
         ckpt = read_checkpoint(path)
         epsilon = float(ckpt.get("args", {}).get("epsilon", 0.0))
@@ -260,6 +304,7 @@ class RLAgent(NetworkAgent):
         self.path = str(path)
         self.source = f"checkpoint {self.path!r}"
         self.bid_with(bid, seed, model)
+        self.endgame_with(endgame, worlds)
 
 
 def epsilon_greedy(
@@ -290,10 +335,18 @@ def shipped_agent(
 
 
 def learned_agent(
-    seed: int | None = None, sample: bool = False, bid: str = "net", model: str = ""
+    seed: int | None = None,
+    sample: bool = False,
+    bid: str = "net",
+    model: str = "",
+    endgame: int = LEARNED_ENDGAME,
+    worlds: int = DEFAULT_WORLDS,
 ) -> RLAgent:
-    """Registry factory for `learned`: the strongest learned agent shipped."""
-    return RLAgent(seed, LEARNED, sample=sample, bid=bid, model=model)
+    """Registry factory for `learned`: the strongest learned agent shipped (the network,
+    and the endgame solver for the last `endgame` tricks)."""
+    return RLAgent(
+        seed, LEARNED, sample=sample, bid=bid, model=model, endgame=endgame, worlds=worlds
+    )
 
 
 def check_bid(params: dict[str, Any]) -> None:
@@ -309,9 +362,17 @@ def check_bid(params: dict[str, Any]) -> None:
         load_cached(params.get("model") or str(DEFAULT_PATH))
 
 
+def check_endgame_params(params: dict[str, Any]) -> None:
+    """Valid `endgame` / `worlds` (ValueError, one line); `worlds` only with a solver."""
+    from agents.endgame import check_endgame
+
+    check_endgame(params.get("endgame", 0), params.get("worlds", DEFAULT_WORLDS))
+
+
 def check_params(params: dict[str, Any]) -> None:
     """Registry check: the spec names a loadable checkpoint (before any game starts)."""
     check_bid(params)
+    check_endgame_params(params)
     if "path" not in params:
         raise CheckpointError("write the checkpoint's path: checkpoint:PATH")
     read_checkpoint(os.fspath(params["path"]))
@@ -326,4 +387,5 @@ def check_shipped(params: dict[str, Any]) -> None:
 def check_learned(params: dict[str, Any]) -> None:
     """Registry check for `learned`: the shipped checkpoint is present and loads."""
     check_bid(params)
+    check_endgame_params({"endgame": LEARNED_ENDGAME, **params})
     read_checkpoint(LEARNED)

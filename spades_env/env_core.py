@@ -26,6 +26,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from spades_env.cards import NUM_ACTIONS
+from spades_env.core.vector import EPISODE_MULT
 from spades_env.engine import PHASE_BASE, HandResult, random_legal_actions
 from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
@@ -36,7 +37,7 @@ from spades_env.state import splitmix64
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
-_EPISODE_MULT = 0xD6E8FEB86659FD93
+_EPISODE_MULT = int(EPISODE_MULT)  # the compiled vector step derives the same keys
 _UNIFORM_SALT = 0x2545F4914F6CDD1D
 _HAND_MULT = 0xBF58476D1CE4E5B9
 _DECISION_MULT = 0x94D049BB133111EB

@@ -6,7 +6,8 @@ vectorization_mode="vector_entry_point")`` builds it. Sub-env ``i`` behaves exac
 observations, rewards, ends and masks step for step (tests/test_vector_env.py). Nothing
 loops over games in Python. With the default opponents a step is one compiled call
 (core/vector.py: the learner's action, the opponents' moves, the end-of-hand infos, the
-observation and the mask, game by game); with opponent agents, their actions are
+observation and the mask, game by game, and the next episodes' starts: no other numpy
+work); with opponent agents, their actions are
 batched per agent and the engine steps the whole `State` at a time.
 
 - Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
@@ -17,20 +18,26 @@ batched per agent and the engine steps the whole `State` at a time.
   0/1 (``action_masks()`` gives it as bool) and
   ``seat`` (N,) every step; ``hand_no``, ``bids``, ``blind``, ``tricks``, ``hand_score``,
   ``scores``, ``bags``, ``game_over``, ``winner`` where a hand ended in the step;
-  ``illegal`` where the learner's action was illegal. Hand records are not built here
-  (they cost more than the step); use the single env or ``records.hand_records``.
+  ``illegal`` where the learner's action was illegal. The end-of-hand keys of one step
+  share one ``_key`` mask array. Hand records are not built here (they cost more than
+  the step); use the single env or ``records.hand_records``.
 - Opponents: as in ``SpadesEnv``; an agent object is called once per engine step with
   the batch of games where one of its seats is to act.
 - Observations: ``obs_format="int16"`` (default) the (N, obs_size) int16 encoding;
   ``"bits"`` the same packed into bit-planes, (N, bits_size) uint8 (obs_bits.py, with
   ``unpack_bits`` / ``unpack_bits_torch`` for the learner). The arrays a step hands out
   are written again only once nothing refers to them (`_Recycled`).
+- Threads: ``num_threads=k`` (default 1) splits the compiled step's games into k
+  ranges stepped at once on k threads (the games share nothing, so the results are the
+  same for every k). Only the default opponents step in compiled code, so k > 1 needs
+  them.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -74,6 +81,9 @@ from spades_env.state import DONE, State, init
 #: Action for a game that must not move in an engine step: never legal, so the engine
 #: (with on_illegal="report") leaves that game exactly as it was.
 _HOLD = -1
+#: Fewest games a thread of the compiled step is given (`num_threads`): below that,
+#: handing the work to a thread costs more than it saves.
+_MIN_RANGE = 256
 
 
 class SpadesVectorEnv(VectorEnv):
@@ -96,6 +106,7 @@ class SpadesVectorEnv(VectorEnv):
         illegal_reward: float = DEFAULT_ILLEGAL_REWARD,
         render_mode: str | None = None,
         obs_format: str = "int16",
+        num_threads: int = 1,
     ) -> None:
         if render_mode is not None:
             raise ValueError("the vector env does not render; render a single SpadesEnv")
@@ -137,6 +148,20 @@ class SpadesVectorEnv(VectorEnv):
         self._seat = np.full(n, self.seats[0], dtype=np.int64)  # (N,) seat observed
         # With only default opponents, a step is one compiled call (core/vector.py).
         self._compiled = all(agent is None for agent, _ in self._groups)
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer):
+            raise ValueError(f"num_threads must be a whole number >= 1; got {num_threads!r}")
+        if num_threads < 1:
+            raise ValueError(f"num_threads must be at least 1; got {num_threads}")
+        if num_threads > 1 and not self._compiled:
+            raise ValueError(
+                "num_threads > 1 needs the default opponents (opponent agents are called "
+                "from Python, one batch at a time); leave num_threads at 1"
+            )
+        # the games each thread steps: about equal ranges, none under _MIN_RANGE games
+        k = max(1, min(int(num_threads), n // _MIN_RANGE))
+        self.num_threads = int(num_threads)
+        self._ranges = [(n * i // k, n * (i + 1) // k) for i in range(k)]
+        self._pool: ThreadPoolExecutor | None = None
         self._scratch: _Scratch | None = None
         self._last_infos: dict[str, Any] = {}
 
@@ -178,10 +203,9 @@ class SpadesVectorEnv(VectorEnv):
         n = self.num_envs
         acts = action_array(actions).reshape(n)  # whole numbers only (cards.py)
         if self._compiled:
+            acts = np.ascontiguousarray(acts)  # the compiled step's one array layout
             obs, reward, flags = self._run(acts, learner_acts=True)
-            terminated = flags[:, F_TERMINATED].copy()
-            truncated = flags[:, F_TRUNCATED].copy()
-            return obs, reward, terminated, truncated, self._last_infos
+            return obs, reward, flags[F_TERMINATED], flags[F_TRUNCATED], self._last_infos
         out = self._outcome()
         restart = np.flatnonzero(self._ended)
         moving = ~self._ended
@@ -209,65 +233,59 @@ class SpadesVectorEnv(VectorEnv):
         self, acts: npt.NDArray[np.int64], learner_acts: bool
     ) -> tuple[npt.NDArray, npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
         """`step` (or, without learner actions, the end of `reset`) in one compiled call
-        (core/vector.py `env_step`); returns the observations, rewards and flags and
-        leaves the infos in `_last_infos`."""
+        (core/vector.py `env_step`, which also starts the next episodes); returns the
+        observations, rewards and flags (F_* rows) and leaves the infos in `_last_infos`.
+        Every array handed out is one the caller no longer holds (`_Recycled`), written
+        whole by the call."""
         state = self._require_state()
-        n, rules = self.num_envs, self.rules
-        p, t = rules.num_players, rules.num_teams
+        n, p, t = self.num_envs, self.rules.num_players, self.rules.num_teams
         sc = self._scratch
         if sc is None or sc.fin.shape != state.buffer.shape:
-            sc = self._scratch = _Scratch(rules, n, packed=self.obs_format == "bits")
-        restart = self._ended
-        seeds = sc.seeds
-        if learner_acts and restart.any():
-            rows = np.flatnonzero(restart)
-            self._episode[rows] += 1
-            seeds[rows] = game_seeds(self._base[rows], self._episode[rows])
-            self._seat[rows] = self.seats[0]
-        else:
-            restart = np.zeros(n, dtype=bool)
-        reward = np.zeros(n, dtype=np.float64)
-        flags = np.zeros((n, F_COUNT), dtype=bool)
-        nums = sc.nums.take()
-        nums.fill(0)
-        packed = self.obs_format == "bits"
-        obs, mask, bits = sc.obs.take(), sc.mask.take(), sc.bits
-        env_step(
-            sc.spec, state.buffer, acts, learner_acts, restart, seeds,
-            self._learner, self.team, self.zero_sum, self.episode == "hand",
+            sc = self._scratch = _Scratch(self.rules, n, packed=self.obs_format == "bits")
+        obs, mask, flags, reward = sc.obs.take(), sc.mask.take(), sc.flags.take(), sc.reward.take()
+        seat, nums8, nums32 = sc.seat.take(), sc.nums8.take(), sc.nums32.take()
+        args = (
+            sc.spec, state.buffer, acts, learner_acts, self._ended, self._base, self._episode,
+            self.seats[0], self._learner, self.team, self.zero_sum, self.episode == "hand",
             -1 if self.hand_limit is None else self.hand_limit, self.illegal_reward,
-            sc.fin, sc.res, sc.points, reward, flags, nums, self._seat, mask,
-            sc.offsets, bits.kernel, packed, sc.memo, obs.view(np.uint8),
+            sc.fin, sc.res, sc.points, reward, flags, nums8, nums32, self._seat, seat, mask,
+            sc.offsets, sc.bits.kernel, sc.packed, sc.memo, obs.view(np.uint8),
         )  # fmt: skip
-        self._ended = flags[:, F_TERMINATED] | flags[:, F_TRUNCATED]
+        if len(self._ranges) == 1:
+            hands, illegal = env_step(*args, 0, n)
+        else:  # the first range on this thread, the others on the pool's
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(len(self._ranges) - 1, "spades-vector")
+            done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges[1:]]
+            hands, illegal = env_step(*args, *self._ranges[0])
+            for future in done:
+                more = future.result()
+                hands, illegal = hands + more[0], illegal + more[1]
         every = np.ones(n, dtype=bool)
         infos: dict[str, Any] = {
             "action_mask": mask,
             "_action_mask": every,
-            "seat": self._seat.copy(),
-            "_seat": every.copy(),
+            "seat": seat,
+            "_seat": every,
         }
-        hand = flags[:, F_HAND]
-        if hand.any():
-            b = 2 + 3 * p
+        if hands:
+            hand = flags[F_HAND]
             fields = {
-                "hand_no": nums[:, 0],
-                "bids": nums[:, 2 : 2 + p].astype(np.int8),
-                "blind": nums[:, 2 + p : 2 + 2 * p].astype(bool),
-                "tricks": nums[:, 2 + 2 * p : b].astype(np.int8),
-                "hand_score": nums[:, b : b + t],
-                "scores": nums[:, b + t : b + 2 * t],
-                "bags": nums[:, b + 2 * t : b + 3 * t],
-                "game_over": flags[:, F_GAME_OVER],
-                "winner": nums[:, 1].astype(np.int8),
+                "hand_no": nums32[:, 0],
+                "bids": nums8[:, :p],
+                "blind": nums8[:, p : 2 * p].view(bool),
+                "tricks": nums8[:, 2 * p : 3 * p],
+                "hand_score": nums32[:, 1 : 1 + t],
+                "scores": nums32[:, 1 + t : 1 + 2 * t],
+                "bags": nums32[:, 1 + 2 * t :],
+                "game_over": flags[F_GAME_OVER],
+                "winner": nums8[:, 3 * p],
             }
             for key, value in fields.items():
                 infos[key] = value
-                infos[f"_{key}"] = hand.copy()
-        illegal = flags[:, F_ILLEGAL]
-        if illegal.any():
-            infos["illegal"] = illegal
-            infos["_illegal"] = illegal.copy()
+                infos[f"_{key}"] = hand
+        if illegal:
+            infos["illegal"] = infos["_illegal"] = flags[F_ILLEGAL]
         self._last_infos = infos
         return obs, reward, flags
 
@@ -338,6 +356,16 @@ class SpadesVectorEnv(VectorEnv):
         obs = encode(sub) if getattr(agent, "needs_obs", True) else None
         return np.asarray(agent.act(seat_view(sub), obs, legal_action_mask(sub)))
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_pool": None}  # threads are not copied: started anew
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the step's threads (`num_threads` > 1)."""
+        pool = getattr(self, "_pool", None)  # None too if __init__ refused its arguments
+        if pool is not None:
+            pool.shutdown()
+            self._pool = None
+
     # ------------------------------------------------------------------ observing
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """(N, 80) bool legal actions of the learner; all True where an episode just ended."""
@@ -379,26 +407,29 @@ class SpadesVectorEnv(VectorEnv):
 
 
 class _Scratch:
-    """Buffers the compiled step reuses: the hands that ended, their results, new seeds,
-    and the observations kept from step to step (core/vector.py `env_step`)."""
+    """What the compiled step reuses (core/vector.py `env_step`): the arrays it hands out,
+    each game's trick planes, and room for the hands that end."""
 
     def __init__(self, rules: Rules, n: int, packed: bool) -> None:
         self.spec = spec(rules)
-        self.obs_size = obs_size(rules)
         self.bits = bits_layout(rules)
         self.offsets = obs_offsets(rules)
+        self.packed = packed
         # each sub-env's trick planes, brought up to date by each step (packed rows only)
         self.memo = np.zeros((n if packed else 1, MEMO_PLANES + self.bits.planes), np.uint64)
-        # what a step hands out: the observations, the masks, the end-of-hand numbers
-        width = (self.bits.nbytes, np.uint8) if packed else (self.obs_size, np.int16)
+        # what a step hands out: observations, masks, flags, rewards, seats, hand infos
+        width = (self.bits.nbytes, np.uint8) if packed else (obs_size(rules), np.int16)
         self.obs = _Recycled((n, width[0]), width[1])
         self.mask = _Recycled((n, NUM_ACTIONS), np.int8)
+        self.flags = _Recycled((F_COUNT, n), np.bool_)
+        self.reward = _Recycled((n,), np.float64)
+        self.seat = _Recycled((n,), np.int64)
         p, t = rules.num_players, rules.num_teams
-        self.nums = _Recycled((n, 2 + 3 * p + 3 * t), np.int32)
+        self.nums8 = _Recycled((n, 3 * p + 1), np.int8)
+        self.nums32 = _Recycled((n, 1 + 3 * t), np.int32)
         self.fin = np.zeros((n, layout(rules)[0]), dtype=np.uint8)
-        self.res = np.zeros((n, 3 * rules.num_teams + 1), dtype=np.int32)
-        self.points = np.zeros((n, rules.num_teams), dtype=np.int32)
-        self.seeds = np.zeros(n, dtype=np.uint64)
+        self.res = np.zeros((n, 3 * t + 1), dtype=np.int32)
+        self.points = np.zeros((n, t), dtype=np.int32)
 
 
 class _Recycled:

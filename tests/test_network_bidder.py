@@ -59,7 +59,7 @@ def test_a_mixed_batch_splits_by_phase() -> None:
     heuristic = HeuristicAgent(2, bid="model")
     np.testing.assert_array_equal(acts[:3], heuristic.act(seat_view(bidding), None, mask[:3]))
     plain = make_agent("learned", seed=2)
-    np.testing.assert_array_equal(acts[3:], plain.act(None, obs[3:], mask[3:]))
+    np.testing.assert_array_equal(acts[3:], plain.act(seat_view(playing), obs[3:], mask[3:]))
     assert mask[np.arange(6), acts].all()
 
 

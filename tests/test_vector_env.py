@@ -204,3 +204,43 @@ def test_what_a_step_hands_out_never_changes_and_released_arrays_are_reused(obs_
         refs.append(weakref.ref(obs))
     alive = {id(r()) for r in refs if r() is not None}
     assert len(alive) <= 4 and all(r() is not None for r in refs)
+
+
+@pytest.mark.parametrize("obs_format", ["int16", "bits"])
+def test_threads_step_the_same_games(obs_format):
+    import threading
+
+    kwargs = {"obs_format": obs_format, "rules": Rules.preset("cutthroat")}
+    one = SpadesVectorEnv(600, **kwargs)
+    two = SpadesVectorEnv(600, num_threads=2, **kwargs)
+    out1, out2 = one.reset(seed=9), two.reset(seed=9)
+    rng = np.random.default_rng(4)
+    for t in range(60):
+        for a, b in zip(out1, out2, strict=True):
+            if isinstance(a, dict):
+                assert a.keys() == b.keys(), t
+                for key in a:
+                    np.testing.assert_array_equal(a[key], b[key], err_msg=f"{t} {key}")
+            else:
+                np.testing.assert_array_equal(a, b, err_msg=str(t))
+        mask = out1[-1]["action_mask"]
+        actions = (rng.random(mask.shape) * mask).argmax(axis=1)
+        actions[t % 37 :: 97] = rng.integers(NUM_ACTIONS)  # some illegal
+        out1, out2 = one.step(actions), two.step(actions)
+    assert any(th.name.startswith("spades-vector") for th in threading.enumerate())
+    two.close()
+    assert not any(th.name.startswith("spades-vector") for th in threading.enumerate())
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(0, "at least 1"), (1.5, "whole number"), (True, "whole number")],
+)
+def test_a_bad_thread_count_is_refused(value, message):
+    with pytest.raises(ValueError, match=message):
+        SpadesVectorEnv(4, num_threads=value)
+
+
+def test_threads_need_the_compiled_opponents():
+    with pytest.raises(ValueError, match="default opponents"):
+        SpadesVectorEnv(4, opponents=FirstLegal(), num_threads=2)

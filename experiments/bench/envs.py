@@ -8,8 +8,10 @@
 - `vector`: native vector env steps/s at N=4096, observations and masks included (every
   step hands out the learner's observation and the masks; the opponents' moves run
   inside the step), with the default int16 observation and with `obs_format="bits"`
-  (obs_bits.py). Reference: an OpenSpiel Python loop over `spades` that reads
-  `observation_tensor` before every decision (the `bench` extra).
+  (obs_bits.py), on one thread and on two (`num_threads=2`: half the sub-envs each; a
+  machine whose cores are busy shows no gain). Reference: an OpenSpiel Python loop over
+  `spades` that reads `observation_tensor` before every decision (the `bench` extra), on
+  one thread.
 """
 
 from __future__ import annotations
@@ -105,11 +107,13 @@ def aec_section(seconds: float) -> list[Row]:
     ]
 
 
-def vector_steps(num_envs: int, seed: int = 0, obs_format: str = "int16") -> Callable[[], int]:
+def vector_steps(
+    num_envs: int, seed: int = 0, obs_format: str = "int16", num_threads: int = 1
+) -> Callable[[], int]:
     """A run of native vector env steps (random legal learner actions)."""
     from spades_env.vector_env import SpadesVectorEnv
 
-    env = SpadesVectorEnv(num_envs, obs_format=obs_format)
+    env = SpadesVectorEnv(num_envs, obs_format=obs_format, num_threads=num_threads)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
 
@@ -149,14 +153,19 @@ def openspiel_observed_hand() -> Callable[[], int] | None:
     return run
 
 
-VECTOR_ROWS = {
-    "vector env, obs + masks": "int16",
-    "vector env, packed obs (bits) + masks": "bits",
+VECTOR_ROWS = {  # name: obs_format, threads
+    "vector env, obs + masks": ("int16", 1),
+    "vector env, packed obs (bits) + masks": ("bits", 1),
+    "vector env, obs + masks, 2 threads": ("int16", 2),
+    "vector env, packed obs (bits) + masks, 2 threads": ("bits", 2),
 }
 
 
 def vector_section(seconds: float) -> list[Row]:
-    runs = {name: vector_steps(VECTOR_ENVS, obs_format=fmt) for name, fmt in VECTOR_ROWS.items()}
+    runs = {
+        name: vector_steps(VECTOR_ENVS, obs_format=fmt, num_threads=threads)
+        for name, (fmt, threads) in VECTOR_ROWS.items()
+    }
     reference = openspiel_observed_hand()
     if reference is not None:
         runs["openspiel"] = reference

@@ -56,10 +56,13 @@ HAND_MULT = np.uint64(0xBF58476D1CE4E5B9)
 DECISION_MULT = np.uint64(0x94D049BB133111EB)
 _SCALE = 2.0**-53
 
-# Columns of `flags` (N, F_COUNT) bool.
+#: episode e of a sub-env with counter key k is dealt with key splitmix64(k ^ e * this)
+EPISODE_MULT = np.uint64(0xD6E8FEB86659FD93)
+
+# Rows of `flags` (F_COUNT, N) bool: each a contiguous (N,) array the env hands out.
 F_TERMINATED, F_TRUNCATED, F_ILLEGAL, F_HAND, F_GAME_OVER, F_COUNT = range(6)
-# Columns of `nums` (N, 3 + 2P + 3T) int32: hand_no, winner, then P bids, P blind flags,
-# P tricks, then T hand scores, T scores, T bags.
+# Columns of `nums8` (N, 3P + 1) int8: P bids, P blind flags, P tricks, the winner; of
+# `nums32` (N, 1 + 3T) int32: hand_no, T hand scores, T scores, T bags.
 
 
 @njit(cache=True)
@@ -98,7 +101,7 @@ def mask_words(legal, base, out):
 
 @njit(cache=True, inline="always")
 def _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum, episode_hand,
-          hand_limit, reward, flags, nums):  # fmt: skip
+          hand_limit, reward, flags, nums8, nums32):  # fmt: skip
     """A hand of game `g` ended: its reward, the end-of-hand infos, the episode's end."""
     p, t = r[R_P], r[R_T]
     total = 0
@@ -111,39 +114,44 @@ def _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum, episode_
         reward[g] += float(own)
     hand_no = fin32[g, r[L_HAND_NO]]
     winner = res[g, 3 * t]
-    flags[g, F_HAND] = True
-    flags[g, F_GAME_OVER] = winner >= 0
-    nums[g, 0] = hand_no
-    nums[g, 1] = winner
+    flags[F_HAND, g] = True
+    flags[F_GAME_OVER, g] = winner >= 0
     for s in range(p):
-        nums[g, 2 + s] = fin8[g, r[L_BIDS] + s]
-        nums[g, 2 + p + s] = fin8[g, r[L_BLIND] + s]
-        nums[g, 2 + 2 * p + s] = fin8[g, r[L_TRICKS_WON] + s]
-    base = 2 + 3 * p
+        nums8[g, s] = fin8[g, r[L_BIDS] + s]
+        nums8[g, p + s] = fin8[g, r[L_BLIND] + s]
+        nums8[g, 2 * p + s] = fin8[g, r[L_TRICKS_WON] + s]
+    nums8[g, 3 * p] = winner
+    nums32[g, 0] = hand_no
     for j in range(t):
-        nums[g, base + j] = points[g, j]
-        nums[g, base + t + j] = i32[g, r[L_SCORES] + j]
-        nums[g, base + 2 * t + j] = i32[g, r[L_BAGS] + j]
+        nums32[g, 1 + j] = points[g, j]
+        nums32[g, 1 + t + j] = i32[g, r[L_SCORES] + j]
+        nums32[g, 1 + 2 * t + j] = i32[g, r[L_BAGS] + j]
     if episode_hand:
-        flags[g, F_TERMINATED] = True
+        flags[F_TERMINATED, g] = True
     else:
         if winner >= 0:
-            flags[g, F_TERMINATED] = True
+            flags[F_TERMINATED, g] = True
         elif hand_limit >= 0 and hand_no + 1 >= hand_limit:
-            flags[g, F_TRUNCATED] = True
+            flags[F_TRUNCATED, g] = True
 
 
-@njit(cache=True, _nrt=False)  # no reference counting (core/borrow.py)
-def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, zero_sum,
-             episode_hand, hand_limit, illegal_reward, fin, res, points, reward, flags, nums,
-             seat, mask, offsets, lay, packed, memo, obs):  # fmt: skip
-    """One vector-env step of every game (see the module doc).
+@njit(cache=True, _nrt=False, nogil=True)  # no reference counting (core/borrow.py)
+def env_step(spec, buf, actions, learner_acts, ended, base, episode, first_seat, learner,
+             team, zero_sum, episode_hand, hand_limit, illegal_reward, fin, res, points,
+             reward, flags, nums8, nums32, seat, seat_out, mask, offsets, lay, packed, memo,
+             obs, lo, hi):  # fmt: skip
+    """One vector-env step of games `lo` to `hi` - 1 (see the module doc); returns the
+    number of hands that ended and of illegal learner actions. The games share nothing:
+    threads may step disjoint ranges at once (the GIL is released).
 
-    `learner_acts` False: no learner action this call (reset). `restart[g]`: start a fresh
-    game with deal key `seeds[g]` (its action is ignored) and observe seat `seat[g]`
-    (the caller sets it). Outputs per game: `reward`, `flags` (F_* columns), `nums` (the
-    end-of-hand infos where F_HAND), `seat` (the seat observed, updated where a learner
-    seat is to act), `mask` (its legal actions as 0/1; all 1 where the episode ended)
+    `learner_acts` False: no learner action this call (reset). `ended[g]` (in and out):
+    the episode ended in the last step; with `learner_acts`, its next episode starts
+    (NEXT_STEP autoreset): `episode[g]` counts it, its deal key comes from its counter key
+    `base[g]` (`EPISODE_MULT`) and it is seen from `first_seat`; its action is ignored.
+    Every output row of the range is written: `reward`, `flags` (F_* rows), `nums8` and
+    `nums32` (the end-of-hand infos where F_HAND, else 0 and winner -1), `seat` (the seat
+    observed, kept from step to step; updated where a learner seat is to act) and its
+    copy `seat_out`, `mask` (its legal actions as 0/1; all 1 where the episode ended)
     and `obs` (its observation, as bytes): the int16 encoding (block offsets `offsets`),
     or with `packed` the packed row (obs_bits.py, layout `lay`; `memo` holds each game's
     trick planes from step to step, core/observe_bits.py `trick_planes`).
@@ -154,30 +162,42 @@ def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, ze
     buf, u64, i32, i16, i8 = _views(buf)
     fin = borrow(fin)
     fin8, fin32 = fin.view(np.int8), fin.view(np.int32)
-    actions, learner, seeds = borrow(actions), borrow(learner), borrow(seeds)
-    restart = borrow(restart)
+    actions, learner, ended = borrow(actions), borrow(learner), borrow(ended)
+    base, episode = borrow(base), borrow(episode)
     res, points, reward = borrow(res), borrow(points), borrow(reward)
-    flags, nums, seat = borrow(flags), borrow(nums), borrow(seat)
-    mask = borrow(mask)
+    flags, nums8, nums32 = borrow(flags), borrow(nums8), borrow(nums32)
+    seat, seat_out, mask = borrow(seat), borrow(seat_out), borrow(mask)
     row = r[R_ROW]
     work = new_work()
-    for g in range(buf.shape[0]):
-        nums[g, 1] = -1  # no winner (where no hand ended)
+    hands = illegal = 0
+    for g in range(lo, hi):
+        reward[g] = 0.0
+        for f in range(F_COUNT):
+            flags[f, g] = False
+        for j in range(nums8.shape[1]):
+            nums8[g, j] = 0
+        nums8[g, nums8.shape[1] - 1] = -1  # no winner (where no hand ended)
+        for j in range(nums32.shape[1]):
+            nums32[g, j] = 0
         a = -1  # the learner's action to play first, if any
-        if restart[g]:
+        if learner_acts and ended[g]:  # the next episode
+            episode[g] += 1
+            key = _deal.splitmix64(base[g] ^ (np.uint64(episode[g]) * EPISODE_MULT))
+            seat[g] = first_seat
             for j in range(row):
                 buf[g, j] = 0
             for c in range(54):
                 i8[g, r[L_STOCK] + c] = -1
-            new_game(r, u64, i32, i16, i8, g, seeds[g], work)
+            new_game(r, u64, i32, i16, i8, g, key, work)
         elif learner_acts:
             a = actions[g]
             if a >= mask.shape[1] or not is_legal(r, u64, i8, g, a):
-                flags[g, F_ILLEGAL] = True
-                flags[g, F_TERMINATED] = True
+                flags[F_ILLEGAL, g] = True
+                flags[F_TERMINATED, g] = True
                 reward[g] = illegal_reward
+                illegal += 1
                 a = -1
-        over = flags[g, F_TERMINATED]
+        over = flags[F_TERMINATED, g]
         while True:  # one call site of step_game: it is inlined, and compiled, once
             if a < 0:  # the keyed random opponent, until a learner seat is to act
                 if over or i8[g, r[L_PHASE]] == DONE:
@@ -190,8 +210,9 @@ def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, ze
                 a = pick_legal(u64[g, r[L_LEGAL]], i8[g, r[L_PHASE]], u)
             if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
                 _book(r, u64, i32, i8, fin8, fin32, res, points, g, team, zero_sum,
-                      episode_hand, hand_limit, reward, flags, nums)  # fmt: skip
-                over = flags[g, F_TERMINATED] or flags[g, F_TRUNCATED]
+                      episode_hand, hand_limit, reward, flags, nums8, nums32)  # fmt: skip
+                hands += 1
+                over = flags[F_TERMINATED, g] or flags[F_TRUNCATED, g]
             a = -1
         row_mask = mask[g].view(np.uint64)
         if over:
@@ -200,11 +221,14 @@ def env_step(spec, buf, actions, learner_acts, restart, seeds, learner, team, ze
         else:
             phase = i8[g, r[L_PHASE]]
             if phase == DONE:
-                legal, base = np.uint64(0), 0
+                legal, first = np.uint64(0), 0
             else:
-                legal, base = u64[g, r[L_LEGAL]], PHASE_BASE[phase]
-            mask_words(legal, base, row_mask)
+                legal, first = u64[g, r[L_LEGAL]], PHASE_BASE[phase]
+            mask_words(legal, first, row_mask)
         if packed:
             encode_bits_one(r, k, u64, i32, i8, g, seat[g], obs[g].view(np.uint64), memo[g])
         else:
             encode_one(r, ob, u64, i32, i8, g, seat[g], obs16, g)
+        ended[g] = over
+        seat_out[g] = seat[g]
+    return hands, illegal

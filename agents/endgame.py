@@ -1,0 +1,188 @@
+"""The endgame of a network agent: a determinized exact solve of the last tricks.
+
+`learned:endgame=K,worlds=W` plays the last K tricks of a hand (RULES.md §3 card play,
+`tricks_played >= hand_size - K`) by determinized double-dummy search, as Spades-AI pairs
+its policy network with an exact solver for the last tricks. For each such decision:
+
+- W worlds (the hidden hands) are drawn uniformly among those consistent with what the
+  seat knows (`agents.sampling.knowledge`: counts, voids, the exchange): by the compiled
+  rejection sampler of `agents.endgame_kernel` (a uniform deal of the unseen cards, kept
+  if it agrees), or by the exact sampler of `agents.sampling` where the rules constrain
+  spade counts (RULES.md §6 mirror / whiz) or rejection runs out of tries;
+- every legal card is valued exactly in every world (`agents.endgame_kernel`, tested
+  against the double-dummy solver `agents.dd`) under the relative SCORE objective of the
+  seat's team (`agents.dd.hand_values`: its RULES.md §4 hand score, nil bids and bags
+  included, minus the other team's), which values ducking as a nil bidder and covering
+  a partner's nil;
+- the card of best mean value is played. Cards within `TIE` of the best are ties, and the
+  network's own preference breaks them (the solver sees many cards as equal where the
+  network, reading the whole hand's history, still prefers one).
+
+Earlier decisions (bids, the first tricks) are the network's, and so is every decision
+with a single legal card. The random draws come from the agent's generator, so a seeded
+agent plays the same cards on the same games. All decisions of one batch are solved in
+one compiled call.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.dd.objective import hand_values
+from agents.dd.position import check_rules
+from agents.endgame_kernel import sample_rows, solve_rows
+from agents.kernel_random import new_stream
+from agents.sampling import knowledge, sample_worlds
+from spades_env.engine import PHASE_BASE
+from spades_env.observation import SeatView
+from spades_env.rules import Rules
+from spades_env.state import PLAY
+
+#: mean values (points) closer than this to the best are ties for the network to break
+TIE = 1e-6
+MAX_TRICKS = 13
+MAX_WORLDS = 4096
+_TABLES = 512  # value tables kept (one per bids, blind bids and team)
+
+
+def check_endgame(tricks: int, worlds: int) -> None:
+    """Valid endgame options (ValueError, one line)."""
+    if not 0 <= tricks <= MAX_TRICKS:
+        raise ValueError(f"endgame={tricks}: the solved tricks at the end, 0 (off) to {MAX_TRICKS}")
+    if not 1 <= worlds <= MAX_WORLDS:
+        raise ValueError(f"worlds={worlds}: sampled worlds per decision, 1 to {MAX_WORLDS}")
+
+
+class EndgameSolver:
+    """Determinized exact card play for the last `tricks` tricks (module doc)."""
+
+    def __init__(self, tricks: int, worlds: int, rng: np.random.Generator) -> None:
+        check_endgame(tricks, worlds)
+        self.tricks, self.worlds, self.rng = int(tricks), int(worlds), rng
+        self._tables: OrderedDict[tuple, int] = OrderedDict()
+        self._table_rows = np.zeros((0, 14, 14, 14))
+        self.solves = 0  # worlds solved (distinct worlds of each decision), for reports
+
+    def games(self, view: SeatView) -> npt.NDArray[np.bool_]:
+        """(B,) the games whose decision is the solver's: card play in the last
+        `tricks` tricks, with more than one legal card."""
+        if self.tricks == 0:
+            return np.zeros(view.batch_size, dtype=bool)
+        late = view.tricks_played >= view.rules.hand_size - self.tricks
+        several = np.bitwise_count(view.legal) > 1
+        return (view.phase == PLAY) & late & several
+
+    def values(self, view: SeatView, games: npt.ArrayLike) -> list[dict[int, float]]:
+        """Per game of `games`: the mean value of each legal card over the sampled worlds
+        (the team's relative hand score, `agents.dd.hand_values`)."""
+        check_rules(view.rules)
+        games_a = np.asarray(games, dtype=np.int64)
+        g_count, w_count = len(games_a), self.worlds
+        worlds = self._worlds(view, games_a)  # (G * W, 4)
+        own = np.repeat(np.arange(g_count), w_count)
+        g_row = games_a[own]
+        self.solves += len(own)
+        per_game = [_bits(int(view.legal[g])) for g in games_a.tolist()]
+        cards = np.full((g_count, 13), -1, dtype=np.int64)
+        for i, c in enumerate(per_game):
+            cards[i, : len(c)] = c
+        table_of = np.array([self._table(view, g) for g in games_a.tolist()], dtype=np.int64)
+        info = np.stack(
+            [
+                view.leader[g_row], view.trick_size[g_row], view.lead_suit[g_row],
+                view.broken[g_row], view.tricks_played[g_row], table_of[own],
+            ],
+            axis=1,
+        ).astype(np.int64)  # fmt: skip
+        out = solve_rows(
+            worlds,
+            view.trick[g_row].astype(np.int64),
+            view.tricks_won[g_row].astype(np.int64),
+            info,
+            cards[own],
+            self._table_rows,
+            view.rules.hand_size,
+            view.rules.first_lead == "two_of_clubs",
+        )
+        mean = out.reshape(g_count, w_count, -1).mean(axis=1)
+        base = int(PHASE_BASE[PLAY])
+        return [
+            {base + int(card): float(v) for card, v in zip(c, mean[i], strict=False)}
+            for i, c in enumerate(per_game)
+        ]
+
+    def _worlds(self, view: SeatView, games: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """(G * W, 4) int64: W worlds per game, uniform among those consistent with what
+        the seat knows (`agents.sampling.knowledge`): the compiled rejection sampler, or
+        the exact sampler of `agents.sampling` where that one has too few tries or the
+        rules constrain spade counts (RULES.md §6 mirror / whiz)."""
+        p, w = view.rules.num_players, self.worlds
+        know = [knowledge(view, g) for g in games.tolist()]
+        known = np.array([k.known for k in know], dtype=np.int64).reshape(-1, p)
+        need = np.array([k.need for k in know], dtype=np.int64).reshape(-1, p)
+        allowed = np.array([k.allowed for k in know], dtype=np.int64).reshape(-1, p)
+        free_cards = [_bits(k.free) for k in know]
+        free = np.full((len(know), max(map(len, free_cards), default=0) + 1), -1, dtype=np.int64)
+        for i, c in enumerate(free_cards):
+            free[i, : len(c)] = c
+        out = sample_rows(known, free, need, allowed, w, new_stream(self.rng))
+        for i, k in enumerate(know):
+            rows = slice(i * w, (i + 1) * w)
+            if k.discards or max(k.spades, default=-1) >= 0 or (out[rows] < 0).any():
+                exact = sample_worlds(view, w, self.rng, game=int(games[i]))
+                out[rows] = exact.astype(np.int64)
+        return out
+
+    def _table(self, view: SeatView, g: int) -> int:
+        """Row of `_table_rows` holding game g's value table (built once per key)."""
+        team = view.rules.team_of(int(view.seat[g]))
+        key = (view.rules, tuple(view.bids[g].tolist()), tuple(view.blind[g].tolist()), team)
+        row = self._tables.get(key)
+        if row is not None:
+            self._tables.move_to_end(key)
+            return row
+        table = value_table(view.rules, view.bids[g], view.blind[g], team)
+        if len(self._tables) < _TABLES:
+            row = len(self._tables)
+            self._table_rows = np.concatenate([self._table_rows, table[None]])
+        else:  # reuse the least recently used row
+            _, row = self._tables.popitem(last=False)
+            self._table_rows[row] = table
+        self._tables[key] = row
+        return row
+
+    def choose(
+        self, view: SeatView, prefs: npt.NDArray[np.float32], games: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        """The action of each of `games` (rows of `view` and of `prefs`, the network's
+        (B, A) preferences over actions): the best card by the solver, ties broken by
+        the network."""
+        out = np.zeros(len(games), dtype=np.int64)
+        for i, (g, vals) in enumerate(zip(games.tolist(), self.values(view, games), strict=True)):
+            acts = np.array(list(vals), dtype=np.int64)
+            v = np.array(list(vals.values()))
+            best = acts[v >= v.max() - TIE]
+            out[i] = best[int(np.argmax(prefs[g, best]))]
+        return out
+
+
+def value_table(rules: Rules, bids, blind, team: int) -> npt.NDArray[np.float64]:
+    """(14, 14, 14): the value to `team` of the final tricks of seats 0, 1, 2 (seat 3
+    takes the rest): its RULES.md §4 hand score minus the other team's, each less a cost
+    per bag (`agents.dd.hand_values`, relative); 0 where the tricks exceed the hand."""
+    h = rules.hand_size
+    t = np.stack(np.meshgrid(*[np.arange(14)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    t = t[t.sum(axis=1) <= h]
+    finals = np.concatenate([t, h - t.sum(axis=1, keepdims=True)], axis=1)
+    out = np.zeros((14, 14, 14))
+    out[t[:, 0], t[:, 1], t[:, 2]] = hand_values(
+        rules, np.asarray(bids, dtype=np.int64), blind, finals, team, relative=True
+    )
+    return out
+
+
+def _bits(mask: int) -> list[int]:
+    return [i for i in range(64) if mask >> i & 1]

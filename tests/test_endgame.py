@@ -1,0 +1,134 @@
+"""`learned:endgame=K,worlds=W`: the network's last K tricks by a determinized exact solve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.dd import DDSolver, Position, score_objective
+from agents.endgame import EndgameSolver, value_table
+from agents.endgame_kernel import solve_rows
+from agents.heuristic import HeuristicAgent
+from agents.registry import AgentSpecError, make_agent
+from agents.sampling import sample_worlds, world_violations
+from spades_env.engine import legal_action_mask, step
+from spades_env.observation import encode, seat_view
+from spades_env.rules import Rules
+from spades_env.state import DONE, PLAY, State, init
+
+
+def _late(n: int, tricks_left: int, extra: int, seed: int) -> State:
+    """n games played by the heuristic to `tricks_left` tricks from the end, `extra`
+    cards into that trick."""
+    st = init(Rules(), n, np.random.default_rng(seed))
+    h = HeuristicAgent(0)
+    while not ((st.phase == PLAY) & (st.tricks_played == 13 - tricks_left)).all():
+        step(st, h.act(seat_view(st), None, None))
+    for _ in range(extra):
+        step(st, h.act(seat_view(st), None, None))
+    return st
+
+
+@pytest.mark.parametrize(("tricks_left", "extra"), [(2, 1), (3, 0), (3, 3)])
+def test_the_kernel_values_every_card_as_the_double_dummy_solver_does(tricks_left, extra):
+    """Exact values under the relative score objective (nil and bags) on sampled worlds."""
+    st = _late(6, tricks_left, extra, seed=tricks_left * 10 + extra)
+    view = seat_view(st)
+    rng = np.random.default_rng(0)
+    solver = DDSolver(tt_bits=12)
+    for g in range(view.batch_size):
+        team = int(view.seat[g]) % 2
+        obj = score_objective(view.rules, view.bids[g], view.blind[g], team, relative=True)
+        table = value_table(view.rules, view.bids[g], view.blind[g], team)[None]
+        info = np.array(
+            [[view.leader[g], view.trick_size[g], view.lead_suit[g], view.broken[g],
+              view.tricks_played[g], 0]], dtype=np.int64,
+        )  # fmt: skip
+        for world in sample_worlds(view, 3, rng, game=g):
+            ref = solver.move_values(Position.from_view(view, world, g), obj)
+            cards = np.array(sorted(ref), dtype=np.int64)
+            got = solve_rows(
+                world[None].astype(np.int64), view.trick[g][None].astype(np.int64),
+                view.tricks_won[g][None].astype(np.int64), info, cards[None], table, 13,
+            )[0]  # fmt: skip
+            np.testing.assert_allclose(got, [ref[c] for c in cards.tolist()])
+
+
+def test_sampled_worlds_agree_with_what_the_seat_knows():
+    st = _late(8, 4, 2, seed=5)
+    view = seat_view(st)
+    solver = EndgameSolver(4, 8, np.random.default_rng(1))
+    worlds = solver._worlds(view, np.arange(8))
+    assert worlds.shape == (64, 4)
+    for i, world in enumerate(worlds):
+        assert world_violations(view, world.astype(np.uint64), i // 8) == []
+
+
+def _play_hands(spec: str, seed: int, n: int = 6):
+    """Hands of `spec` (seats 0, 2) against the heuristic; the actions of every step."""
+    st = init(Rules(), n, np.random.default_rng(7))
+    agent, h = make_agent(spec, seed=seed), HeuristicAgent(3)
+    seen = []
+    while (st.phase != DONE).any() and not (st.hand_no > 0).any():
+        view, obs, mask = seat_view(st), encode(st), legal_action_mask(st)
+        acts = h.act(view, None, mask)
+        mine = np.flatnonzero((st.to_act % 2 == 0) & (st.phase != DONE))
+        if mine.size:
+            acts[mine] = agent.act(view.take(mine), obs[mine], mask[mine])
+        assert mask[np.arange(n), acts][st.phase != DONE].all()  # legal
+        seen.append(acts.copy())
+        step(st, acts)
+    return np.array(seen), agent
+
+
+def test_endgame_decisions_are_legal_and_the_same_for_a_seed():
+    a, agent = _play_hands("learned:endgame=3,worlds=4", seed=11)
+    b, _ = _play_hands("learned:endgame=3,worlds=4", seed=11)
+    np.testing.assert_array_equal(a, b)
+    assert agent.endgame.solves > 0
+
+
+def test_the_solver_plays_only_the_last_tricks(monkeypatch):
+    calls = []
+    original = EndgameSolver.choose
+
+    def spy(self, view, prefs, games):
+        calls.append(view.tricks_played[games].copy())
+        return original(self, view, prefs, games)
+
+    monkeypatch.setattr(EndgameSolver, "choose", spy)
+    _play_hands("learned:endgame=2,worlds=2", seed=1)
+    played = np.concatenate(calls)
+    assert played.size > 0 and (played >= 11).all()
+
+
+def test_endgame_zero_is_the_network_alone():
+    st = _late(4, 2, 0, seed=3)
+    view, obs, mask = seat_view(st), encode(st), legal_action_mask(st)
+    plain = make_agent("learned:endgame=0", seed=0)
+    assert plain.endgame is None
+    np.testing.assert_array_equal(
+        plain.act(view, obs, mask),
+        make_agent("checkpoint:agents/checkpoints/learned.pt").act(view, obs, mask),
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("learned:endgame=14", r"endgame=14: the solved tricks at the end, 0 \(off\) to 13$"),
+        ("learned:endgame=-1", r"endgame=-1: the solved tricks"),
+        ("learned:endgame=3,worlds=0", r"worlds=0: sampled worlds per decision, 1 to 4096$"),
+        ("learned:endgame=three", r"endgame='three' is not a valid int"),
+    ],
+)
+def test_bad_endgame_options_are_refused_in_one_line(spec, message):
+    with pytest.raises(AgentSpecError, match=message) as info:
+        make_agent(spec)
+    assert "\n" not in str(info.value)
+
+
+def test_the_options_parse():
+    agent = make_agent("learned:endgame=5,worlds=32", seed=0)
+    assert (agent.endgame.tricks, agent.endgame.worlds) == (5, 32)
+    assert agent.needs_view
