@@ -6,7 +6,8 @@ vectorization_mode="vector_entry_point")`` builds it. Sub-env ``i`` behaves exac
 observations, rewards, ends and masks step for step (tests/test_vector_env.py). Nothing
 loops over games in Python. With the default opponents a step is one compiled call
 (core/vector.py: the learner's action, the opponents' moves, the end-of-hand infos, the
-observation and the mask, game by game); with opponent agents, their actions are
+observation and the mask, game by game, and the next episodes' starts: no other numpy
+work); with opponent agents, their actions are
 batched per agent and the engine steps the whole `State` at a time.
 
 - Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
@@ -17,8 +18,9 @@ batched per agent and the engine steps the whole `State` at a time.
   0/1 (``action_masks()`` gives it as bool) and
   ``seat`` (N,) every step; ``hand_no``, ``bids``, ``blind``, ``tricks``, ``hand_score``,
   ``scores``, ``bags``, ``game_over``, ``winner`` where a hand ended in the step;
-  ``illegal`` where the learner's action was illegal. Hand records are not built here
-  (they cost more than the step); use the single env or ``records.hand_records``.
+  ``illegal`` where the learner's action was illegal. The end-of-hand keys of one step
+  share one ``_key`` mask array. Hand records are not built here (they cost more than
+  the step); use the single env or ``records.hand_records``.
 - Opponents: as in ``SpadesEnv``; an agent object is called once per engine step with
   the batch of games where one of its seats is to act.
 - Observations: ``obs_format="int16"`` (default) the (N, obs_size) int16 encoding;
@@ -201,6 +203,7 @@ class SpadesVectorEnv(VectorEnv):
         n = self.num_envs
         acts = action_array(actions).reshape(n)  # whole numbers only (cards.py)
         if self._compiled:
+            acts = np.ascontiguousarray(acts)  # the compiled step's one array layout
             obs, reward, flags = self._run(acts, learner_acts=True)
             return obs, reward, flags[F_TERMINATED], flags[F_TRUNCATED], self._last_infos
         out = self._outcome()
@@ -250,13 +253,15 @@ class SpadesVectorEnv(VectorEnv):
         )  # fmt: skip
         if len(self._ranges) == 1:
             hands, illegal = env_step(*args, 0, n)
-        else:
+        else:  # the first range on this thread, the others on the pool's
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(len(self._ranges), "spades-vector")
-            done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges]
-            counts = [future.result() for future in done]
-            hands, illegal = sum(c[0] for c in counts), sum(c[1] for c in counts)
-        every = sc.every
+                self._pool = ThreadPoolExecutor(len(self._ranges) - 1, "spades-vector")
+            done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges[1:]]
+            hands, illegal = env_step(*args, *self._ranges[0])
+            for future in done:
+                more = future.result()
+                hands, illegal = hands + more[0], illegal + more[1]
+        every = np.ones(n, dtype=bool)
         infos: dict[str, Any] = {
             "action_mask": mask,
             "_action_mask": every,
@@ -422,8 +427,6 @@ class _Scratch:
         p, t = rules.num_players, rules.num_teams
         self.nums8 = _Recycled((n, 3 * p + 1), np.int8)
         self.nums32 = _Recycled((n, 1 + 3 * t), np.int32)
-        self.every = np.ones(n, dtype=bool)  # the `_key` of the infos every step has
-        self.every.flags.writeable = False
         self.fin = np.zeros((n, layout(rules)[0]), dtype=np.uint8)
         self.res = np.zeros((n, 3 * t + 1), dtype=np.int32)
         self.points = np.zeros((n, t), dtype=np.int32)

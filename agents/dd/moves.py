@@ -185,6 +185,128 @@ def trick_bounds(H, leader, broken, maxt, r, want_lo, want_hi):
 
 
 @njit(cache=True, inline="always")
+def _best_play(H, seat, lead):
+    """(strength, card): the strongest card `seat` may play to a trick of suit `lead`
+    (RULES.md §3: follow suit, else any card; strength as in `card_strength`), or
+    (-1, -1) when it can only discard."""
+    if H[seat, lead]:
+        c = 13 * lead + HIGH[H[seat, lead]]
+        return card_strength(c, lead, SPADES), c
+    if H[seat, SPADES]:
+        c = 13 * SPADES + HIGH[H[seat, SPADES]]
+        return card_strength(c, lead, SPADES), c
+    return -1, -1
+
+
+@njit(cache=True, inline="always")
+def _must_ruff(H, seat, lead):
+    """Whether `seat` has to give up a spade to a trick of suit `lead` whatever it
+    chooses (RULES.md §3: it follows a spade lead, or holds nothing but spades)."""
+    if H[seat, SPADES] == 0:
+        return False
+    if lead == SPADES:
+        return True
+    return (H[seat, 1] | H[seat, 2] | H[seat, 3]) == 0
+
+
+@njit(cache=True, inline="always")
+def trick_owner(H, leader, k, lead, wseat, wstr, wcard):
+    """(side, wr, spent): the side (seat & 1) that can force the trick in progress
+    whatever the other side plays, the card that decides it (as a 52-bit mask), and the
+    seats of that side (4-bit set) that give up a spade to it when it does so; `k >= 1`
+    cards played so far, the best of them (`wcard`, strength `wstr`) by `wseat`.
+
+    Soundness: each seat still to play has a fixed set of legal cards (RULES.md §3: the
+    led suit, else anything), and the trick goes to the strongest card. A side trying to
+    win plays its strongest legal card from every seat, a side trying to stop it does the
+    same, and neither choice depends on the order of play; so the side holding the
+    strongest such card (the card on the table counted) takes the trick against any
+    defence, and the other side cannot. Its other seat may play any card, so it gives up
+    a spade only when it must (`_must_ruff`). The proof rests on the deciding card and
+    every card above it in its suit (the lengths, hence voids and who can ruff, are part
+    of every key).
+    """
+    best = wstr
+    seat_b = wseat
+    card = wcard
+    for j in range(k, 4):
+        seat = (leader + j) & 3
+        st, c = _best_play(H, seat, lead)
+        if st > best:
+            best = st
+            seat_b = seat
+            card = c
+    side = seat_b & 1
+    spent = 0
+    for j in range(k, 4):
+        seat = (leader + j) & 3
+        if (seat & 1) != side:
+            continue
+        if seat == seat_b:
+            if card < 13:  # the deciding card is a spade (RULES.md §1: cards 0..12)
+                spent |= 1 << seat
+        elif _must_ruff(H, seat, lead):
+            spent |= 1 << seat
+    return side, np.int64(1) << card, spent
+
+
+@njit(cache=True, inline="always")
+def lead_owner(H, leader, broken):
+    """(side, wr, spent): `trick_owner` for the trick about to be led. The leader's side
+    forces it when some suit it may lead (RULES.md §3) has its strongest card above the
+    other side's; else every lead loses the trick, and the proof rests on the other side's
+    deciding card for each lead (its spent seats: those that give up a spade to any)."""
+    held = H[leader, 0] | (H[leader, 1] << 13) | (H[leader, 2] << 26) | (H[leader, 3] << 39)
+    leadable = np.int64(legal_cards(held, 0, -1, broken, SPADES, False))
+    me = leader & 1
+    wr_other = np.int64(0)
+    spent_other = 0
+    for s in range(4):
+        if (leadable >> (13 * s)) & 0x1FFF == 0:
+            continue
+        c = 13 * s + HIGH[H[leader, s]]
+        # the leader plays its top card of s: a card "on the table" for trick_owner, with
+        # the leader's own spade spent if s is spades
+        side, wr, spent = trick_owner(H, leader, 1, s, leader, card_strength(c, s, SPADES), c)
+        if side == me:
+            if s == SPADES:
+                spent |= 1 << leader
+            return me, wr, spent
+        wr_other |= wr
+        spent_other |= spent
+    return 1 - me, wr_other, spent_other
+
+
+@njit(cache=True, inline="always")
+def owner_bound(H, maxt, r, need, side, wr, spent):
+    """(1 or 0, wr) if the side that forces the current trick (`trick_owner`) is sure of
+    enough tricks to decide whether MAX takes `need` of the `r` left, else (-1, 0).
+
+    That side takes this trick and then, in the tricks after it, at least the spade tricks
+    of one of its seats (`spade_tricks`): counted on the cards held now, less one if that
+    seat gives up a spade to this trick (taking one spade from a seat lowers its count by
+    at most one; spades the other side plays here only raise it).
+    """
+    want = need if side == maxt else r - need + 1  # tricks that side needs to decide
+    if want <= 1:
+        return (1 if side == maxt else 0), wr
+    best = 0
+    wbest = 0
+    for f in range(4):
+        if (f & 1) != side or H[f, 0] == 0:
+            continue
+        theirs = H[(f + 1) & 3, 0] | H[(f + 3) & 3, 0]
+        lost = (spent >> f) & 1
+        sure, low = spade_tricks(H[f, 0], theirs, want - 1 + lost)
+        if sure - lost > best:
+            best = sure - lost
+            wbest = low
+    if 1 + best >= want:
+        return (1 if side == maxt else 0), wr | wbest
+    return -1, 0
+
+
+@njit(cache=True, inline="always")
 def _add_runs(mine, present, s, MV, d, n):
     """Append one card per run of `mine` among `present` (the run's lowest card)."""
     packed = pext13(mine, present)
