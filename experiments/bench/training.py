@@ -54,17 +54,6 @@ def ppo_rates(seconds: float) -> tuple[float, float, float, int]:
     return learner / elapsed, counters["global_step"] / elapsed, learner / cpu, batch
 
 
-def cpu_timed(run, seconds: float) -> float:
-    """Like `experiments.bench.engine.timed`, per second of the process's CPU time."""
-    run()
-    count, start = 0, time.process_time()
-    while True:
-        count += run()
-        elapsed = time.process_time() - start
-        if elapsed >= seconds:
-            return count / elapsed
-
-
 def tournament_run(games: int = TOURNAMENT_GAMES):
     """A run of one chunk of `learned` against `heuristic` (hand mode, duplicate seating:
     game 2k has `learned` North-South, 2k+1 the same deal East-West), as a tournament
@@ -108,7 +97,7 @@ def training_section(seconds: float, games: int = TOURNAMENT_GAMES) -> list[Row]
     tour_ref = engine_rate(Rules(), games, seconds)
     learner, played, learner_cpu, batch = ppo_rates(seconds)
     reference = engine_rate(Rules(), batch, seconds)
-    cpu_reference = cpu_timed(engine_run(Rules(), batch, agent=True), seconds)
+    cpu_reference = timed(engine_run(Rules(), batch, agent=True), seconds, time.process_time)
     ref = f"engine alone, random play, batch {batch}"
     rows = [
         {
