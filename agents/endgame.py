@@ -63,7 +63,7 @@ class EndgameSolver:
         check_endgame(tricks, worlds)
         self.tricks, self.worlds, self.rng = int(tricks), int(worlds), rng
         self._tables: OrderedDict[tuple, int] = OrderedDict()
-        self._table_rows = np.zeros((0, 14, 14, 14))
+        self._table_rows = np.zeros((_TABLES, 14, 14, 14))  # filled as keys come
         self.solves = 0  # worlds solved (distinct worlds of each decision), for reports
 
     def games(self, view: SeatView) -> npt.NDArray[np.bool_]:
@@ -147,10 +147,9 @@ class EndgameSolver:
         table = value_table(view.rules, view.bids[g], view.blind[g], team)
         if len(self._tables) < _TABLES:
             row = len(self._tables)
-            self._table_rows = np.concatenate([self._table_rows, table[None]])
         else:  # reuse the least recently used row
             _, row = self._tables.popitem(last=False)
-            self._table_rows[row] = table
+        self._table_rows[row] = table
         self._tables[key] = row
         return row
 

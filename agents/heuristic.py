@@ -110,15 +110,13 @@ class HeuristicAgent(BaseAgent):
         self.blind_deficit = int(blind_deficit)
         self._last_reasons: list[str] | Callable[[], list[str]] = []
 
-    def decide(self, t: Table, model_bid: tuple[int, str] | None = None) -> tuple[int, str]:
-        """One game before or outside the card play: (action, reason); `model_bid` the
-        trick model's choice when already made for a batch (`choose_model_bids`)."""
+    def decide(self, t: Table) -> tuple[int, str]:
+        """One game before or outside the card play: (action, reason). `act` makes the
+        trick model's bids of a whole batch at once (`_model_bids`), the same bids."""
         if t.legal == 0:
             return 0, "no legal action: not this seat's turn, or the game is over"
         if t.phase == BID:
-            if model_bid is not None:
-                bid, why = model_bid
-            elif self.model is not None and applies(t.rules):
+            if self.model is not None and applies(t.rules):
                 bid, why = choose_model_bid(t, t.dealer, self.model, self.bag_cost)
             else:
                 bid, why = choose_bid(t, self.aggression, self.nil_risk)

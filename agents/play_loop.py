@@ -45,7 +45,9 @@ class Player(Actor, Protocol):
 
 @dataclass
 class Turn:
-    """One engine step as the hooks see it: every game of the batch, before the step."""
+    """One engine step as the hooks see it: every game of the batch, before the step.
+    Its arrays are made anew at every step, so a hook may keep them (the training
+    rollouts keep `obs` and `mask` and copy out the learner's rows at the end)."""
 
     who: npt.NDArray[np.int64]  # (G,) owner of the seat to act; -1 in finished games
     seat: npt.NDArray[np.int8]  # (G,) absolute seat to act

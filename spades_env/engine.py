@@ -153,7 +153,7 @@ class StepInfo:
 # ----------------------------------------------------------------------------- step
 class _Scratch:
     """Per-state buffers the kernel writes finished hands into (reused every step), and
-    the step kernel's entry point for this state (made on its first call)."""
+    the entry points of the step kernels for this state (made on their first call)."""
 
     def __init__(self, rules: Rules, b: int, row: int) -> None:
         self.spec = spec(rules)
@@ -162,22 +162,15 @@ class _Scratch:
         self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
         self.key = np.zeros(1, dtype=np.uint64)  # step_random's key of this call
         self.buffer: npt.NDArray[np.uint8] | None = None  # the State buffer served
-        self.no_actions = np.zeros(b, dtype=np.int64)  # step_random's (unread) actions
-        self._entry: Callable[..., int] | None = None
-
-    def entry(self, args: tuple) -> Callable[..., int]:
-        """`step_batch`'s compiled entry point for these argument types (`_entry`)."""
-        if self._entry is None:
-            self._entry = _entry(_kernel.step_batch, *args)
-        return self._entry
+        self.step: Callable[..., int] | None = None
+        self.step_random: Callable[..., int] | None = None
 
 
 def _entry(kernel, *args) -> Callable[..., int]:
     """The compiled code of `kernel` for the types of `args`, to call without numba's
-    dispatch: matching the types of nine arguments costs 1-2 us a call, a fifth of a
-    step at batch 64. Only for arguments of exactly these types (the engine makes them
-    all but the state's buffer, which `_scratch` ties the entry to, and the actions,
-    which `step` checks)."""
+    dispatch: matching the types of seven arrays costs 1-2 us a call, a fifth of a step
+    at batch 64. Only for arguments of exactly these types (the engine makes them all
+    but the state's buffer, which `_scratch` ties the entry to)."""
     return kernel.compile(tuple(numba.typeof(a) for a in args))
 
 
@@ -210,11 +203,12 @@ def step(
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
     flags = np.zeros((2, b), dtype=bool)  # hand over, illegal
     points = np.zeros((b, scratch.teams), dtype=np.int32)
-    mode = _kernel.REPORT if on_illegal == "report" else _kernel.RAISE
-    args = (scratch.spec, state.buffer, acts, mode, scratch.key, flags, points,
+    args = (scratch.spec, state.buffer, acts, on_illegal == "report", flags, points,
             scratch.fin, scratch.res)  # fmt: skip
     if acts is actions and acts.flags.c_contiguous:  # the entry's types (see `_entry`)
-        ended = scratch.entry(args)(*args)
+        if scratch.step is None:
+            scratch.step = _entry(_kernel.step_batch, *args)
+        ended = scratch.step(*args)
     else:
         ended = _kernel.step_batch(*args)
     if ended < 0:
@@ -244,9 +238,10 @@ def step_random(state: State, rng: np.random.Generator) -> StepInfo:
     scratch.key[0] = rng.bit_generator.random_raw()
     flags = np.zeros((2, b), dtype=bool)  # hand over, no legal action
     points = np.zeros((b, scratch.teams), dtype=np.int32)
-    args = (scratch.spec, state.buffer, scratch.no_actions, _kernel.RANDOM, scratch.key,
-            flags, points, scratch.fin, scratch.res)  # fmt: skip
-    ended = scratch.entry(args)(*args)
+    args = (scratch.spec, state.buffer, scratch.key, flags, points, scratch.fin, scratch.res)
+    if scratch.step_random is None:
+        scratch.step_random = _entry(_kernel.step_batch_random, *args)
+    ended = scratch.step_random(*args)
     if ended < 0:  # -1 - (games stuck): the others stepped
         info = _info(state, scratch, int(np.count_nonzero(flags[0])), flags, points)
         raise NoLegalActionError(np.flatnonzero(flags[1]), info)

@@ -14,11 +14,13 @@ def test_training_rows_put_ppo_next_to_the_engine():
     assert [r["name"] for r in rows] == [
         "train ppo: learner decisions (default config)",
         "train ppo: all decisions (default config)",
+        "train ppo: learner decisions per CPU-s (default config)",
         "tournament: learned vs heuristic (hand records included)",
     ]
-    learner, played, tournament = rows
+    learner, played, cpu, tournament = rows
     assert tournament["batch"] == 8 and tournament["rate"] > 0
-    rows = rows[:2]
+    assert cpu["unit"] == "decisions/CPU-s" and "per CPU-second" in cpu["reference"]
+    rows = rows[:3]
     assert 0 < learner["rate"] < played["rate"]  # opponents decide too
     for r in rows:
         assert r["reference_rate"] > 0 and r["batch"] == 512

@@ -64,7 +64,7 @@ def test_sampled_worlds_agree_with_what_the_seat_knows():
         assert world_violations(view, world.astype(np.uint64), i // 8) == []
 
 
-def _play_hands(spec: str, seed: int, n: int = 6):
+def _play_hands(spec: str, seed: int, n: int = 4):
     """Hands of `spec` (seats 0, 2) against the heuristic; the actions of every step."""
     st = init(Rules(), n, np.random.default_rng(7))
     agent, h = make_agent(spec, seed=seed), HeuristicAgent(3)

@@ -241,6 +241,9 @@ def test_ctrl_c_saves_before_exiting(tmp_path):
     drv = Driver("--seed", "4", cwd=tmp_path)  # no --save: a default file in the folder
     assert drv.next_prompt() is not None
     drv.proc.send_signal(signal.SIGINT)
+    # stdin stays open until the process has exited: closing it first races the signal, and
+    # a slow process may read the end of input (a normal save and exit 0) before it.
+    drv.proc.wait(timeout=WAIT)
     assert drv.finish() == 130
     saved = list(tmp_path.glob("spades-play-*.json"))
     assert len(saved) == 1 and any(f"saved to {saved[0].name}" in x for x in drv.transcript)

@@ -362,6 +362,23 @@ def test_rollout_sampling_pads_rows_without_changing_them(rows):
     assert np.allclose(value, v.numpy(), atol=1e-5) and np.allclose(logp, want.numpy(), atol=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["ppo", "split"])
+def test_the_rollouts_bf16_copy_computes_what_the_network_does(kind):
+    """`half_copy` stores the weights in bf16 once; under autocast its outputs are the
+    network's own, bit for bit (the input scales stay float32)."""
+    from agents.networks import autocast, build_network, network_config
+
+    rules = Rules()
+    state = init(rules, 50, np.random.default_rng(4))
+    obs, mask = torch.from_numpy(encode(state)), torch.from_numpy(legal_action_mask(state))
+    net = build_network(network_config(kind, [32, 16]), rules).eval()
+    half = ppo_selfplay.half_copy(net, torch.bfloat16)
+    assert half.scaler.inv_scale.dtype == torch.float32
+    with torch.inference_mode(), autocast(torch.device("cpu"), "bf16"):
+        mine, want = half(obs, mask), net(obs, mask)
+    assert all(torch.equal(a, b) for a, b in zip(mine, want, strict=True))
+
+
 def test_shipped_checkpoint_is_small_and_plays():
     path = Path(__file__).resolve().parent.parent / "agents" / "checkpoints" / "ppo_small.pt"
     if not path.exists():

@@ -30,6 +30,7 @@ with `training/dmc.py`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,22 +165,46 @@ class Args:
 PAD_ROWS = 64
 
 
+def half_copy(net: nn.Module, dtype: torch.dtype) -> nn.Module:
+    """A copy of `net` whose parameters are stored in `dtype` (bfloat16): under autocast
+    to that type it computes exactly what `net` does (autocast casts the parameters to
+    it anyway), with no cast at each call. Float buffers (the input scales) stay as they
+    are: autocast does not cast those."""
+    half = copy.deepcopy(net).to(dtype)
+    for (_, buf), (_, mine) in zip(net.named_buffers(), half.named_buffers(), strict=True):
+        if buf.is_floating_point():
+            mine.data = buf.data
+    return half
+
+
 def sampling_fn(
     net: PolicyValueNet | SplitPolicyValueNet,
     device: torch.device,
     gen: torch.Generator,
     precision: str = "fp32",
 ):
-    """The rollout learner: sample from the masked policy; keep log-probs and values."""
+    """The rollout learner: sample from the masked policy; keep log-probs and values.
+
+    It acts with the network's weights as they are when it is built (the local rollouts
+    build it for each rollout, a Ray actor whenever new weights arrive): in bf16 on the
+    CPU, from a copy of the network stored in bf16 (`half_copy`), so autocast does not
+    cast every weight again at every step."""
+    if precision == "bf16" and device.type == "cpu":
+        net = half_copy(net, torch.bfloat16)
+    padded: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # rows -> reused (obs, mask)
 
     def act(obs: np.ndarray, mask: np.ndarray):
         n = len(obs)
-        o, m = torch.from_numpy(obs), torch.from_numpy(mask)
-        pad = -n % PAD_ROWS if device.type == "cpu" else 0
-        if pad:  # padded rows: all actions masked, sliced off before sampling
-            o, m = nn.functional.pad(o, (0, 0, 0, pad)), nn.functional.pad(m, (0, 0, 0, pad))
+        rows = n + (-n % PAD_ROWS if device.type == "cpu" else 0)
+        if rows > n:  # rows past n: whatever an earlier step left, sliced off before sampling
+            if rows not in padded:
+                padded[rows] = (np.zeros((rows, obs.shape[1]), obs.dtype),
+                                np.zeros((rows, mask.shape[1]), mask.dtype))  # fmt: skip
+            po, pm = padded[rows]
+            po[:n], pm[:n] = obs, mask
+            obs, mask = po, pm
         with torch.inference_mode(), autocast(device, precision):
-            logits, value = net(o.to(device), m.to(device))
+            logits, value = net(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device))
         with torch.inference_mode():
             action, logp_all = sample_masked(logits[:n].cpu(), gen)
             logp = logp_all.gather(1, action[:, None])[:, 0]
@@ -237,25 +262,26 @@ def ppo_update(
     for _epoch in range(args.update_epochs):
         order = torch.randperm(size, generator=session.torch_rng).to(dev)
         for start in range(0, size - mb_size + 1, mb_size):
-            mb = order[start : start + mb_size]
+            # index_select: several times faster than indexing a 2-D tensor by a tensor
+            m = {k: v.index_select(0, order[start : start + mb_size]) for k, v in b.items()}
             with autocast(dev, cast):
-                logits, value = net(b["obs"][mb], b["mask"][mb])
+                logits, value = net(m["obs"], m["mask"])
             logits, value = logits.float(), value.float()
             logp_all = torch.log_softmax(logits, dim=1)
-            newlogp = logp_all.gather(1, b["action"][mb][:, None])[:, 0]
+            newlogp = logp_all.gather(1, m["action"][:, None])[:, 0]
             entropy = -(policy_probs(logits) * logp_all).sum(dim=1)
-            logratio = newlogp - b["logp"][mb]
+            logratio = newlogp - m["logp"]
             ratio = logratio.exp()
             with torch.no_grad():
                 approx_kl = ((ratio - 1) - logratio).mean()
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-            adv = b["adv"][mb]
+            adv = m["adv"]
             if args.norm_adv:
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg_loss = torch.max(
                 -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
             ).mean()
-            ret, old_v = b["ret"][mb], b["value"][mb]
+            ret, old_v = m["ret"], m["value"]
             v_loss = (value - ret) ** 2
             if args.clip_vloss:
                 v_clipped = old_v + (value - old_v).clamp(-args.clip_coef, args.clip_coef)
@@ -264,8 +290,8 @@ def ppo_update(
             ent = entropy.mean()
             loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
             if kl_coef > 0:  # KL(teacher || policy) over the legal actions
-                t_logp = b["teacher_logp"][mb]
-                kl = (b["teacher_p"][mb] * (t_logp - logp_all)).sum(dim=1).mean()
+                t_logp = m["teacher_logp"]
+                kl = (m["teacher_p"] * (t_logp - logp_all)).sum(dim=1).mean()
                 loss = loss + kl_coef * kl
             optimizer.zero_grad()
             loss.backward()

@@ -146,6 +146,7 @@ class RolloutWorker:
         self.heuristic = HeuristicAgent(seed=int(self.rng.integers(2**62)))
         self.net = build_network(network, rules).eval()
         cpu = torch.device("cpu")
+        self.behaviour = behaviour
         self.learner = behaviour(args, self.net, cpu, self.rng, self.torch_rng)
         self.to_batch = to_batch
         self.version, self.pool_version = -1, -1
@@ -168,6 +169,9 @@ class RolloutWorker:
         if version != self.version:
             self.net.load_state_dict(ray.get(weights[0]))
             self.version = version
+            # the acting function reads the weights as they are when it is built
+            cpu = torch.device("cpu")
+            self.learner = self.behaviour(self.args, self.net, cpu, self.rng, self.torch_rng)
         if pool_version != self.pool_version:
             self.pool = [
                 pool_agent(self._net_from(sd), self.rules, self.args) for sd in ray.get(pool[0])

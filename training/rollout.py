@@ -44,8 +44,10 @@ class StepRecord:
 
     games: npt.NDArray[np.int64]  # (K,) game index
     seat: npt.NDArray[np.int64]  # (K,) absolute seat that decided
-    obs: npt.NDArray[np.int16]  # (K, D) encoding seen
-    mask: npt.NDArray[np.bool_]  # (K, A) legal actions
+    # the step's arrays of every game, the learner's rows at `games` (a step's arrays
+    # are its own: `learner_batch` copies only the rows it trains on, once)
+    obs: npt.NDArray[np.int16]  # (G, D) encoding of the seat to act
+    mask: npt.NDArray[np.bool_]  # (G, A) legal actions
     action: npt.NDArray[np.int64]  # (K,)
     logp: npt.NDArray[np.float32]  # (K,) log-probability of the action (PPO)
     value: npt.NDArray[np.float32]  # (K,) value estimate (PPO)
@@ -129,9 +131,8 @@ def play_hands(
     def keep(turn: Turn) -> None:
         mine = np.flatnonzero(turn.who == LEARNER)
         if mine.size:
-            seat = turn.seat[mine].astype(np.int64)
-            obs, mask, act = turn.obs[mine], turn.mask[mine], turn.actions[mine]
-            hands.steps.append(StepRecord(mine, seat, obs, mask, act, me.logp, me.value))
+            seat, act = turn.seat[mine].astype(np.int64), turn.actions[mine]
+            hands.steps.append(StepRecord(mine, seat, turn.obs, turn.mask, act, me.logp, me.value))
 
     def outcome(res: HandResult) -> None:
         g = res.games
@@ -232,15 +233,30 @@ def learner_batch(
         advs.append(adv)
         mcs.append(mc)
     steps = hands.steps
+    # forced moves (one legal action) are dropped: the rows each step trains on
+    keep = [np.count_nonzero(r.mask[r.games], axis=1) > 1 for r in steps]
+    rows = [r.games[k] for r, k in zip(steps, keep, strict=True)]
     batch = {
-        "obs": np.concatenate([r.obs for r in steps]),
-        "mask": np.concatenate([r.mask for r in steps]),
-        "action": np.concatenate([r.action for r in steps]),
-        "logp": np.concatenate([r.logp for r in steps]),
-        "value": np.concatenate([r.value for r in steps]),
-        "adv": np.concatenate(advs[::-1]),
-        "mc": np.concatenate(mcs[::-1]),
+        "obs": _gather([r.obs for r in steps], rows),
+        "mask": _gather([r.mask for r in steps], rows),
     }
+    for name, parts in (
+        ("action", [r.action for r in steps]),
+        ("logp", [r.logp for r in steps]),
+        ("value", [r.value for r in steps]),
+        ("adv", advs[::-1]),
+        ("mc", mcs[::-1]),
+    ):
+        batch[name] = np.concatenate([x[k] for x, k in zip(parts, keep, strict=True)])
     batch["ret"] = batch["adv"] + batch["value"]
-    choice = batch["mask"].sum(axis=1) > 1
-    return {k: v[choice] for k, v in batch.items()}
+    return batch
+
+
+def _gather(arrays: list[npt.NDArray], rows: list[npt.NDArray[np.int64]]) -> npt.NDArray:
+    """The given rows of each array, stacked in order: one copy (`np.take` into place)."""
+    out = np.empty((sum(len(r) for r in rows), *arrays[0].shape[1:]), dtype=arrays[0].dtype)
+    at = 0
+    for a, r in zip(arrays, rows, strict=True):
+        np.take(a, r, axis=0, out=out[at : at + len(r)])
+        at += len(r)
+    return out

@@ -7,7 +7,10 @@ torch); the measured run then plays and learns for about `seconds`. Two rates: t
 learner's own decisions (forced moves included; its batches keep the others) and every
 decision played (opponents' too), per second of wall time, rollouts and updates
 together. The reference is the engine alone in the same process: random legal play of
-the same batch of hands (`experiments.bench.engine.engine_rate`).
+the same batch of hands (`experiments.bench.engine.engine_rate`). A third PPO row counts
+the learner's decisions per second of the process's CPU time (`time.process_time`: one
+torch thread, one process), against the engine alone measured the same way: on a machine
+shared with other jobs, wall-clock rates fall with the load while these hold better.
 
 A third row is a tournament's play: `learned` against `heuristic`, duplicate seating, in
 chunks of `TOURNAMENT_GAMES` games through `experiments.tournament.match.play_batch` (the
@@ -26,8 +29,9 @@ Row = dict[str, Any]
 TOURNAMENT_GAMES = 500
 
 
-def ppo_rates(seconds: float) -> tuple[float, float, int]:
-    """(learner decisions/s, all decisions/s, batch) of the default PPO config."""
+def ppo_rates(seconds: float) -> tuple[float, float, float, int]:
+    """(learner decisions/s, all decisions/s, learner decisions per CPU-second, batch) of
+    the default PPO config."""
     import torch
 
     from agents.rl_agent import read_checkpoint
@@ -40,13 +44,14 @@ def ppo_rates(seconds: float) -> tuple[float, float, int]:
         per_update = time.perf_counter() - start
         updates = max(1, round(seconds / max(per_update, 1e-3)))
         threads = torch.get_num_threads()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         last = ppo_selfplay.train(ppo_selfplay.Args(**base, stop_after=updates))
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         torch.set_num_threads(threads)
         counters = read_checkpoint(last)["counters"]
     batch = ppo_selfplay.Args().num_games
-    return counters["learner_steps"] / elapsed, counters["global_step"] / elapsed, batch
+    learner = counters["learner_steps"]
+    return learner / elapsed, counters["global_step"] / elapsed, learner / cpu, batch
 
 
 def tournament_run(games: int = TOURNAMENT_GAMES):
@@ -80,7 +85,7 @@ def tournament_run(games: int = TOURNAMENT_GAMES):
 def training_section(seconds: float, games: int = TOURNAMENT_GAMES) -> list[Row]:
     import torch
 
-    from experiments.bench.engine import engine_rate, timed
+    from experiments.bench.engine import engine_rate, engine_run, timed
     from spades_env.rules import Rules
 
     threads = torch.get_num_threads()
@@ -90,20 +95,25 @@ def training_section(seconds: float, games: int = TOURNAMENT_GAMES) -> list[Row]
     finally:
         torch.set_num_threads(threads)
     tour_ref = engine_rate(Rules(), games, seconds)
-    learner, played, batch = ppo_rates(seconds)
+    learner, played, learner_cpu, batch = ppo_rates(seconds)
     reference = engine_rate(Rules(), batch, seconds)
+    cpu_reference = timed(engine_run(Rules(), batch, agent=True), seconds, time.process_time)
     ref = f"engine alone, random play, batch {batch}"
     rows = [
         {
             "name": f"train ppo: {name} (default config)",
             "batch": batch,
             "rate": rate,
-            "unit": "decisions/s",
-            "reference": ref,
-            "reference_rate": reference,
-            "ratio": rate / reference,
+            "unit": unit,
+            "reference": ref if unit == "decisions/s" else f"{ref}, per CPU-second",
+            "reference_rate": base,
+            "ratio": rate / base,
         }
-        for name, rate in (("learner decisions", learner), ("all decisions", played))
+        for name, rate, unit, base in (
+            ("learner decisions", learner, "decisions/s", reference),
+            ("all decisions", played, "decisions/s", reference),
+            ("learner decisions per CPU-s", learner_cpu, "decisions/CPU-s", cpu_reference),
+        )
     ]
     rows.append(
         {

@@ -29,9 +29,9 @@ Modules (all functions are `numba.njit(cache=True)`; `f.py_func` is plain Python
 - `core.kernel`: the hand's flow over the packed `State` rows: `step_game` (one action of
   one game: play, bid, blind nil, exchange, draw, naming trump, end of hand and the next
   deal), `legal_bits`, `start_hand`, and the batch loops the engine calls
-  (`step_batch`: given actions, or in its `RANDOM` mode the random agent's pick made
-  inside the step; `start_hands`, `new_games`, `stop_games`, `refresh_legal`,
-  `random_legal`, `action_mask`); `PHASE_BASE`, `HISTORY_SEAT_SHIFT`.
+  (`step_batch`, `step_batch_random` (the random agent's pick made inside the step),
+  `start_hands`, `new_games`, `stop_games`, `refresh_legal`, `random_legal`,
+  `action_mask`); `PHASE_BASE`, `HISTORY_SEAT_SHIFT`.
 
 Search kernels and solvers with their own layout call `core.rules` and `core.scoring`
 directly; anything holding a `State` steps it through `core.kernel` (or `engine.step`).

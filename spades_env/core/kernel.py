@@ -453,65 +453,71 @@ def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
     return i32[g, r[L_HAND_NO]] != hands
 
 
-#: `step_batch`'s modes: actions given (an illegal one raises / is reported), or drawn.
-RAISE, REPORT, RANDOM = 0, 1, 2
-
-
 @njit(cache=True, _nrt=False)
-def step_batch(spec, buf, actions, mode, key, flags, points, fin, res):
-    """One action per game (DONE games ignore theirs), 64 games at a time.
-
-    `mode` RAISE: if any action is illegal nothing changes and `-1 - g` is returned for
-    the first illegal game `g`. REPORT: games with an illegal action stay as they were
-    and `flags[1, g]` is set. RANDOM: `actions` is ignored and each game plays a uniformly
-    random legal action drawn here (`_pick`, with `u` = `keyed(key[0], g)`: a key the
-    caller draws from its generator per call), the picks of 64 games made together (they
-    vectorise, as in `random_legal`); a game in play with no legal action (a state edited
-    into one) is left as it is and `flags[1, g]` set, and then -1 - (their number) is
-    returned. Otherwise returns the number of hands that ended (`flags[0, g]`; see
-    `_end_hand` for `fin`, `res`, `points`). One loop with one call of `step_game` serves
-    every mode, so the kernel compiles the hand's flow once."""
+def step_batch(spec, buf, actions, report, flags, points, fin, res):
+    """One action per game (DONE games ignore theirs). Illegal actions: with `report`,
+    those games stay as they were and `flags[1, g]` is set; otherwise nothing changes and
+    `-1 - g` is returned for the first illegal game `g`. Else returns the number of hands
+    that ended (`flags[0, g]`; see `_end_hand` for `fin`, `res`, `points`)."""
     r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
     actions, flags, points = borrow(actions), borrow(flags), borrow(points)
     fin, res = borrow(fin), borrow(res)
-    n = buf.shape[0]
-    if mode == RAISE:
-        for g in range(n):
+    b = buf.shape[0]
+    if not report:
+        for g in range(b):
             if not is_legal(r, u64, i8, g, actions[g]):
                 return -1 - g
+    ended = 0
+    for g in range(b):
+        a = actions[g]
+        if report and not is_legal(r, u64, i8, g, a):
+            flags[1, g] = True
+            continue
+        if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
+            flags[0, g] = True
+            ended += 1
+    return ended
+
+
+@njit(cache=True, _nrt=False)
+def step_batch_random(spec, buf, key, flags, points, fin, res):
+    """`step_batch` with every game's action drawn here: a uniformly random legal action
+    (`_pick`), `u` being `keyed(key[0], g)` (a key the caller draws from its generator per
+    call), so no action array is built and no separate pass checks them. The picks of 64
+    games at a time are made together (they vectorise, as in `random_legal`), then those
+    games step. Returns the number of hands that ended (`flags[0, g]`); a game in play
+    with no legal action (a state edited into one) is left as it is, `flags[1, g]` is set
+    and the return value is then -1 - (the number of such games)."""
+    r = as_tuple(spec)
+    buf, u64, i32, i16, i8 = _views(buf)
+    flags, points = borrow(flags), borrow(points)
+    fin, res = borrow(fin), borrow(res)
     k = key[0]
     bits = stack_array(64, np.uint64)
     base = stack_array(64, np.int64)
     acts = stack_array(64, np.int64)
-    ended = refused = 0
+    n = buf.shape[0]
+    ended = stuck = 0
     for start in range(0, n, 64):
         m = min(64, n - start)
-        if mode == RANDOM:
-            for j in range(m):
-                bits[j] = u64[start + j, r[L_LEGAL]]
-                base[j] = PHASE_BASE[i8[start + j, r[L_PHASE]]]
-            for j in range(m):
-                acts[j] = _pick(bits[j], base[j], keyed(k, start + j))
-        else:
-            for j in range(m):
-                acts[j] = actions[start + j]
+        for j in range(m):
+            bits[j] = u64[start + j, r[L_LEGAL]]
+            base[j] = PHASE_BASE[i8[start + j, r[L_PHASE]]]
+        for j in range(m):
+            acts[j] = _pick(bits[j], base[j], keyed(k, start + j))
         for j in range(m):
             g = start + j
             if i8[g, r[L_PHASE]] == DONE:
                 continue
-            if mode == RANDOM:
-                ok = bits[j] != 0
-            else:
-                ok = mode == RAISE or is_legal(r, u64, i8, g, acts[j])
-            if not ok:
+            if bits[j] == 0:
                 flags[1, g] = True
-                refused += 1
+                stuck += 1
                 continue
             if step_game(r, buf, u64, i32, i16, i8, g, acts[j], fin, res, points):
                 flags[0, g] = True
                 ended += 1
-    return -1 - refused if mode == RANDOM and refused else ended
+    return ended if stuck == 0 else -1 - stuck
 
 
 _KEY_GAMMA = np.uint64(0x9E3779B97F4A7C15)
