@@ -11,9 +11,9 @@ import pytest
 from test_double_dummy import TeamTricks, brute_value, positions
 
 from agents.dd import Position, score_objective
-from agents.dd.moves import lead_owner, owner_bound, spade_tricks, trick_bounds, trick_owner
+from agents.dd.moves import spade_tricks, trick_bounds
 from agents.dd.solver import _root
-from spades_env.cards import SPADES, str_to_card
+from spades_env.cards import str_to_card
 from spades_env.rules import Rules
 
 
@@ -94,75 +94,3 @@ def test_value_range_by_team_tricks_matches_enumeration(bids, team, relative) ->
             base[0] += 4 - r
             a = obj.acc_of(base)
             assert obj.tmin[a, r, t] == min(vals) and obj.tmax[a, r, t] == max(vals)
-
-
-def trick_minimax(pos: Position, side: int) -> bool:
-    """Whether `side` can force the trick in progress (or about to be led), by plain
-    minimax over the cards of this trick alone (RULES.md §3)."""
-    start = pos.tricks_won
-
-    def go(p: Position) -> bool:
-        if p.tricks_won != start:  # the trick is complete: who took it?
-            won = [a - b for a, b in zip(p.tricks_won, start, strict=True)]
-            return won[side] + won[side + 2] == 1
-        outcomes = [go(p.play(c)) for c in p.legal_cards()]
-        return any(outcomes) if p.to_act % 2 == side else all(outcomes)
-
-    return go(pos)
-
-
-def trick_positions(seed: int, n: int, most_cards: int = 40, long: int = 5) -> list[Position]:
-    """Trick starts and positions inside a trick, spades broken or not."""
-    found = positions(seed, n, (4, most_cards))
-    for pos in unbroken_endings(seed, n, 3) + unbroken_endings(seed + 1, n, long):
-        found.append(pos)
-        for c in pos.legal_cards()[:2]:
-            child = pos.play(c)
-            found.append(child)
-            for d in child.legal_cards()[:2]:
-                grandchild = child.play(d)
-                found.append(grandchild)
-                found.extend(grandchild.play(e) for e in grandchild.legal_cards()[:1])
-    return found
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_trick_owner_is_the_side_that_forces_the_trick(seed: int) -> None:
-    seen = {0: 0, 1: 0, 2: 0, 3: 0}
-    for pos in trick_positions(900 + seed, 60):
-        root = _root(pos)
-        if root.k == 0:
-            side, wr, _ = lead_owner(root.H, root.leader, root.broken)
-        else:
-            wcard = 13 * SPADES + root.wstr - 32 if root.wstr >= 32 else 13 * root.lead + root.wstr
-            side, wr, _ = trick_owner(
-                root.H, root.leader, root.k, root.lead, root.wseat, root.wstr, wcard
-            )
-        assert wr != 0
-        assert trick_minimax(pos, side) and not trick_minimax(pos, 1 - side), pos
-        seen[root.k] += 1
-    assert min(seen.values()) >= 20
-
-
-@pytest.mark.parametrize("seed", range(1))
-def test_owner_bound_decides_only_what_minimax_says(seed: int) -> None:
-    # The side that forces the trick in progress takes it, and then at least the spade
-    # tricks of one of its seats (one fewer if that seat spends a spade on this trick).
-    decided = 0
-    for pos in trick_positions(950 + seed, 30, most_cards=12, long=3):
-        root = _root(pos)
-        if root.k == 0:
-            side, wr, spent = lead_owner(root.H, root.leader, root.broken)
-        else:
-            wcard = 13 * SPADES + root.wstr - 32 if root.wstr >= 32 else 13 * root.lead + root.wstr
-            side, wr, spent = trick_owner(
-                root.H, root.leader, root.k, root.lead, root.wseat, root.wstr, wcard
-            )
-        for team in (0, 1):
-            exact = brute_value(pos, TeamTricks(team, pos.tricks_won))
-            for need in range(1, root.r + 1):
-                ret, _ = owner_bound(root.H, team, root.r, need, side, wr, spent)
-                if ret >= 0:
-                    assert ret == (exact >= need), (pos, team, need)
-                    decided += 1
-    assert decided >= 100

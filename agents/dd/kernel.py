@@ -32,11 +32,6 @@ Speed-ups, none of which changes a result:
   leader, or its partner reached by an entry, can cash bound the side on lead from
   below; each seat's spades that the other team's spades cannot all beat bound its
   team from below, which bounds the side on lead from above too;
-- the trick in progress (TRICKS mode, at every node, `agents.dd.moves.trick_owner`,
-  `lead_owner`, `owner_bound`): the side whose strongest playable card beats the other
-  side's takes the trick whatever is played, then at least the spade tricks of one of its
-  seats (one fewer if that seat spends a spade on this trick); this bounds the side on
-  lead from above as well as from below, inside a trick too;
 - SCORE mode: the least and greatest value reachable from `acc` with `r` tricks left
   (`FMIN`, `FMAX`), and the same over the tricks of MAX's team that the bounds above
   allow (`TMIN`, `TMAX`, see `agents.dd.objective`), decide a question without search
@@ -62,16 +57,7 @@ from agents.dd.bits import (
     rel_to_wr,
     wr_to_rel,
 )
-from agents.dd.moves import (
-    gen_moves,
-    lead_owner,
-    order_moves,
-    owner_bound,
-    quick_tricks,
-    spade_bounds,
-    trick_bounds,
-    trick_owner,
-)
+from agents.dd.moves import gen_moves, order_moves, quick_tricks, spade_bounds, trick_bounds
 from agents.dd.table import (
     ENTRY,
     INF,
@@ -82,18 +68,6 @@ from agents.dd.table import (
     P_MAXT,
     P_MODE,
     P_NODES,
-    S_ALL,
-    S_BHI,
-    S_BLO,
-    S_CUT0,
-    S_CUTN,
-    S_FLH,
-    S_K,
-    S_LAST,
-    S_OWN,
-    S_PROBE,
-    S_R,
-    S_TRIV,
     T_LO,
     T_MASK,
     tt_probe,
@@ -194,33 +168,22 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN
     need = FR[d, F_NEED]
     acc = FR[d, F_ACC]
     hint = -1
-    P[S_K + k] += 1
     if k == 0:
         r = hand_size(H, leader)
         FR[d, F_R] = r
         if mode == TRICKS:
             if need <= 0:
-                P[S_TRIV] += 1
                 return 1, 0
             if need > r:
-                P[S_TRIV] += 1
                 return 0, 0
             if r == 1:  # the last trick plays itself
-                P[S_LAST] += 1
                 w = last_trick_winner(H, leader)
                 return (1 if (w & 1) == maxt else 0), last_trick_wr(H, w)
             lo, hi, wlo, whi = trick_bounds(H, leader, broken, maxt, r, need, r - need + 1)
             if lo >= need:
-                P[S_BLO] += 1
                 return 1, wlo
             if hi < need:
-                P[S_BHI] += 1
                 return 0, whi
-            side, wr, spent = lead_owner(H, leader, broken)
-            ret, wr = owner_bound(H, maxt, r, need, side, wr, spent)
-            if ret >= 0:
-                P[S_OWN] += 1
-                return ret, wr
             x = float(need if maxt == 0 else r - need + 1)  # in team 0's tricks
         else:
             if r == 0:
@@ -244,7 +207,6 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN
         FR[d, F_W0 + 3] = w3
         FR[d, F_LENS] = lens
         FR[d, F_CTX] = ctx
-        P[S_PROBE] += 1
         slot, rhint = tt_probe(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, x, x)
         if slot >= 0:
             P[P_HITS] += 1
@@ -256,16 +218,6 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN
         if rhint >= 0:
             hint = _abs_card(H, rhint)
     seat = (leader + k) & 3
-    if k > 0 and mode == TRICKS:
-        r = hand_size(H, seat)  # the seat to act still holds its card of this trick
-        lead = FR[d, F_LEAD]
-        wstr = FR[d, F_WSTR]
-        wcard = 13 * SPADES + wstr - 32 if wstr >= 32 else 13 * lead + wstr
-        side, wr, spent = trick_owner(H, leader, k, lead, FR[d, F_WSEAT], wstr, wcard)
-        ret, wr = owner_bound(H, maxt, r, need, side, wr, spent)
-        if ret >= 0:
-            P[S_OWN] += 1
-            return ret, wr
     FR[d, F_SEAT] = seat
     FR[d, F_HINT] = hint
     n = gen_moves(H, TP, seat, k, FR[d, F_LEAD], broken, MV, d)
@@ -390,19 +342,10 @@ def _finish(FR, d, H, TP, MV, thr, P, TT, TF, SG):
     keep what it proved in the table (trick starts only)."""
     result = FR[d, F_RESULT] != 0
     FR[d, F_WR] = _widen_runs(FR, d, H, TP, MV)
-    cut = FR[d, F_CUT]
-    kk = FR[d, F_K]
-    if cut < 0:
-        P[S_ALL + kk] += 1
-    elif cut == MV[d, 0]:
-        P[S_CUT0 + kk] += 1
-    else:
-        P[S_CUTN + kk] += 1
-    if kk != 0:
+    if FR[d, F_K] != 0:
         return result
     maxt = P[P_MAXT]
-    P[S_FLH + 2 * (1 if (FR[d, F_LEADER] & 1) == maxt else 0) + (1 if result else 0)] += 1
-    P[S_R + FR[d, F_R]] += 1
+    cut = FR[d, F_CUT]
     move = _rel_card(H, cut) if cut >= 0 else -1
     r = FR[d, F_R]
     need = FR[d, F_NEED]

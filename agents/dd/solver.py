@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from agents.dd import kernel, table
+from agents.dd import kernel
 from agents.dd.objective import ScoreObjective
 from agents.dd.position import Position
 from spades_env.rules import Rules
@@ -103,41 +103,6 @@ class DDSolver:
         self._mode = mode
         self._P[kernel.P_MODE] = mode
         self._P[kernel.P_NODES] = 0
-        self._P[kernel.P_HITS] = 0
-        self._P[table.S_K :] = 0
-
-    def counters(self) -> dict[str, int | list[int]]:
-        """Where the last public call's nodes went: nodes by cards already in the trick
-        (`by_k`); trick starts decided without search (`trivial`: tricks needed out of
-        reach or already in hand, `last_trick`, `bound_lo` / `bound_hi`: quick tricks and
-        spade bounds, `owner`: the side forcing the current trick, also counted inside
-        tricks), table `probes` and `hits`; cuts by the first move tried / a later one /
-        none, by k; searched trick starts by (leader's side is MAX, result) and by tricks
-        left; table slots scanned and entries evicted."""
-        P = self._P
-
-        def span(i: int, n: int) -> list[int]:
-            return [int(x) for x in P[i : i + n]]
-
-        return {
-            "nodes": int(P[kernel.P_NODES]),
-            "by_k": span(table.S_K, 4),
-            "trivial": int(P[table.S_TRIV]),
-            "last_trick": int(P[table.S_LAST]),
-            "bound_lo": int(P[table.S_BLO]),
-            "bound_hi": int(P[table.S_BHI]),
-            "owner": int(P[table.S_OWN]),
-            "probes": int(P[table.S_PROBE]),
-            "hits": int(P[kernel.P_HITS]),
-            "cut_first": span(table.S_CUT0, 4),
-            "cut_later": span(table.S_CUTN, 4),
-            "no_cut": span(table.S_ALL, 4),
-            "searched_min_leads": span(table.S_FLH, 2),
-            "searched_max_leads": span(table.S_FLH + 2, 2),
-            "searched_by_tricks_left": span(table.S_R, 14),
-            "slots_scanned": int(P[table.S_SCAN]),
-            "evicted": int(P[table.S_EVICT]),
-        }
 
     def _ask(self, root: _Root, maxt: int, need: int, acc: int, thr: float, obj) -> bool:
         self._P[kernel.P_MAXT] = maxt

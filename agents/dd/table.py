@@ -28,14 +28,7 @@ ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
 #: Slots of the int64 parameter vector shared by the kernel and its driver.
 P_GEN, P_MODE, P_MAXT, P_NODES, P_MASK, P_HITS, P_STORES = 0, 1, 2, 3, 4, 5, 6
-# Counters for `DDSolver.counters` (from S_K on, zeroed by each public call): nodes by
-# cards already in the trick (4); trick starts decided by tricks out of reach, the last
-# trick, a lower / upper bound; table probes; cuts by the first move (4, by k), by a later
-# move (4), none (4); searched trick starts by (leader's side is MAX, result) (4) and by
-# tricks left (14); decided by the side forcing the trick; slots scanned; evictions.
-S_K, S_TRIV, S_LAST, S_BLO, S_BHI, S_PROBE = 8, 12, 13, 14, 15, 16
-S_CUT0, S_CUTN, S_ALL, S_FLH, S_R, S_OWN, S_SCAN, S_EVICT = 17, 21, 25, 29, 33, 47, 48, 49
-NUM_PARAMS = 50
+NUM_PARAMS = 7
 INF = np.inf
 WINDOW = 256
 
@@ -102,7 +95,6 @@ def tt_probe(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, lo_need, hi_need):
     hint = -1
     for j in range(WINDOW):
         i = (base + j) & P[P_MASK]
-        P[S_SCAN] += 1
         g = SG[i]
         if (g >> 48) & 0xFFFF != gen:
             return -1, hint
@@ -163,7 +155,6 @@ def tt_store(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
                 TT[i, T_MOVE] = move
             return
     if slot < 0:  # the window is full: replace one of its entries
-        P[S_EVICT] += 1
         slot = (base + (P[P_STORES] & (WINDOW - 1))) & P[P_MASK]
     P[P_STORES] += 1
     SG[slot] = sig
