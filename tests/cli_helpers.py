@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def ctrl_c_reaches_it() -> None:
+    """`preexec_fn` for a child a test interrupts: SIGINT at its default and unblocked, as in
+    a terminal, whatever the test process inherited or set (children keep an ignored or
+    blocked signal across exec, and a test process may run with SIGINT ignored or blocked)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_module(

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from cli_helpers import ctrl_c_reaches_it
+
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = re.compile(r" — legal: (.*)$")
 HAND = re.compile(r"^Your hand: (.*)$")
@@ -38,6 +40,7 @@ class Driver:
             text=True,
             encoding="utf-8",
             bufsize=1,
+            preexec_fn=ctrl_c_reaches_it,
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.transcript: list[str] = []

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error, spades
+from cli_helpers import ctrl_c_reaches_it, one_line_error, spades
 
 from experiments.tournament import run_lock
 from experiments.tournament.results_log import TIMING_FIELDS, LogError, read_rows, repair
@@ -32,6 +32,7 @@ def start(*args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=ctrl_c_reaches_it,
     )
 
 
