@@ -363,7 +363,8 @@ def check_bid(params: dict[str, Any]) -> None:
 
 
 def check_endgame_params(params: dict[str, Any]) -> None:
-    """Valid `endgame` / `worlds` (ValueError, one line); `worlds` only with a solver."""
+    """Valid `endgame` / `worlds` (ValueError, one line); `worlds` is checked even where
+    `endgame` is 0 and the solver is off."""
     from agents.endgame import check_endgame
 
     check_endgame(params.get("endgame", 0), params.get("worlds", DEFAULT_WORLDS))
