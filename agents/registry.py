@@ -78,6 +78,8 @@ REGISTRY: dict[str, AgentEntry] = {
             "model": str,
             "endgame": int,
             "worlds": int,
+            "nil": int,
+            "nilplay": str,
         },
         "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
         "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame); "
@@ -113,7 +115,15 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "learned": AgentEntry(
         _lazy("agents.rl_agent:learned_agent"),
-        {"sample": bool, "bid": str, "model": str, "endgame": int, "worlds": int},
+        {
+            "sample": bool,
+            "bid": str,
+            "model": str,
+            "endgame": int,
+            "worlds": int,
+            "nil": int,
+            "nilplay": str,
+        },
         "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
         "heuristic, then fine-tuned; recipe in learned.json) for the bids and the first "
         "tricks, and an exact solve of the last endgame=K tricks over worlds=W sampled "
