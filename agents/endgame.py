@@ -68,8 +68,7 @@ def check_endgame(tricks: int, worlds: int, nil: int = 0) -> None:
         raise ValueError(f"worlds={worlds}: sampled worlds per decision, 1 to {MAX_WORLDS}")
     if not 0 <= nil <= MAX_TRICKS:
         raise ValueError(
-            f"nil={nil}: the last tricks solved for a live nil of the team, 0 (off) to "
-            f"{MAX_TRICKS}"
+            f"nil={nil}: the last tricks solved for a live nil of the team, 0 (off) to {MAX_TRICKS}"
         )
 
 
@@ -92,9 +91,7 @@ class EndgameSolver:
     """Determinized exact card play for the last `tricks` tricks (module doc); with
     `nil`, also the last `nil` tricks of a hand where the seat's team has a live nil."""
 
-    def __init__(
-        self, tricks: int, worlds: int, rng: np.random.Generator, nil: int = 0
-    ) -> None:
+    def __init__(self, tricks: int, worlds: int, rng: np.random.Generator, nil: int = 0) -> None:
         check_endgame(tricks, worlds, nil)
         self.tricks, self.worlds, self.rng = int(tricks), int(worlds), rng
         self.nil = int(nil)

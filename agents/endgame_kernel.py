@@ -277,9 +277,10 @@ def solve_rows(
     """(R, J) exact value of each root card of each row.
 
     hands: (R, 4) int64 cards each seat holds now; trick: (R, 4) card on the table per
-    seat (-1 none); won: (R, 4) tricks so far; info: (R, 6) leader, trick size, suit led
-    (-1 none), spades broken (0/1), tricks played, index into `tables`; cards: (R, J) the
-    root cards to value, -1 after the last; tables: (n, 14, 14, 14) value of the final
+    seat (-1 none); won: (R, 4) tricks so far; info: (R, 7) leader, trick size, suit led
+    (-1 none), spades broken (0/1), tricks played, index into `tables`, the seat whose nil
+    is the objective (-1: the table's value); cards: (R, J) the root cards to value, -1
+    after the last; tables: (n, 14, 14, 14) value of the final
     tricks of seats 0, 1, 2, to the team of the seat to act; two_clubs: RULES.md §3
     first_lead=two_of_clubs (the 2C leads the first trick).
     """
