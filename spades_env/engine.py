@@ -21,6 +21,7 @@ replaced by another action.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -152,18 +153,57 @@ class StepInfo:
 
 # ----------------------------------------------------------------------------- step
 class _Scratch:
-    """Per-state buffers the kernel writes finished hands into (reused every step), and
-    the entry points of the step kernels for this state (made on their first call)."""
+    """Per-state buffers the kernel writes into (reused every step), and the entry points
+    of the step kernels for this state (made on their first call).
+
+    Most steps end no hand and refuse nothing: they all return `quiet`, one `StepInfo`
+    of read-only zeros. A step that has something to report hands its `flags` and
+    `points` to its `StepInfo` and takes fresh zeros for the next; the saved rows `fin`
+    of a step where every game's hand ended are handed over whole (no copy), and `spare`
+    is reused for the next such step once nothing refers to it."""
 
     def __init__(self, rules: Rules, b: int, row: int) -> None:
         self.spec = spec(rules)
         self.teams = rules.num_teams
         self.fin = np.zeros((b, row), dtype=np.uint8)
+        self.spare: npt.NDArray[np.uint8] | None = None
         self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
         self.key = np.zeros(1, dtype=np.uint64)  # step_random's key of this call
+        self.flags = np.zeros((2, b), dtype=bool)  # hand over, illegal / no legal action
+        self.points = np.zeros((b, rules.num_teams), dtype=np.int32)
+        zeros = np.zeros((3, b), dtype=bool)
+        points = np.zeros((b, rules.num_teams), dtype=np.int32)
+        for arr in (zeros, points):
+            arr.setflags(write=False)
+        self.quiet = _make_info(zeros[0], points, zeros[1], None)
         self.buffer: npt.NDArray[np.uint8] | None = None  # the State buffer served
         self.step: Callable[..., int] | None = None
         self.step_random: Callable[..., int] | None = None
+
+    def take_flags(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int32]]:
+        """The flags and points of this step, for its `StepInfo`; fresh zeros for the next."""
+        flags, points = self.flags, self.points
+        self.flags = np.zeros_like(flags)
+        self.points = np.zeros_like(points)
+        return flags, points
+
+    def take_fin(self) -> npt.NDArray[np.uint8]:
+        """Every row of `fin` (all the games' hands ended): handed over, not copied; the
+        next step writes into the spare buffer if no record refers to it any more."""
+        fin, spare = self.fin, self.spare
+        # references: self.spare, the local name and getrefcount's argument
+        if spare is None or sys.getrefcount(spare) > 3:
+            spare = np.empty_like(fin)
+        self.fin, self.spare = spare, fin
+        return fin
+
+
+def _make_info(hand_over, hand_points, illegal, finished) -> StepInfo:
+    info = object.__new__(StepInfo)  # StepInfo(...) without the frozen-dataclass setattrs
+    info.__dict__.update(
+        hand_over=hand_over, hand_points=hand_points, illegal=illegal, finished=finished
+    )
+    return info
 
 
 def _entry(kernel, *args) -> Callable[..., int]:
@@ -201,9 +241,8 @@ def step(
         acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
-    flags = np.zeros((2, b), dtype=bool)  # hand over, illegal
-    points = np.zeros((b, scratch.teams), dtype=np.int32)
-    args = (scratch.spec, state.buffer, acts, on_illegal == "report", flags, points,
+    report = on_illegal == "report"
+    args = (scratch.spec, state.buffer, acts, report, scratch.flags, scratch.points,
             scratch.fin, scratch.res)  # fmt: skip
     if acts is actions and acts.flags.c_contiguous:  # the entry's types (see `_entry`)
         if scratch.step is None:
@@ -211,6 +250,8 @@ def step(
         ended = scratch.step(*args)
     else:
         ended = _kernel.step_batch(*args)
+    if ended == 0:
+        return scratch.quiet
     if ended < 0:
         bad = -1 - ended
         act = int(acts[bad])
@@ -221,7 +262,7 @@ def step(
             explain_illegal(state, bad, act),
             legal_actions(state, bad),
         )
-    return _info(state, scratch, ended, flags, points)
+    return _info(state, scratch, ended & _ENDED)
 
 
 def step_random(state: State, rng: np.random.Generator) -> StepInfo:
@@ -234,18 +275,19 @@ def step_random(state: State, rng: np.random.Generator) -> StepInfo:
     into one) is left as it is, and `NoLegalActionError` raised after the others stepped.
     """
     scratch = _scratch(state)
-    b = scratch.fin.shape[0]
     scratch.key[0] = rng.bit_generator.random_raw()
-    flags = np.zeros((2, b), dtype=bool)  # hand over, no legal action
-    points = np.zeros((b, scratch.teams), dtype=np.int32)
-    args = (scratch.spec, state.buffer, scratch.key, flags, points, scratch.fin, scratch.res)
+    args = (scratch.spec, state.buffer, scratch.key, scratch.flags, scratch.points,
+            scratch.fin, scratch.res)  # fmt: skip
     if scratch.step_random is None:
         scratch.step_random = _entry(_kernel.step_batch_random, *args)
     ended = scratch.step_random(*args)
+    if ended == 0:
+        return scratch.quiet
     if ended < 0:  # -1 - (games stuck): the others stepped
-        info = _info(state, scratch, int(np.count_nonzero(flags[0])), flags, points)
+        flags = scratch.flags
+        info = _info(state, scratch, int(np.count_nonzero(flags[0])))
         raise NoLegalActionError(np.flatnonzero(flags[1]), info)
-    return _info(state, scratch, ended, flags, points)
+    return _info(state, scratch, ended)
 
 
 class NoLegalActionError(ValueError):
@@ -261,16 +303,17 @@ class NoLegalActionError(ValueError):
         )
 
 
-def _info(
-    state: State, scratch: _Scratch, ended: int, flags: npt.NDArray, points: npt.NDArray
-) -> StepInfo:
+#: `step_batch`'s return value: the hands ended in its low 32 bits, the games refused
+#: (report mode) above.
+_ENDED = (1 << 32) - 1
+
+
+def _info(state: State, scratch: _Scratch, ended: int) -> StepInfo:
+    """The `StepInfo` of a step that has something to report (see `_Scratch`)."""
+    flags, points = scratch.take_flags()
     hand_over = flags[0]
-    finished = _finished(state, scratch, np.flatnonzero(hand_over)) if ended else None
-    info = object.__new__(StepInfo)  # StepInfo(...) without the frozen-dataclass setattrs
-    info.__dict__.update(
-        hand_over=hand_over, hand_points=points, illegal=flags[1], finished=finished
-    )
-    return info
+    finished = _finished(state, scratch, hand_over, ended) if ended else None
+    return _make_info(hand_over, points, flags[1], finished)
 
 
 #: HandResult fields read from the saved rows: field -> the State field it copies.
@@ -310,14 +353,24 @@ class _SavedHands(HandResult):
         return value
 
 
-def _finished(state: State, scratch: _Scratch, rows: npt.NDArray[np.int64]) -> HandResult:
+def _finished(
+    state: State, scratch: _Scratch, hand_over: npt.NDArray[np.bool_], ended: int
+) -> HandResult:
     """The records of the hands that ended, from the rows the kernel saved at their end."""
     out = object.__new__(_SavedHands)
     d = out.__dict__
     d["_rules"] = state.rules
+    if ended == hand_over.shape[0]:  # every game (a batch in step): nothing to gather
+        d["games"] = np.arange(ended, dtype=np.int64)
+        d["_saved"] = scratch.take_fin()
+        d["_res"] = scratch.res.copy()
+        d["scores"] = state.scores.copy()
+        d["bags"] = state.bags.copy()
+        return out
+    rows = np.flatnonzero(hand_over)
+    d["games"] = rows
     d["_saved"] = scratch.fin[rows]
     d["_res"] = scratch.res[rows]
-    d["games"] = rows
     d["scores"] = state.scores[rows]
     d["bags"] = state.bags[rows]
     return out

@@ -16,7 +16,7 @@ from numba import njit
 from spades_env.cards import BID_BASE, BLIND_NIL, DRAW_KEEP, NAME_TRUMP, SPADES
 from spades_env.core import deal as _deal
 from spades_env.core import rules as core
-from spades_env.core.borrow import borrow, stack_array
+from spades_env.core.borrow import borrow, prefetch, stack_array
 from spades_env.core.scoring import apply_bags, game_winner, score_hand
 from spades_env.core.spec import (
     L_BAGS,
@@ -404,6 +404,20 @@ def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
     return False
 
 
+_AHEAD = 16  # rows ahead to prefetch
+
+
+@njit(cache=True, inline="always")
+def _prefetch_row(r, buf, g, n):
+    """Start loading the lines of row `g` that a step reads (its first 320 bytes: the
+    play's fields, the cards' seats and tricks, the history), if `g` < `n`: a batch
+    larger than the cache streams its rows from memory, and a step waits on each one."""
+    if g < n:
+        at = g * buf.strides[0]
+        for line in range(0, 320, 64):
+            prefetch(buf, at + line)
+
+
 @njit(cache=True, inline="always")
 def is_legal(r, u64, i8, g, a):
     """Is action `a` among the cached legal actions of game `g` (DONE games: any)."""
@@ -458,7 +472,8 @@ def step_batch(spec, buf, actions, report, flags, points, fin, res):
     """One action per game (DONE games ignore theirs). Illegal actions: with `report`,
     those games stay as they were and `flags[1, g]` is set; otherwise nothing changes and
     `-1 - g` is returned for the first illegal game `g`. Else returns the number of hands
-    that ended (`flags[0, g]`; see `_end_hand` for `fin`, `res`, `points`)."""
+    that ended (`flags[0, g]`; see `_end_hand` for `fin`, `res`, `points`) plus 2**32
+    times the number of games refused. `flags` and `points` must be zero on entry."""
     r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
     actions, flags, points = borrow(actions), borrow(flags), borrow(points)
@@ -468,16 +483,18 @@ def step_batch(spec, buf, actions, report, flags, points, fin, res):
         for g in range(b):
             if not is_legal(r, u64, i8, g, actions[g]):
                 return -1 - g
-    ended = 0
+    ended = refused = 0
     for g in range(b):
+        _prefetch_row(r, buf, g + _AHEAD, b)
         a = actions[g]
         if report and not is_legal(r, u64, i8, g, a):
             flags[1, g] = True
+            refused += 1
             continue
         if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
             flags[0, g] = True
             ended += 1
-    return ended
+    return ended + (refused << 32)
 
 
 @njit(cache=True, _nrt=False)
@@ -508,6 +525,7 @@ def step_batch_random(spec, buf, key, flags, points, fin, res):
             acts[j] = _pick(bits[j], base[j], keyed(k, start + j))
         for j in range(m):
             g = start + j
+            _prefetch_row(r, buf, g + _AHEAD, n)
             if i8[g, r[L_PHASE]] == DONE:
                 continue
             if bits[j] == 0:
