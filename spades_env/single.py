@@ -204,7 +204,7 @@ class SingleGame:
                     0, int(st.to_act[0]), a, explain_illegal(st, 0, a), legal_actions(st, 0)
                 )
             return self._info(None, True)
-        return self._info(_finished(self._st, sc, _ONE_TRUE, 1), False)
+        return self._info(_finished(self._st, sc, 1), False)
 
     def _info(self, finished: HandResult | None, illegal: bool) -> StepInfo:
         pts = np.zeros((1, self.rules.num_teams), dtype=np.int32)
@@ -212,8 +212,6 @@ class SingleGame:
             pts[0] = finished.points[0] - finished.penalty[0]
         return StepInfo(np.array([finished is not None]), pts, np.array([illegal]), finished)
 
-
-_ONE_TRUE = np.ones(1, dtype=bool)  # the game's hand ended (`engine._finished`)
 
 
 def _field(name: str, scalar: bool) -> property:
