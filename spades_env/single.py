@@ -213,7 +213,6 @@ class SingleGame:
         return StepInfo(np.array([finished is not None]), pts, np.array([illegal]), finished)
 
 
-
 def _field(name: str, scalar: bool) -> property:
     def get(self: SingleGame):
         if scalar:  # .item: a Python int (bool) without a numpy scalar in between

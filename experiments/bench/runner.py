@@ -81,7 +81,8 @@ def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192
     """The batched engine at several batch sizes against OpenSpiel's C++ random bots (the
     random choice inside the step, `engine.step_random`; at 8192 also on two threads; at
     64 and 8192 also made outside and passed to `step`), and `SingleGame` against
-    OpenSpiel stepped from Python, all measured in turns (`envs._rates`) so a passing load weighs on every figure alike."""
+    OpenSpiel stepped from Python, all measured in turns (`envs._rates`) so a passing load
+    weighs on every figure alike."""
     runs = {f"engine {b}": engine_run(Rules(), b) for b in batches}
     agent_batches = tuple(b for b in batches if b in (64, 8192))
     runs.update({f"agent {b}": engine_run(Rules(), b, agent=True) for b in agent_batches})
