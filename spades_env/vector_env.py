@@ -56,6 +56,7 @@ from spades_env.core.vector import (
     F_ILLEGAL,
     F_TERMINATED,
     F_TRUNCATED,
+    clear_infos,
     env_step,
 )
 from spades_env.engine import PHASE_BASE, HandResult, StepInfo, legal_action_mask, step
@@ -257,10 +258,12 @@ class SpadesVectorEnv(VectorEnv):
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(len(self._ranges) - 1, "spades-vector")
             done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges[1:]]
-            hands, illegal = env_step(*args, *self._ranges[0])
-            for future in done:
-                more = future.result()
-                hands, illegal = hands + more[0], illegal + more[1]
+            counts = [env_step(*args, *self._ranges[0])] + [f.result() for f in done]
+            hands, illegal = sum(c[0] for c in counts), sum(c[1] for c in counts)
+            if hands:  # a range where no hand ended left its end-of-hand infos as they were
+                for (lo, hi), (ended, _) in zip(self._ranges, counts, strict=True):
+                    if not ended:
+                        clear_infos(flags, nums8, nums32, lo, hi)
         every = np.ones(n, dtype=bool)
         infos: dict[str, Any] = {
             "action_mask": mask,
