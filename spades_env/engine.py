@@ -234,12 +234,15 @@ def step(
     state: State,
     actions: npt.ArrayLike,
     on_illegal: Literal["raise", "report"] = "raise",
+    last_hand: bool = False,
     num_threads: int = 1,
 ) -> StepInfo:
     """Apply one action per game (ignored where the game is DONE); update `state`.
 
-    `num_threads=k` steps k ranges of the games at once on k threads (ranges of at
-    least `MIN_RANGE` games; the results are the same for every k)."""
+    `last_hand`: a hand that ends in this step stops its game there (phase DONE, no next
+    deal; core/spec.py), as the envs' one-hand episodes do. `num_threads=k` steps k
+    ranges of the games at once on k threads (ranges of at least `MIN_RANGE` games; the
+    results are the same for every k)."""
     scratch = _scratch(state)
     b = scratch.fin.shape[0]
     if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.ndim == 1:
@@ -249,19 +252,20 @@ def step(
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
     mode = _kernel.REPORT if on_illegal == "report" else _kernel.RAISE
+    rules = spec(state.rules, True) if last_hand else scratch.spec
     if num_threads != 1:
         if not acts.flags.c_contiguous:
             acts = np.ascontiguousarray(acts)
         if mode == _kernel.RAISE:
-            ended = _kernel.first_illegal(scratch.spec, state.buffer, acts)
+            ended = _kernel.first_illegal(rules, state.buffer, acts)
             if ended >= 0:
                 _raise_illegal(state, acts, ended)
             mode = _kernel.CHECKED
         ended, parts = _threaded(scratch, "step", _kernel.step_batch, num_threads,
-                                 scratch.spec, state.buffer, acts, mode)  # fmt: skip
+                                 rules, state.buffer, acts, mode)  # fmt: skip
     else:
         parts = None
-        args = (scratch.spec, state.buffer, acts, mode, scratch.flags, scratch.points,
+        args = (rules, state.buffer, acts, mode, scratch.flags, scratch.points,
                 scratch.fin, scratch.res, 0, b)  # fmt: skip
         if acts is actions and acts.flags.c_contiguous:  # the entry's types (`_entry`)
             if scratch.step is None:
