@@ -16,6 +16,11 @@ under the fitted trick model, `agents.model_bidding`) while the network plays th
 exact solve over W sampled worlds (`agents.endgame`), the network the rest; `learned`
 does so by default (`LEARNED_ENDGAME`, `DEFAULT_WORLDS`: the best measured setting that
 keeps its speed targets, see `learned.json`), `endgame=0` is the network alone.
+`nil=N` (N > K) also solves the last N tricks of a hand while a nil bid of the seat's
+team is alive, for that nil (`agents.endgame`; `learned`: `LEARNED_NIL`, 4, unless
+`endgame=0`; `nil=0` off);
+`nilplay=heuristic` hands the team's card play to the heuristic while its nil is alive,
+before the solved tricks.
 
 A checkpoint is a `torch.save`d dict (read with `weights_only=True`, so loading one runs
 no code): the network config and weights, the training args, the rules, the observation
@@ -67,8 +72,9 @@ BIDDERS = ("net", "model", "rules")
 #: (`agents.endgame`; measured in agents/checkpoints/learned.json)
 LEARNED_ENDGAME = 3
 DEFAULT_WORLDS = 16
-#: `learned`'s solve for a live nil of its team: the last tricks solved for it (0: off)
-LEARNED_NIL = 0
+#: `learned`'s solve for a live nil of its team: the last tricks solved for it (0: off;
+#: 5 kept more nils but halved the tournament's speed, see `learned.json`)
+LEARNED_NIL = 4
 #: who plays the team's cards while its nil is alive (before the solved tricks)
 NIL_PLAYERS = ("net", "heuristic")
 
@@ -380,12 +386,14 @@ def learned_agent(
     model: str = "",
     endgame: int = LEARNED_ENDGAME,
     worlds: int = DEFAULT_WORLDS,
-    nil: int = LEARNED_NIL,
+    nil: int | None = None,
     nilplay: str = "net",
 ) -> RLAgent:
     """Registry factory for `learned`: the strongest learned agent shipped (the network,
     and the endgame solver for the last `endgame` tricks, and for the last `nil` tricks
-    while the team's nil is alive)."""
+    while the team's nil is alive: `LEARNED_NIL` unless `endgame=0`, the network alone)."""
+    if nil is None:
+        nil = LEARNED_NIL if endgame else 0
     return RLAgent(
         seed, LEARNED, sample=sample, bid=bid, model=model, endgame=endgame, worlds=worlds,
         nil=nil, nilplay=nilplay,
@@ -440,5 +448,5 @@ def check_shipped(params: dict[str, Any]) -> None:
 def check_learned(params: dict[str, Any]) -> None:
     """Registry check for `learned`: the shipped checkpoint is present and loads."""
     check_bid(params)
-    check_endgame_params({"endgame": LEARNED_ENDGAME, "nil": LEARNED_NIL, **params})
+    check_endgame_params({"endgame": LEARNED_ENDGAME, **params})
     read_checkpoint(LEARNED)

