@@ -12,6 +12,8 @@ batched per agent and the engine steps the whole `State` at a time.
 
 - Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
   ends starts its next episode and ignores its action; on that step its reward is 0.
+  A hand episode's final observation shows its finished hand in the done phase (no next
+  hand is dealt, as in ``SpadesEnv``).
   ``info["action_mask"]`` of a sub-env that just ended is all 1 (any action is
   accepted, and ignored).
 - Infos are dicts of arrays with Gymnasium's ``_key`` masks: ``action_mask`` (N, 80) int8
@@ -242,7 +244,9 @@ class SpadesVectorEnv(VectorEnv):
         n, p, t = self.num_envs, self.rules.num_players, self.rules.num_teams
         sc = self._scratch
         if sc is None or sc.fin.shape != state.buffer.shape:
-            sc = self._scratch = _Scratch(self.rules, n, packed=self.obs_format == "bits")
+            sc = self._scratch = _Scratch(
+                self.rules, n, packed=self.obs_format == "bits", last_hand=self.episode == "hand"
+            )
         obs, mask, flags, reward = sc.obs.take(), sc.mask.take(), sc.flags.take(), sc.reward.take()
         seat, nums8, nums32 = sc.seat.take(), sc.nums8.take(), sc.nums32.take()
         args = (
@@ -305,7 +309,7 @@ class SpadesVectorEnv(VectorEnv):
     def _engine_step(self, actions: npt.NDArray[np.int64], out: _Outcome) -> StepInfo:
         """Step the games whose action is not _HOLD; book their finished hands in `out`."""
         state = self._require_state()
-        info = step(state, actions, on_illegal="report")
+        info = step(state, actions, on_illegal="report", last_hand=self.episode == "hand")
         if (info.illegal & (actions != _HOLD)).any():
             g = int(np.flatnonzero(info.illegal & (actions != _HOLD))[0])
             raise RuntimeError(f"game {g}: an opponent agent chose illegal action {actions[g]}")
@@ -413,8 +417,8 @@ class _Scratch:
     """What the compiled step reuses (core/vector.py `env_step`): the arrays it hands out,
     each game's trick planes, and room for the hands that end."""
 
-    def __init__(self, rules: Rules, n: int, packed: bool) -> None:
-        self.spec = spec(rules)
+    def __init__(self, rules: Rules, n: int, packed: bool, last_hand: bool) -> None:
+        self.spec = spec(rules, last_hand)  # hand episodes: no next deal (core/spec.py)
         self.bits = bits_layout(rules)
         self.offsets = obs_offsets(rules)
         self.packed = packed

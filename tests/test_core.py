@@ -250,6 +250,23 @@ def test_deals_are_the_documented_shuffle(name: str) -> None:
         assert got[i].tolist() == _argsort_deal(rules, seed, i % 7)
 
 
+@pytest.mark.parametrize("buckets", [1, 3, 40, 4096])
+def test_places_are_a_stable_sorts_positions(buckets: int) -> None:
+    # Words crowded into few buckets (by their top 12 bits), with exact ties: the
+    # counted ranks are a stable sort's positions.
+    rng = np.random.default_rng(RNG_SEED)
+    for n in (1, 2, 13, 52, 54, 64):
+        for _ in range(30):
+            top = rng.integers(0, buckets, size=n, dtype=np.uint64) << np.uint64(52)
+            low = rng.integers(0, 4, size=n, dtype=np.uint64)  # ties within a bucket
+            words = np.zeros(64, dtype=np.uint64)
+            words[:n] = top | low
+            ranks, occ, below = (np.zeros(64, dtype=np.uint64) for _ in range(3))
+            core_deal.places(words, n, ranks, occ, below)
+            order = np.argsort(words[:n], kind="stable")
+            assert ranks[order].tolist() == list(range(n))
+
+
 def test_a_deal_with_tied_words_keeps_card_order() -> None:
     # A tie between two words never happens in practice; the sort is stable anyway.
     out = np.zeros(64, dtype=np.int8)

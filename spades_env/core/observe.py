@@ -232,12 +232,12 @@ def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
         row[ob[O_SCORES] + j] = max(-32768, min(32767, score))
         row[ob[O_BAGS] + j] = i32[g, r[L_BAGS] + team]
     row[ob[O_DEALER] + seat_rel(i8[g, r[L_DEALER]], seat, p)] = 1
-    if i8[g, r[L_TRICK_SIZE]] > 0:
-        row[ob[O_LEADER] + seat_rel(i8[g, r[L_LEADER]], seat, p)] = 1
+    # no branch on where the trick stands (it differs game to game): without a lead the
+    # cell written gets its own 0
+    row[ob[O_LEADER] + seat_rel(i8[g, r[L_LEADER]], seat, p)] = i8[g, r[L_TRICK_SIZE]] > 0
     row[ob[O_TO_ACT] + seat_rel(i8[g, r[L_TO_ACT]], seat, p)] = 1
     lead = i8[g, r[L_LEAD_SUIT]]
-    if lead >= 0:
-        row[ob[O_LEAD_SUIT] + lead] = 1
+    row[ob[O_LEAD_SUIT] + max(lead, 0)] = lead >= 0
     row[ob[O_BROKEN]] = i8[g, r[L_BROKEN]]
     row[ob[O_PHASE] + phase] = 1
     row[ob[O_HAND_NO]] = i32[g, r[L_HAND_NO]]
