@@ -57,6 +57,22 @@ def _legal_by_statement(held, trick_size, lead, broken, trump, two_clubs) -> int
     return held if broken or not others else others
 
 
+@pytest.mark.parametrize(
+    "kth_bit", [core._kth_bit_halving, core._kth_bit_deposit, core._kth_bit_deposit.py_func]
+)
+def test_kth_bit_finds_the_kth_set_bit(kth_bit) -> None:
+    # kth_bit is the deposit (BMI2 pdep) version on x86 with BMI2, the halving elsewhere;
+    # both, and the deposit's plain-Python form, give the k-th set bit.
+    if kth_bit is core._kth_bit_deposit and core.kth_bit is not core._kth_bit_deposit:
+        pytest.skip("the compiled deposit needs x86 BMI2")
+    rng = np.random.default_rng(7)
+    words = [1, 1 << 63, 2**64 - 1] + [int(w) for w in rng.integers(0, 2**64, 200, np.uint64)]
+    for w in words:
+        bits = [i for i in range(64) if w >> i & 1]
+        for k, expected in enumerate(bits):
+            assert kth_bit(np.uint64(w), k) == expected, (hex(w), k)
+
+
 @pytest.mark.parametrize("trump", [0, 1, 2, 3])
 def test_legal_cards_follow_the_statement_of_the_rules(trump: int) -> None:
     rng = np.random.default_rng(RNG_SEED + trump)
