@@ -191,8 +191,11 @@ def step(
     state: State,
     actions: npt.ArrayLike,
     on_illegal: Literal["raise", "report"] = "raise",
+    last_hand: bool = False,
 ) -> StepInfo:
-    """Apply one action per game (ignored where the game is DONE); update `state`."""
+    """Apply one action per game (ignored where the game is DONE); update `state`.
+    `last_hand`: a hand that ends in this step stops its game there (phase DONE, no next
+    deal; core/spec.py), as the envs' one-hand episodes do."""
     scratch = _scratch(state)
     b = scratch.fin.shape[0]
     if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.ndim == 1:
@@ -203,7 +206,8 @@ def step(
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
     flags = np.zeros((2, b), dtype=bool)  # hand over, illegal
     points = np.zeros((b, scratch.teams), dtype=np.int32)
-    args = (scratch.spec, state.buffer, acts, on_illegal == "report", flags, points,
+    rules = spec(state.rules, True) if last_hand else scratch.spec
+    args = (rules, state.buffer, acts, on_illegal == "report", flags, points,
             scratch.fin, scratch.res)  # fmt: skip
     if acts is actions and acts.flags.c_contiguous:  # the entry's types (see `_entry`)
         if scratch.step is None:

@@ -22,9 +22,10 @@ until a learner seat must act again or the episode ends.
   hands). When a hand ends, ``info`` holds bids, tricks, hand score, scores, bags and the
   hand record, as in ``spades_v0`` except that the record's ``seed`` is a numpy
   ``uint64`` (a game seed may exceed 2**63 - 1, which Gymnasium's vector envs could not
-  stack as a Python int; ``int(seed)`` gives the JSON value). The engine deals on at
-  once, so the last observation of a hand episode shows the next deal's position (scores
-  updated), not the empty table.
+  stack as a Python int; ``int(seed)`` gives the JSON value). The last observation of a
+  hand episode shows the finished hand (every card played, tricks won, scores updated)
+  in the done phase: no next hand is dealt. In game episodes the engine deals on at
+  once, so the last observation of a truncated episode shows the next deal's position.
 - **Illegal actions.** Gymnasium's ``check_env`` sends unmasked actions, so the env does
   not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
   (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
@@ -165,7 +166,8 @@ class SpadesEnv(gym.Env[npt.NDArray, np.int64]):
     def _apply(self, action: int, info: dict[str, Any]) -> tuple[float, bool, bool]:
         """One engine step; the reward and the end of the episode it brings."""
         game = self._require_game()
-        result = game.step(action).finished
+        # a hand episode's hand is its game's last: no next deal (engine.step's last_hand)
+        result = game.step(action, last_hand=self.episode == "hand").finished
         if result is None:
             return 0.0, False, False
         points = result.points - result.penalty

@@ -99,6 +99,7 @@ class SingleGame:
     def _setup(self, rules: Rules) -> None:
         self.rules, self._p = rules, rules.num_players
         self._r = spec(rules)
+        self._r_last = spec(rules, last_hand=True)  # step(..., last_hand=True)
         self._ob, self._obs_size = obs_offsets(rules), obs_size(rules)
         self._seat = np.zeros(1, dtype=np.int64)
         quiet = StepInfo(
@@ -189,12 +190,13 @@ class SingleGame:
         return bool(blind_allowed(self._st, [0], [seat])[0])
 
     # ------------------------------------------------------------------ step
-    def step(self, action: int, on_illegal: str = "raise") -> StepInfo:
+    def step(self, action: int, on_illegal: str = "raise", last_hand: bool = False) -> StepInfo:
         """Apply the action of the seat to act; same contract as `engine.step`."""
         # whole numbers only: never truncate 54.7 to a bid (cards.py)
         a = action if type(action) is int else action_index(action)
         sc = self._scratch
-        code = _kernel.step_one(self._r, self._buf, a, sc.fin, sc.res)
+        rules = self._r_last if last_hand else self._r
+        code = _kernel.step_one(rules, self._buf, a, sc.fin, sc.res)
         if code == 0:
             return self._quiet
         if code < 0:

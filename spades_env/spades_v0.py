@@ -76,9 +76,9 @@ before the zero-sum option), cumulative ``scores`` and ``bags`` per team, ``game
 ``winner`` (team or -1) and ``record`` (the JSON hand record of ``records.hand_records``,
 which ``records.replay`` replays). An agent keeps that info until it next acts; other
 infos are empty. At the end all agents are terminated (or truncated) at once, and each
-takes PettingZoo's dead step (``env.step(None)``). In hand mode the engine has already
-dealt the next hand when the episode ends, so the final observations show the new
-position (scores updated) rather than the empty table of the finished hand.
+takes PettingZoo's dead step (``env.step(None)``). In hand mode no next hand is dealt:
+the final observations show the finished hand (every card played, tricks won, scores
+updated) in the done phase, with an empty action mask.
 
 Arguments
 ---------
@@ -133,6 +133,8 @@ Version history
   Discrete(80) with the four trump suits; the standard observation is unchanged.
 - v0, encoding version 4: ``render_mode="rgb_array"`` and a picture in ``"human"``;
   ``metadata["is_parallelizable"]`` is False (turn-based); observations unchanged.
+- v0, encoding version 4: the final observations of a hand episode show the finished
+  hand in the done phase (before, the next deal, dealt and never played).
 """
 
 from __future__ import annotations
@@ -332,7 +334,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         game = self._require_game()
         if action is None:
             raise ValueError(f"{agent} is to act; None is only for terminated agents")
-        info = game.step(action)  # an illegal action raises IllegalActionError
+        # an illegal action raises IllegalActionError; a hand episode's last hand deals
+        # no next one
+        info = game.step(action, last_hand=self.episode == "hand")
         self._cumulative_rewards[agent] = 0.0
         if self.infos[agent]:
             self.infos[agent] = {}  # the agent has seen the last hand's info

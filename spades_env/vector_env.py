@@ -12,6 +12,8 @@ batched per agent and the engine steps the whole `State` at a time.
 
 - Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
   ends starts its next episode and ignores its action; on that step its reward is 0.
+  A hand episode's final observation shows its finished hand in the done phase (no next
+  hand is dealt, as in ``SpadesEnv``).
   ``info["action_mask"]`` of a sub-env that just ended is all 1 (any action is
   accepted, and ignored).
 - Infos are dicts of arrays with Gymnasium's ``_key`` masks: ``action_mask`` (N, 80) int8
@@ -56,6 +58,7 @@ from spades_env.core.vector import (
     F_ILLEGAL,
     F_TERMINATED,
     F_TRUNCATED,
+    clear_infos,
     env_step,
 )
 from spades_env.engine import PHASE_BASE, HandResult, StepInfo, legal_action_mask, step
@@ -241,7 +244,9 @@ class SpadesVectorEnv(VectorEnv):
         n, p, t = self.num_envs, self.rules.num_players, self.rules.num_teams
         sc = self._scratch
         if sc is None or sc.fin.shape != state.buffer.shape:
-            sc = self._scratch = _Scratch(self.rules, n, packed=self.obs_format == "bits")
+            sc = self._scratch = _Scratch(
+                self.rules, n, packed=self.obs_format == "bits", last_hand=self.episode == "hand"
+            )
         obs, mask, flags, reward = sc.obs.take(), sc.mask.take(), sc.flags.take(), sc.reward.take()
         seat, nums8, nums32 = sc.seat.take(), sc.nums8.take(), sc.nums32.take()
         args = (
@@ -257,10 +262,12 @@ class SpadesVectorEnv(VectorEnv):
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(len(self._ranges) - 1, "spades-vector")
             done = [self._pool.submit(env_step, *args, lo, hi) for lo, hi in self._ranges[1:]]
-            hands, illegal = env_step(*args, *self._ranges[0])
-            for future in done:
-                more = future.result()
-                hands, illegal = hands + more[0], illegal + more[1]
+            counts = [env_step(*args, *self._ranges[0])] + [f.result() for f in done]
+            hands, illegal = sum(c[0] for c in counts), sum(c[1] for c in counts)
+            if hands:  # a range where no hand ended left its end-of-hand infos as they were
+                for (lo, hi), (ended, _) in zip(self._ranges, counts, strict=True):
+                    if not ended:
+                        clear_infos(flags, nums8, nums32, lo, hi)
         every = np.ones(n, dtype=bool)
         infos: dict[str, Any] = {
             "action_mask": mask,
@@ -302,7 +309,7 @@ class SpadesVectorEnv(VectorEnv):
     def _engine_step(self, actions: npt.NDArray[np.int64], out: _Outcome) -> StepInfo:
         """Step the games whose action is not _HOLD; book their finished hands in `out`."""
         state = self._require_state()
-        info = step(state, actions, on_illegal="report")
+        info = step(state, actions, on_illegal="report", last_hand=self.episode == "hand")
         if (info.illegal & (actions != _HOLD)).any():
             g = int(np.flatnonzero(info.illegal & (actions != _HOLD))[0])
             raise RuntimeError(f"game {g}: an opponent agent chose illegal action {actions[g]}")
@@ -410,8 +417,8 @@ class _Scratch:
     """What the compiled step reuses (core/vector.py `env_step`): the arrays it hands out,
     each game's trick planes, and room for the hands that end."""
 
-    def __init__(self, rules: Rules, n: int, packed: bool) -> None:
-        self.spec = spec(rules)
+    def __init__(self, rules: Rules, n: int, packed: bool, last_hand: bool) -> None:
+        self.spec = spec(rules, last_hand)  # hand episodes: no next deal (core/spec.py)
         self.bits = bits_layout(rules)
         self.offsets = obs_offsets(rules)
         self.packed = packed

@@ -12,10 +12,21 @@ import itertools
 
 import numpy as np
 import pytest
-from engine_helpers import ALL_TO_NORTH, act, bid_all, deal_array, play_out, snapshot, start
+from engine_helpers import (
+    ALL_TO_NORTH,
+    act,
+    bid_all,
+    deal_array,
+    lowest_legal,
+    play_out,
+    snapshot,
+    start,
+)
 
 from spades_env.cards import CARD_BIT
+from spades_env.engine import step
 from spades_env.rules import Rules
+from spades_env.single import SingleGame
 from spades_env.state import BID, DONE, State
 
 NEVER = Rules(blind_nil="never")
@@ -222,3 +233,32 @@ def test_actions_after_the_game_is_over_are_ignored():
     after = snapshot(state)
     for name in before:
         np.testing.assert_array_equal(before[name], after[name], err_msg=name)
+
+
+@pytest.mark.parametrize("path", ["engine", "SingleGame"])
+def test_last_hand_stops_the_game_where_its_hand_ends(path):
+    # engine.step / SingleGame.step with last_hand=True (the envs' one-hand episodes): the
+    # hand is scored and the game stops there, DONE with no winner, and no hand is dealt.
+    state = start(NEVER, hands=ALL_TO_NORTH)
+    dealt = state.deal.copy()
+    game = SingleGame.from_state(state) if path == "SingleGame" else None
+    ended = False
+    while not ended:
+        view = state if game is None else game.state
+        (action,) = lowest_legal(view)
+        if game is None:
+            info = step(state, [action], last_hand=True)
+        else:
+            info = game.step(int(action), last_hand=True)
+        ended = info.finished is not None
+    after = state if game is None else game.state
+    assert after.phase[0] == DONE and after.winner[0] == -1 and after.legal[0] == 0
+    assert after.hand_no[0] == 1 and after.scores[0].tolist() == info.finished.scores[0].tolist()
+    np.testing.assert_array_equal(after.deal, dealt)  # the hand played, not a new one
+    assert after.played[0] == np.bitwise_or.reduce(dealt[0])  # every card played
+
+
+def test_without_last_hand_the_next_hand_is_dealt_at_once():
+    state = start(NEVER, hands=ALL_TO_NORTH)
+    play_out(state)
+    assert state.phase[0] == BID and state.hand_no[0] == 1 and state.played[0] == 0

@@ -12,9 +12,9 @@ import spades_env  # noqa: F401 (registers the envs)
 from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import random_legal_actions, step
 from spades_env.gym_env import SpadesEnv
-from spades_env.observation import encode
+from spades_env.observation import encode, obs_slices
 from spades_env.rules import PRESETS, Rules
-from spades_env.state import init
+from spades_env.state import DONE, init
 from spades_env.vector_env import SpadesVectorEnv
 
 
@@ -109,6 +109,28 @@ def test_compiled_step_matches_single_envs_on_every_preset(preset):
 def test_vector_env_matches_single_envs_with_agent_opponents():
     episodes = check_same_as_singles(4, 80, seed=5, opponents_factory=FirstLegal)
     assert episodes >= 4
+
+
+@pytest.mark.parametrize("opponents", ["default", "agents"])
+def test_a_hand_episode_ends_on_its_hand_and_deals_once(opponents):
+    # No next hand is dealt when a hand episode ends (the engine's last_hand): the final
+    # observation shows the finished hand, done; the next step deals the next episode.
+    venv = SpadesVectorEnv(8, opponents=FirstLegal() if opponents == "agents" else None)
+    assert venv._compiled == (opponents == "default")
+    obs, infos = venv.reset(seed=4)
+    state = venv.state
+    dealt = state.deal.copy()
+    done = obs_slices(venv.rules)["phase"].start + DONE
+    terms = np.zeros(8, dtype=bool)
+    while not terms.any():
+        obs, _, terms, _, infos = venv.step(infos["action_mask"].argmax(axis=1))
+    assert terms.all()  # every hand has the same number of decisions
+    assert (state.phase == DONE).all() and (state.winner == -1).all()
+    np.testing.assert_array_equal(state.deal, dealt)
+    assert (state.hand_no == 1).all() and (obs[:, done] == 1).all()
+    obs, *_ = venv.step(np.zeros(8, dtype=np.int64))  # the next episodes start
+    assert (state.phase != DONE).all() and (state.hand_no == 0).all()
+    assert (obs[:, done] == 0).all()
 
 
 def test_opponent_agents_are_called_on_batches():

@@ -36,7 +36,8 @@ Speed-ups, none of which changes a result:
   (`FMIN`, `FMAX`), and the same over the tricks of MAX's team that the bounds above
   allow (`TMIN`, `TMAX`, see `agents.dd.objective`), decide a question without search
   when they can;
-- move ordering: the table's best lead first, then cashing masters, leading low to a
+- move ordering: the table's best lead first, then the last lead that cut at the same
+  trick number with the same leader (a killer move), then cashing masters, leading low to a
   partner's master or for a partner's ruff, away from the opponents' ruffs; following,
   letting a partner's sure winner stand, else winning as cheaply as is safe, else low.
 """
@@ -64,6 +65,7 @@ from agents.dd.table import (
     NUM_PARAMS,
     P_GEN,
     P_HITS,
+    P_KILL,
     P_MASK,
     P_MAXT,
     P_MODE,
@@ -83,6 +85,7 @@ __all__ = [
     "NUM_PARAMS",
     "P_GEN",
     "P_HITS",
+    "P_KILL",
     "P_MASK",
     "P_MAXT",
     "P_MODE",
@@ -221,7 +224,9 @@ def _enter(FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN
     FR[d, F_SEAT] = seat
     FR[d, F_HINT] = hint
     n = gen_moves(H, TP, seat, k, FR[d, F_LEAD], broken, MV, d)
-    order_moves(H, seat, k, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, hint)
+    killer = P[P_KILL + 4 * FR[d, F_R] + leader] if k == 0 else -1
+    lead = FR[d, F_LEAD]
+    order_moves(H, seat, k, lead, FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, hint, killer)
     FR[d, F_N] = n
     FR[d, F_I] = 0
     maxing = 1 if (seat & 1) == maxt else 0
@@ -403,6 +408,8 @@ def search(
                 wr |= FR[d, F_TWR]
             _undo(FR, d, H, TP, c)
             if ret == FR[d, F_MAXING]:
+                if FR[d, F_K] == 0:  # the killer lead of this trick number and leader
+                    P[P_KILL + 4 * FR[d, F_R] + FR[d, F_LEADER]] = c
                 FR[d, F_RESULT] = ret
                 FR[d, F_CUT] = c
                 FR[d, F_I] = FR[d, F_N]
@@ -458,7 +465,8 @@ def playout(H, TP, k, leader, lead, wseat, wstr, broken, maxt, COEF, FR, MV, SC)
         seat = (FR[d, F_LEADER] + kk) & 3
         FR[d, F_SEAT] = seat
         n = gen_moves(H, TP, seat, kk, FR[d, F_LEAD], FR[d, F_BROKEN] != 0, MV, d)
-        order_moves(H, seat, kk, FR[d, F_LEAD], FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, -1)
+        lead = FR[d, F_LEAD]
+        order_moves(H, seat, kk, lead, FR[d, F_WSEAT], FR[d, F_WSTR], MV, SC, d, n, -1, -1)
         _apply(FR, d, H, TP, COEF, maxt, MV[d, 0])
     won = -FR[cards, F_NEED]
     for d in range(cards - 1, -1, -1):

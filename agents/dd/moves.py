@@ -234,13 +234,22 @@ def _later_best(H, seat, k, lead):
 
 
 @njit(cache=True, inline="always")
-def _lead_score(H, seat, c, hint):
-    """Heuristic worth of leading `c`: cash masters, reach partner's masters, give partner
-    a ruff, stay out of the opponents' ruffs, and otherwise lead low."""
+def _lead_score(H, seat, c, hint, killer):
+    """Heuristic worth of leading `c`: the table's best lead, then the last lead that cut
+    at this trick number (a killer: one of the run `c` stands for), then cash masters,
+    reach partner's masters, give partner a ruff, stay out of the opponents' ruffs, and
+    otherwise lead low."""
     s = c // 13
     rk = c - s * 13
     if c == hint:
         return 10000
+    if killer >= 0 and killer // 13 == s and (H[seat, s] >> (killer - 13 * s)) & 1:
+        kr = killer - 13 * s
+        lo, hi = (rk, kr) if rk < kr else (kr, rk)
+        between = ((1 << hi) - 1) & ~((1 << (lo + 1)) - 1)
+        others = (H[0, s] | H[1, s] | H[2, s] | H[3, s]) & ~H[seat, s]
+        if others & between == 0:
+            return 9000
     partner = seat ^ 2
     o1 = (seat + 1) & 3
     o2 = (seat + 3) & 3
@@ -274,7 +283,7 @@ def _follow_score(k, c, lead, wseat, wstr, seat, later):
 
 
 @njit(cache=True, inline="always")
-def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
+def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint, killer):
     """Sort the moves of row `d` best-first by a cheap heuristic score."""
     if n < 2:
         return
@@ -282,7 +291,7 @@ def order_moves(H, seat, k, lead, wseat, wstr, MV, SC, d, n, hint):
     for i in range(n):
         c = MV[d, i]
         if k == 0:
-            SC[d, i] = _lead_score(H, seat, c, hint)
+            SC[d, i] = _lead_score(H, seat, c, hint, killer)
         else:
             SC[d, i] = _follow_score(k, c, lead, wseat, wstr, seat, later)
     for i in range(1, n):  # insertion sort, descending

@@ -103,6 +103,7 @@ class DDSolver:
         self._mode = mode
         self._P[kernel.P_MODE] = mode
         self._P[kernel.P_NODES] = 0
+        self._P[kernel.P_KILL :] = -1
 
     def _ask(self, root: _Root, maxt: int, need: int, acc: int, thr: float, obj) -> bool:
         self._P[kernel.P_MAXT] = maxt

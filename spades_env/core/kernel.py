@@ -59,6 +59,7 @@ from spades_env.core.spec import (
     R_EXCHANGE,
     R_H,
     R_K,
+    R_LAST_HAND,
     R_MAX_BID,
     R_MAX_TOTAL,
     R_MIN_BID,
@@ -309,7 +310,8 @@ def _draw(r, u64, i32, i8, g, seat, a):
 
 @njit(cache=True)
 def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
-    """RULES.md §4-§5: score the hand, carry bags, decide the game, deal the next hand.
+    """RULES.md §4-§5: score the hand, carry bags, decide the game, deal the next hand
+    (none with the spec's R_LAST_HAND: the game stops).
     The row as it stood is copied to `fin[g]`; `res[g]` gets points, bags gained,
     penalties (T each) and the winner (-1 while the game goes on)."""
     p, t = r[R_P], r[R_T]
@@ -341,7 +343,7 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     for team in range(t):
         points[g, team] = pts[team] - penalty[team]
     out[3 * t] = winner
-    if winner >= 0:
+    if winner >= 0 or r[R_LAST_HAND]:  # decided, or stopped after this hand (spec.py)
         i8[g, r[L_PHASE]] = DONE
         i8[g, r[L_WINNER]] = winner
         u64[g, r[L_LEGAL]] = 0

@@ -10,8 +10,11 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
 from spades_env.cards import MAX_BID, NUM_CARDS
 from spades_env.core.borrow import borrow
@@ -31,7 +34,6 @@ from spades_env.core.spec import (
     L_BIDS,
     L_BLIND,
     L_BROKEN,
-    L_CARD_SEAT,
     L_CARD_TRICK,
     L_DEALER,
     L_HAND_NO,
@@ -79,6 +81,8 @@ BLOCKS = (
     O_PHASE, O_VOIDS, O_HAND_NO, O_OPEN_HANDS, O_LOOKING, O_SEEN, O_STOCK, O_TRUMP,
 ) = range(len(BLOCKS))  # fmt: skip
 NUM_BLOCKS = len(BLOCKS)
+# encode_one writes the first three blocks whole, and zeroes the row from table on
+assert BLOCKS[:4] == ("hand", "played_by", "played_trick", "table")
 _BID_SLOTS = MAX_BID + 2  # not bid yet, then bids 0..MAX_BID
 
 
@@ -100,11 +104,64 @@ def low_bit(m):
 
 @njit(cache=True, inline="always")
 def _bits(row, start, mask):
-    """1 at `start + c` for each card c of `mask`."""
+    """1 at `start + c` for each card c of `mask` (for masks that are mostly empty)."""
     m = np.uint64(mask)
     while m:
         row[start + low_bit(m)] = 1
         m &= m - _U1
+
+
+@intrinsic
+def _store4(typingctx, row, index, value):
+    """`row[index : index + 4] = the four int16 lanes of value` (a uint64) in one store;
+    `row` a 1-D int16 array, `index` any cell (the store need not be aligned)."""
+    if not (isinstance(row, types.Array) and row.ndim == 1 and row.dtype == types.int16):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(row)(context, builder, value=args[0])
+        ptr = cgutils.get_item_pointer(context, builder, row, ary, [args[1]], wraparound=False)
+        builder.store(args[2], builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=2)
+        return context.get_dummy_value()
+
+    return types.void(row, types.intp, types.uint64), codegen
+
+
+@intrinsic
+def _load4(typingctx, row, index):
+    """The four int8 values `row[index : index + 4]` as the low 32 bits of a uint64
+    (little-endian), in one load; `row` a 1-D int8 array."""
+    if not (isinstance(row, types.Array) and row.ndim == 1 and row.dtype == types.int8):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(row)(context, builder, value=args[0])
+        ptr = cgutils.get_item_pointer(context, builder, row, ary, [args[1]], wraparound=False)
+        word = builder.load(builder.bitcast(ptr, ir.IntType(32).as_pointer()), align=1)
+        return builder.zext(word, ir.IntType(64))
+
+    return types.uint64(row, types.intp), codegen
+
+
+_NIBBLE = np.uint64(0xF)
+#: x * _SPREAD4, x < 16: bit i of x lands on bit 16 i (x shifted by 0, 15, 30 and 45: the
+#: copies do not overlap, so no carry), the low bit of int16 lane i.
+_SPREAD4 = np.uint64(0x0000200040008001)
+_LANES = np.uint64(0x0001000100010001)
+assert NUM_CARDS == 54  # _cells: 13 stores of four cells, then two
+
+
+@njit(cache=True, inline="always")
+def _cells(row, start, mask):
+    """Cells `start .. start + 53` = bits 0..53 of `mask` as 0/1, four cells to a
+    64-bit store: no branch per card (a hand's cards are random, a loop over them
+    mispredicts)."""
+    m = np.uint64(mask)
+    for q in range(13):
+        nibble = (m >> np.uint64(4 * q)) & _NIBBLE
+        _store4(row, start + 4 * q, (nibble * _SPREAD4) & _LANES)
+    row[start + 52] = (m >> np.uint64(52)) & _U1
+    row[start + 53] = (m >> np.uint64(53)) & _U1
 
 
 @njit(cache=True, inline="always")
@@ -118,9 +175,27 @@ def hand_hidden(r, i32, i8, g, seat):
     return blind_ok(r, i32, i8, g, seat)
 
 
-@njit(cache=True)
+_PAIRS = np.uint64(0x0000FFFF0000FFFF)
+_BYTES = np.uint64(0x00FF00FF00FF00FF)
+
+
+@njit(cache=True, inline="always")
+def _tricks_plus_one(row, start, tricks, at):
+    """Cells `start .. start + 53` = `tricks[at + c] + 1` (int8 values -1..K-1), four
+    cells to a load and a store: the bytes are spread to 16-bit lanes, and the +1 of
+    a -1 carries out of its byte, which the mask then drops (0xFF + 1 -> 0x100 -> 0)."""
+    for q in range(13):
+        x = _load4(tricks, at + 4 * q)
+        x = (x | (x << np.uint64(16))) & _PAIRS
+        x = (x | (x << np.uint64(8))) & _BYTES
+        _store4(row, start + 4 * q, (x + _LANES) & _BYTES)
+    row[start + 52] = tricks[at + 52] + 1
+    row[start + 53] = tricks[at + 53] + 1
+
+
+@njit(cache=True, inline="always")
 def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
-    """Write the encoding of `seat` in game `g` into row `k` of `out` (zeroed first).
+    """Write the encoding of `seat` in game `g` into row `k` of `out` (every cell).
     `r` and `ob` are tuples (kernel.as_tuple, `offsets_tuple`): values in registers."""
     p, t, c = r[R_P], r[R_T], NUM_CARDS
     row = out[k]
@@ -128,21 +203,17 @@ def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
         row[j] = 0
     phase = i8[g, r[L_PHASE]]
     played = u64[g, r[L_PLAYED]]
-    if not hand_hidden(r, i32, i8, g, seat):
-        _bits(row, ob[O_HAND], u64[g, r[L_HANDS] + seat] & ~played)
-    for card in range(c):  # unplayed cards have trick -1: 0
-        row[ob[O_PLAYED_TRICK] + card] = i8[g, r[L_CARD_TRICK] + card] + 1
-    m = played  # the cards played, each once (no branch per card)
-    while m:
-        card = low_bit(m)
-        who = i8[g, r[L_CARD_SEAT] + card]
-        row[ob[O_PLAYED_BY] + seat_rel(who, seat, p) * c + card] = 1
-        m &= m - _U1
+    held = u64[g, r[L_HANDS] + seat] & ~played
+    _cells(row, ob[O_HAND], np.uint64(0) if hand_hidden(r, i32, i8, g, seat) else held)
+    # unplayed cards have trick -1: 0
+    _tricks_plus_one(row, ob[O_PLAYED_TRICK], i8[g], r[L_CARD_TRICK])
     for rel in range(p):
         s = seat_after(seat, rel, p)
+        # a seat's hand keeps the cards it played (the engine tracks play in `played`)
+        _cells(row, ob[O_PLAYED_BY] + rel * c, u64[g, r[L_HANDS] + s] & played)
         card = i8[g, r[L_TRICK] + s]
-        if card >= 0:
-            row[ob[O_TABLE] + rel * c + card] = 1
+        # no branch: with no card on the table, cell 0 of the block gets its own 0
+        row[ob[O_TABLE] + rel * c + max(card, 0)] = card >= 0
         row[ob[O_BIDS] + rel * _BID_SLOTS + 1 + i8[g, r[L_BIDS] + s]] = 1
         row[ob[O_BLIND] + rel] = i8[g, r[L_BLIND] + s]
         row[ob[O_TRICKS_WON] + rel] = i8[g, r[L_TRICKS_WON] + s]
@@ -161,12 +232,12 @@ def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
         row[ob[O_SCORES] + j] = max(-32768, min(32767, score))
         row[ob[O_BAGS] + j] = i32[g, r[L_BAGS] + team]
     row[ob[O_DEALER] + seat_rel(i8[g, r[L_DEALER]], seat, p)] = 1
-    if i8[g, r[L_TRICK_SIZE]] > 0:
-        row[ob[O_LEADER] + seat_rel(i8[g, r[L_LEADER]], seat, p)] = 1
+    # no branch on where the trick stands (it differs game to game): without a lead the
+    # cell written gets its own 0
+    row[ob[O_LEADER] + seat_rel(i8[g, r[L_LEADER]], seat, p)] = i8[g, r[L_TRICK_SIZE]] > 0
     row[ob[O_TO_ACT] + seat_rel(i8[g, r[L_TO_ACT]], seat, p)] = 1
     lead = i8[g, r[L_LEAD_SUIT]]
-    if lead >= 0:
-        row[ob[O_LEAD_SUIT] + lead] = 1
+    row[ob[O_LEAD_SUIT] + max(lead, 0)] = lead >= 0
     row[ob[O_BROKEN]] = i8[g, r[L_BROKEN]]
     row[ob[O_PHASE] + phase] = 1
     row[ob[O_HAND_NO]] = i32[g, r[L_HAND_NO]]

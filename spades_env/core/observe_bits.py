@@ -169,9 +169,8 @@ def encode_bits_one(r, lay, u64, i32, i8, g, seat, w, memo):
     led = np.uint64(i8[g, r[L_TRICK_SIZE]] > 0)
     f0, f1, f2 = _put(f0, f1, f2, lay[F_LEADER] - at + leader, led)
     f0, f1, f2 = _put(f0, f1, f2, lay[F_TO_ACT] - at + seat_rel(i8[g, r[L_TO_ACT]], seat, p), _U1)
-    lead = i8[g, r[L_LEAD_SUIT]]
-    if lead >= 0:
-        f0, f1, f2 = _put(f0, f1, f2, lay[F_LEAD_SUIT] - at + lead, _U1)
+    lead = i8[g, r[L_LEAD_SUIT]]  # no branch: where the trick stands differs game to game
+    f0, f1, f2 = _put(f0, f1, f2, lay[F_LEAD_SUIT] - at + max(lead, 0), np.uint64(lead >= 0))
     f0, f1, f2 = _put(f0, f1, f2, lay[F_BROKEN] - at, np.uint64(i8[g, r[L_BROKEN]] != 0))
     f0, f1, f2 = _put(f0, f1, f2, lay[F_PHASE] - at + phase, _U1)
     if r[R_NAMED]:  # RULES.md §6 auction: the named suit, once named

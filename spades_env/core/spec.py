@@ -91,8 +91,9 @@ FIELD_NAMES = tuple(f[0] for f in FIELDS)
     R_H,  # longest history of a hand
     R_ROW,  # bytes per game row
     R_OPEN_HANDS,  # 1: RULES.md §6 open_hands (observations show every hand)
-) = range(30)
-_NUM_R = 30
+    R_LAST_HAND,  # 1: a hand's end stops the game, no next deal (`spec`'s last_hand)
+) = range(31)
+_NUM_R = 31
 BID_FREE, BID_SUICIDE, BID_MIRROR, BID_WHIZ = 0, 1, 2, 3
 BLIND_NEVER, BLIND_BEHIND, BLIND_ALWAYS = 0, 1, 2
 
@@ -156,9 +157,11 @@ def layout(rules: Rules) -> tuple[int, tuple[tuple[str, type, int, int], ...]]:
 
 
 @functools.cache
-def spec(rules: Rules) -> np.ndarray:
+def spec(rules: Rules, last_hand: bool = False) -> np.ndarray:
     """(SPEC_SIZE,) int64: the rules and the State layout for the kernels (cached: do not
-    write to it)."""
+    write to it). With `last_hand`, the kernels stop a game where its hand ends (phase
+    DONE, no next deal, the winner -1 unless the game is decided): the envs' one-hand
+    episodes, which would otherwise deal a hand that is never played."""
     r = np.zeros(SPEC_SIZE, dtype=np.int64)
     deck = int(DECKS[rules.deck])
     r[R_P], r[R_K], r[R_T] = rules.num_players, rules.hand_size, rules.num_teams
@@ -185,6 +188,7 @@ def spec(rules: Rules) -> np.ndarray:
     row, fields = layout(rules)
     r[R_ROW] = row
     r[R_OPEN_HANDS] = rules.open_hands
+    r[R_LAST_HAND] = last_hand
     for name, dtype, offset, _ in fields:
         r[_L[name]] = offset // np.dtype(dtype).itemsize
     return r

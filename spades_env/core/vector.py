@@ -149,7 +149,10 @@ def env_step(spec, buf, actions, learner_acts, ended, base, episode, first_seat,
     (NEXT_STEP autoreset): `episode[g]` counts it, its deal key comes from its counter key
     `base[g]` (`EPISODE_MULT`) and it is seen from `first_seat`; its action is ignored.
     Every output row of the range is written: `reward`, `flags` (F_* rows), `nums8` and
-    `nums32` (the end-of-hand infos where F_HAND, else 0 and winner -1), `seat` (the seat
+    `nums32` (the end-of-hand infos where F_HAND, else 0 and winner -1; F_GAME_OVER,
+    `nums8` and `nums32` are left as they were if no hand of the range ended: the caller
+    hands them out only when some hand did, and then clears the other ranges with
+    `clear_infos`), `seat` (the seat
     observed, kept from step to step; updated where a learner seat is to act) and its
     copy `seat_out`, `mask` (its legal actions as 0/1; all 1 where the episode ended)
     and `obs` (its observation, as bytes): the int16 encoding (block offsets `offsets`),
@@ -171,14 +174,13 @@ def env_step(spec, buf, actions, learner_acts, ended, base, episode, first_seat,
     work = new_work()
     hands = illegal = 0
     for g in range(lo, hi):
+        # F_GAME_OVER, nums8 and nums32 are written where a hand ends (`_book`), and the
+        # other rows after the loop, only if one did: most steps end no hand
         reward[g] = 0.0
-        for f in range(F_COUNT):
-            flags[f, g] = False
-        for j in range(nums8.shape[1]):
-            nums8[g, j] = 0
-        nums8[g, nums8.shape[1] - 1] = -1  # no winner (where no hand ended)
-        for j in range(nums32.shape[1]):
-            nums32[g, j] = 0
+        flags[F_TERMINATED, g] = False
+        flags[F_TRUNCATED, g] = False
+        flags[F_ILLEGAL, g] = False
+        flags[F_HAND, g] = False
         a = -1  # the learner's action to play first, if any
         if learner_acts and ended[g]:  # the next episode
             episode[g] += 1
@@ -231,4 +233,21 @@ def env_step(spec, buf, actions, learner_acts, ended, base, episode, first_seat,
             encode_one(r, ob, u64, i32, i8, g, seat[g], obs16, g)
         ended[g] = over
         seat_out[g] = seat[g]
+    if hands:
+        clear_infos(flags, nums8, nums32, lo, hi)
     return hands, illegal
+
+
+@njit(cache=True, _nrt=False, nogil=True)
+def clear_infos(flags, nums8, nums32, lo, hi):
+    """The end-of-hand infos of games `lo` to `hi` - 1 where no hand ended (F_HAND
+    False): F_GAME_OVER False, nums8 and nums32 0, the winner -1."""
+    flags, nums8, nums32 = borrow(flags), borrow(nums8), borrow(nums32)
+    for g in range(lo, hi):
+        if not flags[F_HAND, g]:
+            flags[F_GAME_OVER, g] = False
+            for j in range(nums8.shape[1]):
+                nums8[g, j] = 0
+            nums8[g, nums8.shape[1] - 1] = -1
+            for j in range(nums32.shape[1]):
+                nums32[g, j] = 0
