@@ -21,7 +21,10 @@ replaced by another action.
 
 from __future__ import annotations
 
+import itertools
+import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -152,18 +155,58 @@ class StepInfo:
 
 # ----------------------------------------------------------------------------- step
 class _Scratch:
-    """Per-state buffers the kernel writes finished hands into (reused every step), and
-    the entry points of the step kernels for this state (made on their first call)."""
+    """Per-state buffers the kernel writes into (reused every step), and the entry points
+    of the step kernels for this state (made on their first call).
+
+    Most steps end no hand and refuse nothing: they all return `quiet`, one `StepInfo`
+    of read-only zeros. A step that has something to report hands its `flags` and
+    `points` to its `StepInfo` and takes fresh zeros for the next; the saved rows `fin`
+    of a step where every game's hand ended are handed over whole (no copy), and `spare`
+    is reused for the next such step once nothing refers to it."""
 
     def __init__(self, rules: Rules, b: int, row: int) -> None:
         self.spec = spec(rules)
         self.teams = rules.num_teams
         self.fin = np.zeros((b, row), dtype=np.uint8)
-        self.res = np.zeros((b, 3 * rules.num_teams + 1), dtype=np.int32)
+        self.spare: npt.NDArray[np.uint8] | None = None
+        self.res = np.zeros((b, _kernel.record_width(rules.num_teams)), dtype=np.int32)
         self.key = np.zeros(1, dtype=np.uint64)  # step_random's key of this call
+        self.flags = np.zeros((2, b), dtype=bool)  # hand over, illegal / no legal action
+        self.points = np.zeros((b, rules.num_teams), dtype=np.int32)
+        zeros = np.zeros((3, b), dtype=bool)
+        points = np.zeros((b, rules.num_teams), dtype=np.int32)
+        for arr in (zeros, points):
+            arr.setflags(write=False)
+        self.quiet = _make_info(zeros[0], points, zeros[1], None)
         self.buffer: npt.NDArray[np.uint8] | None = None  # the State buffer served
         self.step: Callable[..., int] | None = None
         self.step_random: Callable[..., int] | None = None
+        self.entries: dict[str, Callable[..., int]] = {}  # for threads (`_threaded`)
+
+    def take_flags(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int32]]:
+        """The flags and points of this step, for its `StepInfo`; fresh zeros for the next."""
+        flags, points = self.flags, self.points
+        self.flags = np.zeros(flags.shape, dtype=bool)
+        self.points = np.zeros(points.shape, dtype=np.int32)
+        return flags, points
+
+    def take_fin(self) -> npt.NDArray[np.uint8]:
+        """Every row of `fin` (all the games' hands ended): handed over, not copied; the
+        next step writes into the spare buffer if no record refers to it any more."""
+        fin, spare = self.fin, self.spare
+        # references: self.spare, the local name and getrefcount's argument
+        if spare is None or sys.getrefcount(spare) > 3:
+            spare = np.empty_like(fin)
+        self.fin, self.spare = spare, fin
+        return fin
+
+
+def _make_info(hand_over, hand_points, illegal, finished) -> StepInfo:
+    info = object.__new__(StepInfo)  # StepInfo(...) without the frozen-dataclass setattrs
+    info.__dict__.update(
+        hand_over=hand_over, hand_points=hand_points, illegal=illegal, finished=finished
+    )
+    return info
 
 
 def _entry(kernel, *args) -> Callable[..., int]:
@@ -192,10 +235,14 @@ def step(
     actions: npt.ArrayLike,
     on_illegal: Literal["raise", "report"] = "raise",
     last_hand: bool = False,
+    num_threads: int = 1,
 ) -> StepInfo:
     """Apply one action per game (ignored where the game is DONE); update `state`.
+
     `last_hand`: a hand that ends in this step stops its game there (phase DONE, no next
-    deal; core/spec.py), as the envs' one-hand episodes do."""
+    deal; core/spec.py), as the envs' one-hand episodes do. `num_threads=k` steps k
+    ranges of the games at once on k threads (ranges of at least `MIN_RANGE` games; the
+    results are the same for every k)."""
     scratch = _scratch(state)
     b = scratch.fin.shape[0]
     if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.ndim == 1:
@@ -204,52 +251,113 @@ def step(
         acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
-    flags = np.zeros((2, b), dtype=bool)  # hand over, illegal
-    points = np.zeros((b, scratch.teams), dtype=np.int32)
+    mode = _kernel.REPORT if on_illegal == "report" else _kernel.RAISE
     rules = spec(state.rules, True) if last_hand else scratch.spec
-    args = (rules, state.buffer, acts, on_illegal == "report", flags, points,
-            scratch.fin, scratch.res)  # fmt: skip
-    if acts is actions and acts.flags.c_contiguous:  # the entry's types (see `_entry`)
-        if scratch.step is None:
-            scratch.step = _entry(_kernel.step_batch, *args)
-        ended = scratch.step(*args)
+    if num_threads != 1:
+        if not acts.flags.c_contiguous:
+            acts = np.ascontiguousarray(acts)
+        if mode == _kernel.RAISE:
+            ended = _kernel.first_illegal(rules, state.buffer, acts)
+            if ended >= 0:
+                _raise_illegal(state, acts, ended)
+            mode = _kernel.CHECKED
+        ended, parts = _threaded(scratch, "step", _kernel.step_batch, num_threads,
+                                 rules, state.buffer, acts, mode)  # fmt: skip
     else:
-        ended = _kernel.step_batch(*args)
+        parts = None
+        args = (rules, state.buffer, acts, mode, scratch.flags, scratch.points,
+                scratch.fin, scratch.res, 0, b)  # fmt: skip
+        if acts is actions and acts.flags.c_contiguous:  # the entry's types (`_entry`)
+            if scratch.step is None:
+                scratch.step = _entry(_kernel.step_batch, *args)
+            ended = scratch.step(*args)
+        else:
+            ended = _kernel.step_batch(*args)
+    if ended == 0:
+        return scratch.quiet
     if ended < 0:
-        bad = -1 - ended
-        act = int(acts[bad])
-        raise IllegalActionError(
-            bad,
-            int(state.to_act[bad]),
-            act,
-            explain_illegal(state, bad, act),
-            legal_actions(state, bad),
-        )
-    return _info(state, scratch, ended, flags, points)
+        _raise_illegal(state, acts, -1 - ended)
+    return _info(state, scratch, ended & _ENDED, parts)
 
 
-def step_random(state: State, rng: np.random.Generator) -> StepInfo:
+def _raise_illegal(state: State, acts: npt.NDArray[np.int64], game: int) -> None:
+    act = int(acts[game])
+    raise IllegalActionError(
+        game,
+        int(state.to_act[game]),
+        act,
+        explain_illegal(state, game, act),
+        legal_actions(state, game),
+    )
+
+
+def step_random(state: State, rng: np.random.Generator, num_threads: int = 1) -> StepInfo:
     """Every game in play takes a uniformly random legal action: `step` with the random
     agent's choice made inside the same compiled pass, so no action array is built.
 
     The draws of one call are keyed by one 64-bit word of `rng` (SplitMix64 of the key
-    and the game's index), so a seeded `rng` replays the same games. The actions taken
-    are in `state.history`. A game in play with no legal action (only a state edited
-    into one) is left as it is, and `NoLegalActionError` raised after the others stepped.
+    and the game's index), so a seeded `rng` replays the same games, whatever
+    `num_threads` (as in `step`). The actions taken are in `state.history`. A game in
+    play with no legal action (only a state edited into one) is left as it is, and
+    `NoLegalActionError` raised after the others stepped.
     """
     scratch = _scratch(state)
-    b = scratch.fin.shape[0]
     scratch.key[0] = rng.bit_generator.random_raw()
-    flags = np.zeros((2, b), dtype=bool)  # hand over, no legal action
-    points = np.zeros((b, scratch.teams), dtype=np.int32)
-    args = (scratch.spec, state.buffer, scratch.key, flags, points, scratch.fin, scratch.res)
-    if scratch.step_random is None:
-        scratch.step_random = _entry(_kernel.step_batch_random, *args)
-    ended = scratch.step_random(*args)
+    if num_threads != 1:
+        ended, parts = _threaded(scratch, "step_random", _kernel.step_batch_random,
+                                 num_threads, scratch.spec, state.buffer, scratch.key)  # fmt: skip
+    else:
+        parts = None
+        args = (scratch.spec, state.buffer, scratch.key, scratch.flags, scratch.points,
+                scratch.fin, scratch.res, 0, scratch.fin.shape[0])  # fmt: skip
+        if scratch.step_random is None:
+            scratch.step_random = _entry(_kernel.step_batch_random, *args)
+        ended = scratch.step_random(*args)
+    if ended == 0:
+        return scratch.quiet
     if ended < 0:  # -1 - (games stuck): the others stepped
-        info = _info(state, scratch, int(np.count_nonzero(flags[0])), flags, points)
+        flags = scratch.flags
+        info = _info(state, scratch, int(np.count_nonzero(flags[0])), parts)
         raise NoLegalActionError(np.flatnonzero(flags[1]), info)
-    return _info(state, scratch, ended, flags, points)
+    return _info(state, scratch, ended, parts)
+
+
+#: Fewest games one thread of `step` / `step_random` is given (`num_threads`): below
+#: that, handing work to a thread costs more than it saves.
+MIN_RANGE = 256
+_POOL: list = [None, 0]  # the threads of `_threaded` (started on first use), how many
+
+
+def _threaded(
+    scratch: _Scratch, name: str, kernel, num_threads: int, *head
+) -> tuple[int, list[tuple[int, int]] | None]:
+    """Run `kernel(*head, flags, points, fin, res, lo, hi)` over ranges of the games on
+    up to `num_threads` threads (the first on this one); returns the kernels' results
+    combined (negative: -1 - the games stuck) and where each range packed its records
+    ((first row, records) per range; None for one range, which packs them from row 0)."""
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer):
+        raise ValueError(f"num_threads must be a whole number >= 1; got {num_threads!r}")
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be at least 1; got {num_threads}")
+    b = scratch.fin.shape[0]
+    k = max(1, min(int(num_threads), b // MIN_RANGE))
+    edges = [b * i // k for i in range(k + 1)]
+    args = (*head, scratch.flags, scratch.points, scratch.fin, scratch.res)
+    entry = scratch.entries.get(name)
+    if entry is None:
+        entry = scratch.entries[name] = _entry(kernel, *args, 0, b)
+    if k == 1:
+        return entry(*args, 0, b), None
+    if _POOL[1] < k - 1:
+        _POOL[:] = ThreadPoolExecutor(k - 1, "spades-engine"), k - 1
+    ranges = list(itertools.pairwise(edges))
+    done = [_POOL[0].submit(entry, *args, lo, hi) for lo, hi in ranges[1:]]
+    results = [entry(*args, *ranges[0])] + [f.result() for f in done]
+    hand_over = scratch.flags[0]
+    parts = [(lo, int(np.count_nonzero(hand_over[lo:hi]))) for lo, hi in ranges]
+    if any(x < 0 for x in results):  # stuck games (step_random): count them all
+        return -1 - sum(-1 - x for x in results if x < 0), parts
+    return sum(results), parts
 
 
 class NoLegalActionError(ValueError):
@@ -265,16 +373,18 @@ class NoLegalActionError(ValueError):
         )
 
 
+#: `step_batch`'s return value: the hands ended in its low 32 bits, the games refused
+#: (report mode) above.
+_ENDED = (1 << 32) - 1
+
+
 def _info(
-    state: State, scratch: _Scratch, ended: int, flags: npt.NDArray, points: npt.NDArray
+    state: State, scratch: _Scratch, ended: int, parts: list[tuple[int, int]] | None = None
 ) -> StepInfo:
-    hand_over = flags[0]
-    finished = _finished(state, scratch, np.flatnonzero(hand_over)) if ended else None
-    info = object.__new__(StepInfo)  # StepInfo(...) without the frozen-dataclass setattrs
-    info.__dict__.update(
-        hand_over=hand_over, hand_points=points, illegal=flags[1], finished=finished
-    )
-    return info
+    """The `StepInfo` of a step that has something to report (see `_Scratch`)."""
+    flags, points = scratch.take_flags()
+    finished = _finished(state, scratch, ended, parts) if ended else None
+    return _make_info(flags[0], points, flags[1], finished)
 
 
 #: HandResult fields read from the saved rows: field -> the State field it copies.
@@ -308,22 +418,38 @@ class _SavedHands(HandResult):
             value = res[:, 3 * t].astype(np.int8)
         elif name == "game_over":
             value = res[:, 3 * t] >= 0
+        elif name == "games":
+            value = res[:, 5 * t + 1].astype(np.int64)
+        elif name == "scores":
+            value = res[:, 3 * t + 1 : 4 * t + 1].copy()
+        elif name == "bags":
+            value = res[:, 4 * t + 1 : 5 * t + 1].copy()
         else:
             raise AttributeError(name)
         d[name] = value
         return value
 
 
-def _finished(state: State, scratch: _Scratch, rows: npt.NDArray[np.int64]) -> HandResult:
-    """The records of the hands that ended, from the rows the kernel saved at their end."""
+def _finished(
+    state: State, scratch: _Scratch, ended: int, parts: list[tuple[int, int]] | None = None
+) -> HandResult:
+    """The records of the hands that ended, which the kernel packed into the first rows
+    of `fin` and `res` (of each thread's range: `parts`, see `_threaded`)."""
     out = object.__new__(_SavedHands)
     d = out.__dict__
     d["_rules"] = state.rules
-    d["_saved"] = scratch.fin[rows]
-    d["_res"] = scratch.res[rows]
-    d["games"] = rows
-    d["scores"] = state.scores[rows]
-    d["bags"] = state.bags[rows]
+    fin, res = scratch.fin, scratch.res
+    if ended == fin.shape[0]:  # every game: the saved rows are handed over whole
+        d["_saved"] = scratch.take_fin()
+        d["_res"] = res.copy()
+        d["games"] = np.arange(ended, dtype=np.int64)
+        return out
+    if parts is None:
+        d["_saved"] = fin[:ended].copy()
+        d["_res"] = res[:ended].copy()
+    else:
+        d["_saved"] = np.concatenate([fin[lo : lo + n] for lo, n in parts])
+        d["_res"] = np.concatenate([res[lo : lo + n] for lo, n in parts])
     return out
 
 

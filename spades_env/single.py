@@ -206,7 +206,7 @@ class SingleGame:
                     0, int(st.to_act[0]), a, explain_illegal(st, 0, a), legal_actions(st, 0)
                 )
             return self._info(None, True)
-        return self._info(_finished(self._st, sc, np.zeros(1, dtype=np.int64)), False)
+        return self._info(_finished(self._st, sc, 1), False)
 
     def _info(self, finished: HandResult | None, illegal: bool) -> StepInfo:
         pts = np.zeros((1, self.rules.num_teams), dtype=np.int32)

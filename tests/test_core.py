@@ -57,6 +57,22 @@ def _legal_by_statement(held, trick_size, lead, broken, trump, two_clubs) -> int
     return held if broken or not others else others
 
 
+@pytest.mark.parametrize(
+    "kth_bit", [core._kth_bit_halving, core._kth_bit_deposit, core._kth_bit_deposit.py_func]
+)
+def test_kth_bit_finds_the_kth_set_bit(kth_bit) -> None:
+    # kth_bit is the deposit (BMI2 pdep) version on x86 with BMI2, the halving elsewhere;
+    # both, and the deposit's plain-Python form, give the k-th set bit.
+    if kth_bit is core._kth_bit_deposit and core.kth_bit is not core._kth_bit_deposit:
+        pytest.skip("the compiled deposit needs x86 BMI2")
+    rng = np.random.default_rng(7)
+    words = [1, 1 << 63, 2**64 - 1] + [int(w) for w in rng.integers(0, 2**64, 200, np.uint64)]
+    for w in words:
+        bits = [i for i in range(64) if w >> i & 1]
+        for k, expected in enumerate(bits):
+            assert kth_bit(np.uint64(w), k) == expected, (hex(w), k)
+
+
 @pytest.mark.parametrize("trump", [0, 1, 2, 3])
 def test_legal_cards_follow_the_statement_of_the_rules(trump: int) -> None:
     rng = np.random.default_rng(RNG_SEED + trump)
@@ -248,6 +264,23 @@ def test_deals_are_the_documented_shuffle(name: str) -> None:
     got = deal_hands(rules, seeds, np.arange(50) % 7)
     for i, seed in enumerate(seeds.tolist()):
         assert got[i].tolist() == _argsort_deal(rules, seed, i % 7)
+
+
+@pytest.mark.parametrize("buckets", [1, 3, 40, 4096])
+def test_places_are_a_stable_sorts_positions(buckets: int) -> None:
+    # Words crowded into few buckets (by their top 12 bits), with exact ties: the
+    # counted ranks are a stable sort's positions.
+    rng = np.random.default_rng(RNG_SEED)
+    for n in (1, 2, 13, 52, 54, 64):
+        for _ in range(30):
+            top = rng.integers(0, buckets, size=n, dtype=np.uint64) << np.uint64(52)
+            low = rng.integers(0, 4, size=n, dtype=np.uint64)  # ties within a bucket
+            words = np.zeros(64, dtype=np.uint64)
+            words[:n] = top | low
+            ranks, occ, below = (np.zeros(64, dtype=np.uint64) for _ in range(3))
+            core_deal.places(words, n, ranks, occ, below)
+            order = np.argsort(words[:n], kind="stable")
+            assert ranks[order].tolist() == list(range(n))
 
 
 def test_a_deal_with_tied_words_keeps_card_order() -> None:

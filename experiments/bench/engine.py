@@ -38,12 +38,13 @@ def timed(
 
 
 def engine_run(
-    rules: Rules, batch: int, seed: int = 0, *, agent: bool = False
+    rules: Rules, batch: int, seed: int = 0, *, agent: bool = False, num_threads: int = 1
 ) -> Callable[[], int]:
     """A run of random legal play of about one hand in `batch` games (scoring included);
     returns the decisions made. The random choice is made inside the compiled step
     (`step_random`), as OpenSpiel's C++ bots make theirs; with `agent`, it is made in
-    numpy (`random_legal_actions`) and passed to `step`, the path of any other agent."""
+    numpy (`random_legal_actions`) and passed to `step`, the path of any other agent.
+    `num_threads`: the step's threads (`engine.step`)."""
     rng = np.random.default_rng(seed)
     state = init(rules, batch, rng)
 
@@ -53,9 +54,10 @@ def engine_run(
         active = batch - int(np.count_nonzero(state.phase == DONE))
         for _ in range(rules.num_players * (rules.hand_size + 1)):  # about one hand
             if agent:
-                info = step(state, random_legal_actions(state.legal, state.phase, rng))
+                acts = random_legal_actions(state.legal, state.phase, rng)
+                info = step(state, acts, num_threads=num_threads)
             else:
-                info = step_random(state, rng)
+                info = step_random(state, rng, num_threads)
             decided += active
             if info.finished is not None:
                 active -= int(np.count_nonzero(info.finished.game_over))

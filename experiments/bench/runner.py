@@ -79,12 +79,15 @@ def openspiel_rate(seconds: float, seed: int = 0) -> float | None:
 
 def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192)) -> list[Row]:
     """The batched engine at several batch sizes against OpenSpiel's C++ random bots (the
-    random choice inside the step, `engine.step_random`; at 64 and 8192 also made outside
-    and passed to `step`), and `SingleGame` against OpenSpiel stepped from Python, all
-    measured in turns (`envs._rates`) so a passing load weighs on every figure alike."""
+    random choice inside the step, `engine.step_random`; at 8192 also on two threads; at
+    64 and 8192 also made outside and passed to `step`), and `SingleGame` against
+    OpenSpiel stepped from Python, all measured in turns (`envs._rates`) so a passing load
+    weighs on every figure alike."""
     runs = {f"engine {b}": engine_run(Rules(), b) for b in batches}
     agent_batches = tuple(b for b in batches if b in (64, 8192))
     runs.update({f"agent {b}": engine_run(Rules(), b, agent=True) for b in agent_batches})
+    threaded = tuple(b for b in batches if b >= 8192)  # two threads: N=8192 (`step`)
+    runs.update({f"threads {b}": engine_run(Rules(), b, num_threads=2) for b in threaded})
     runs["single"] = single_run(Rules())
     bots, loop = openspiel_bots_run(), openspiel_loop_run()
     if bots is not None and loop is not None:
@@ -108,6 +111,10 @@ def engine_section(seconds: float, batches: tuple[int, ...] = (1, 64, 1024, 8192
     rows = [
         row("engine random play (standard)", b, rates[f"engine {b}"], bots_name, ref_bots)
         for b in batches
+    ]
+    rows += [
+        row("engine random play, 2 threads", b, rates[f"threads {b}"], bots_name, ref_bots)
+        for b in threaded
     ]
     rows += [
         row("engine + agent's actions (standard)", b, rates[f"agent {b}"], bots_name, ref_bots)

@@ -11,6 +11,7 @@ slice taken from it costs nothing. Use it only for arrays that do not outlive th
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -55,3 +56,24 @@ def stack_array(typingctx, length, dtype):
         return ary._getvalue()
 
     return array_type(length, dtype), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, index):
+    """`prefetch(a, i)`: ask the CPU to bring the cache line of `a.ravel()[i]` in (for
+    writing), without waiting for it: `llvm.prefetch`, a hint that never faults."""
+    if not isinstance(arr, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(arr)(context, builder, value=args[0])
+        ptr = builder.gep(ary.data, [args[1]])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        kind = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, kind, "llvm.prefetch.p0i8")
+        # (address, 1 = for a write, 3 = keep in every cache level, 1 = data)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, index), codegen

@@ -38,9 +38,25 @@ def first_dealer(seed: np.uint64, num_players: int) -> int:
     return int(splitmix64(np.uint64(seed) ^ DEALER_KEY) % np.uint64(num_players))
 
 
-#: Size of the uint64 work array `shuffle_into` and `deal_into` take (words, cards,
-#: bucket counts, order): the kernels pass one, so that a deal allocates nothing.
-WORK_SIZE = 64 + 64 + 65 + 64
+#: Size of the uint64 work array `shuffle_into` and `deal_into` take (the words, the
+#: cards, their ranks, the buckets' bitmap and its prefix counts): the kernels pass one,
+#: so that a deal allocates nothing.
+WORK_SIZE = 64 * 5
+_TOP = np.uint64(52)  # 4096 buckets by the top 12 bits of a word
+_SIX = np.uint64(6)
+_LOW6 = np.uint64(63)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return (x * _H01) >> np.uint64(56)
 
 
 @njit(cache=True)
@@ -54,38 +70,75 @@ def shuffle_into(
     deck: np.uint64, seed: np.uint64, hand_no: int, out: np.ndarray, work: np.ndarray
 ) -> int:
     """`shuffle` with the caller's work array ((WORK_SIZE,) uint64)."""
-    words, cards = work[0:64], work[64:128]
-    counts, order = work[128:193], work[193:257]
-    n = 0
-    d = np.uint64(deck)
-    for c in range(64):
-        if (d >> np.uint64(c)) & np.uint64(1):
-            cards[n] = c
-            n += 1
-    base = splitmix64(np.uint64(seed) ^ (np.uint64(hand_no) * GOLDEN))
+    n = _rank(deck, seed, hand_no, work)
+    cards, ranks = work[64:128], work[128:192]
     for i in range(n):
-        words[i] = splitmix64(base + np.uint64(i + 1) * STEP)
-    # Stable sort by word: a counting sort on the top 6 bits, then insertion sort inside
-    # each bucket (about one card per bucket), so a deal costs O(n).
-    for b in range(65):
-        counts[b] = 0
-    for i in range(n):
-        counts[int(words[i] >> _BUCKET_BITS) + 1] += _ONE
-    for b in range(64):
-        counts[b + 1] += counts[b]
-    for i in range(n):
-        b = int(words[i] >> _BUCKET_BITS)
-        order[counts[b]] = i
-        counts[b] += _ONE
-    for i in range(1, n):  # insertion sort: only equal-bucket neighbours move
-        j, cur = i, order[i]
-        while j > 0 and words[order[j - 1]] > words[cur]:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = cur
-    for i in range(n):
-        out[i] = cards[order[i]]
+        out[ranks[i]] = cards[i]
     return n
+
+
+@njit(cache=True, inline="always")
+def _rank(deck, seed, hand_no, work):
+    """The cards of `deck` (work[64:128]) and the place of each in the shuffled deck
+    (work[128:192]): its word's rank among the words, equal words in card order
+    (`places`). Returns how many cards."""
+    words, cards, ranks = work[0:64], work[64:128], work[128:192]
+    occ, below = work[192:256], work[256:320]
+    d = np.uint64(deck)
+    n = int(_popcount(d))
+    if d == (_ONE << np.uint64(n)) - _ONE:  # the standard deck: cards 0..n-1
+        for c in range(64):
+            cards[c] = c
+    else:
+        j = 0
+        for c in range(64):
+            cards[j] = c
+            j += int((d >> np.uint64(c)) & _ONE)
+    base = splitmix64(np.uint64(seed) ^ (np.uint64(hand_no) * GOLDEN))
+    for i in range(64):  # all 64: a loop of known length runs in vector registers
+        words[i] = splitmix64(base + np.uint64(i + 1) * STEP)
+    places(words, n, ranks, occ, below)
+    return n
+
+
+@njit(cache=True, inline="always")
+def places(words, n, ranks, occ, below):
+    """ranks[i] = the rank of words[i] among words[:n], equal words in index order (a
+    stable sort's positions), counted rather than sorted for: the words fall into 4096
+    buckets by their top 12 bits, marked in a bitmap (`occ`, 64 words), so a word's rank
+    is the number of marked buckets below its own (popcounts; `below` holds the counts
+    of the bitmap's words before each). A bucket that two words share (a third of the
+    deals have one) is then corrected for, word by word."""
+    for k in range(64):
+        occ[k] = 0
+    shared = np.uint64(0)  # words whose bucket an earlier word holds
+    for i in range(n):
+        b = words[i] >> _TOP
+        k = b >> _SIX
+        shared |= ((occ[k] >> (b & _LOW6)) & _ONE) << np.uint64(i)
+        occ[k] |= _ONE << (b & _LOW6)
+    for k in range(64):
+        below[k] = _popcount(occ[k])
+    total = np.uint64(0)
+    for k in range(64):  # counts of the words before: an exclusive prefix sum
+        total, below[k] = total + below[k], total
+    for i in range(n):
+        b = words[i] >> _TOP
+        k = b >> _SIX
+        ranks[i] = below[k] + _popcount(occ[k] & ((_ONE << (b & _LOW6)) - _ONE))
+    while shared:  # rare: one more word below every word of a higher bucket, and the
+        d_bit = shared & (~shared + _ONE)  # order within the shared bucket
+        c = int(_popcount(d_bit - _ONE))
+        shared ^= d_bit
+        wc, bc = words[c], words[c] >> _TOP
+        for i in range(n):
+            bi = words[i] >> _TOP
+            ranks[i] += np.uint64(bi > bc)
+            if bi == bc and i < c:  # each pair of the bucket once, from its later card
+                if words[i] <= wc:  # i < c: equal words keep card order
+                    ranks[c] += _ONE
+                else:
+                    ranks[i] += _ONE
 
 
 @njit(cache=True)
@@ -99,17 +152,20 @@ def deal(
 ) -> None:
     """RULES.md §1: `hand_size` cards to each seat from the shuffled deck (uint64 masks):
     seat s gets positions s*hand_size .. (s+1)*hand_size - 1."""
-    work = np.empty(WORK_SIZE + 64, dtype=np.uint64)
+    work = np.empty(WORK_SIZE, dtype=np.uint64)
     deal_into(deck, seed, hand_no, num_players, hand_size, hands, work)
 
 
 @njit(cache=True)
 def deal_into(deck, seed, hand_no, num_players, hand_size, hands, work):
-    """`deal` with the caller's work array ((WORK_SIZE + 64,) uint64): no allocation."""
-    order = work[WORK_SIZE : WORK_SIZE + 64]  # the shuffled cards, after the shuffle's part
-    shuffle_into(deck, seed, hand_no, order, work)
+    """`deal` with the caller's work array ((WORK_SIZE,) uint64): no allocation, and no
+    shuffled deck written: each seat's mask is gathered from the cards' places."""
+    n = _rank(deck, seed, hand_no, work)
+    cards, ranks, order = work[64:128], work[128:192], work[192:256]
+    for i in range(n):
+        order[ranks[i]] = cards[i]
     for s in range(num_players):
         h = np.uint64(0)
         for i in range(s * hand_size, (s + 1) * hand_size):
-            h |= _ONE << np.uint64(order[i])
+            h |= _ONE << order[i]
         hands[s] = h

@@ -16,7 +16,7 @@ from numba import njit
 from spades_env.cards import BID_BASE, BLIND_NIL, DRAW_KEEP, NAME_TRUMP, SPADES
 from spades_env.core import deal as _deal
 from spades_env.core import rules as core
-from spades_env.core.borrow import borrow, stack_array
+from spades_env.core.borrow import borrow, prefetch, stack_array
 from spades_env.core.scoring import apply_bags, game_winner, score_hand
 from spades_env.core.spec import (
     L_BAGS,
@@ -406,6 +406,20 @@ def _play(r, buf, u64, i32, i16, i8, g, seat, card, fin, res, points):
     return False
 
 
+_AHEAD = 16  # rows ahead to prefetch
+
+
+@njit(cache=True, inline="always")
+def _prefetch_row(r, buf, g, n):
+    """Start loading the lines of row `g` that a step reads (its first 320 bytes: the
+    play's fields, the cards' seats and tricks, the history), if `g` < `n`: a batch
+    larger than the cache streams its rows from memory, and a step waits on each one."""
+    if g < n:
+        at = g * buf.strides[0]
+        for line in range(0, 320, 64):
+            prefetch(buf, at + line)
+
+
 @njit(cache=True, inline="always")
 def is_legal(r, u64, i8, g, a):
     """Is action `a` among the cached legal actions of game `g` (DONE games: any)."""
@@ -455,42 +469,112 @@ def step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
     return i32[g, r[L_HAND_NO]] != hands
 
 
-@njit(cache=True, _nrt=False)
-def step_batch(spec, buf, actions, report, flags, points, fin, res):
-    """One action per game (DONE games ignore theirs). Illegal actions: with `report`,
-    those games stay as they were and `flags[1, g]` is set; otherwise nothing changes and
-    `-1 - g` is returned for the first illegal game `g`. Else returns the number of hands
-    that ended (`flags[0, g]`; see `_end_hand` for `fin`, `res`, `points`)."""
+@njit(cache=True, _nrt=False, nogil=True)
+def step_batch(spec, buf, actions, mode, flags, points, fin, res, lo, hi):
+    """One action per game of rows `lo` to `hi` - 1 (DONE games ignore theirs). Illegal
+    actions: in mode RAISE, nothing changes and `-1 - g` is returned for the first illegal
+    game `g`; in mode REPORT, those games stay as they were and `flags[1, g]` is set; mode
+    CHECKED steps without looking (the caller checked with `first_illegal`). Else returns
+    the number of hands that ended (`flags[0, g]`; see `_end_hand` for `fin`, `res`,
+    `points`) plus 2**32 times the number of games refused. `flags` and `points` must be
+    zero on entry. Ranges of rows share nothing: threads may step them at once (the GIL
+    is released)."""
     r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
     actions, flags, points = borrow(actions), borrow(flags), borrow(points)
     fin, res = borrow(fin), borrow(res)
-    b = buf.shape[0]
-    if not report:
-        for g in range(b):
-            if not is_legal(r, u64, i8, g, actions[g]):
-                return -1 - g
-    ended = 0
-    for g in range(b):
+    report = mode == REPORT
+    if mode == RAISE:
+        bad = _first_illegal(r, u64, i8, actions, lo, hi)
+        if bad >= 0:
+            return -1 - bad
+    ended = refused = 0
+    for g in range(lo, hi):
+        _prefetch_row(r, buf, g + _AHEAD, hi)
         a = actions[g]
         if report and not is_legal(r, u64, i8, g, a):
             flags[1, g] = True
+            refused += 1
             continue
         if step_game(r, buf, u64, i32, i16, i8, g, a, fin, res, points):
             flags[0, g] = True
             ended += 1
-    return ended
+    pack_records(r, i32, flags, fin, res, lo, hi, ended)
+    return ended + (refused << 32)
+
+
+RAISE, REPORT, CHECKED = 0, 1, 2  # step_batch's modes
+
+
+def record_width(teams: int) -> int:
+    """Columns of the `res` array that `step_batch` packs its records into: `_end_hand`'s
+    3T + 1 (points, bags gained, penalties, winner), then the scores and bags after the
+    hand (T each), then the game's row."""
+    return 5 * teams + 2
+
+
+@njit(cache=True, inline="always")
+def _append_scores(r, i32, res, k, g):
+    """After `_end_hand`'s columns of record `k`: game `g`'s scores and bags, and `g`."""
+    t = r[R_T]
+    for team in range(t):
+        res[k, 3 * t + 1 + team] = i32[g, r[L_SCORES] + team]
+        res[k, 4 * t + 1 + team] = i32[g, r[L_BAGS] + team]
+    res[k, 5 * t + 1] = g
+
+
+@njit(cache=True, inline="always")
+def pack_records(r, i32, flags, fin, res, lo, hi, ended):
+    """The records of the `ended` hands that ended in rows `lo`..`hi` - 1, moved to the
+    first `ended` rows from `lo` of `fin` and `res`, in game order (a game's record only
+    moves down, so in place), with the scores and bags after the hand and the game's row
+    appended to its `res` row (`record_width`): the caller copies one block."""
+    if ended == 0:
+        return
+    t = r[R_T]
+    rows = fin.view(np.uint64)  # 8 bytes at a time
+    k = lo
+    for g in range(lo, hi):
+        if not flags[0, g]:
+            continue
+        if k != g:
+            for j in range(rows.shape[1]):
+                rows[k, j] = rows[g, j]
+            for c in range(3 * t + 1):
+                res[k, c] = res[g, c]
+        _append_scores(r, i32, res, k, g)
+        k += 1
+        if k - lo == ended:
+            return
+
+
+@njit(cache=True, inline="always")
+def _first_illegal(r, u64, i8, actions, lo, hi):
+    for g in range(lo, hi):
+        if not is_legal(r, u64, i8, g, actions[g]):
+            return g
+    return -1
 
 
 @njit(cache=True, _nrt=False)
-def step_batch_random(spec, buf, key, flags, points, fin, res):
+def first_illegal(spec, buf, actions):
+    """The first game whose action is illegal, or -1 (`step_batch`'s check, alone)."""
+    r = as_tuple(spec)
+    buf, u64, _, _, i8 = _views(buf)
+    return _first_illegal(r, u64, i8, borrow(actions), 0, buf.shape[0])
+
+
+@njit(cache=True, _nrt=False, nogil=True)
+def step_batch_random(spec, buf, key, flags, points, fin, res, lo, hi):
     """`step_batch` with every game's action drawn here: a uniformly random legal action
     (`_pick`), `u` being `keyed(key[0], g)` (a key the caller draws from its generator per
     call), so no action array is built and no separate pass checks them. The picks of 64
     games at a time are made together (they vectorise, as in `random_legal`), then those
-    games step. Returns the number of hands that ended (`flags[0, g]`); a game in play
-    with no legal action (a state edited into one) is left as it is, `flags[1, g]` is set
-    and the return value is then -1 - (the number of such games)."""
+    games step. Rows `lo` to `hi` - 1 only (threads may step other ranges at once; the
+    draws are the same whatever the ranges). Returns the number of hands that ended
+    (`flags[0, g]`); a game in play with no legal action (a state edited into one) is left
+    as it is, `flags[1, g]` is set and the return value is then -1 - (the number of such
+    games)."""
     r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
     flags, points = borrow(flags), borrow(points)
@@ -499,9 +583,9 @@ def step_batch_random(spec, buf, key, flags, points, fin, res):
     bits = stack_array(64, np.uint64)
     base = stack_array(64, np.int64)
     acts = stack_array(64, np.int64)
-    n = buf.shape[0]
+    n = hi
     ended = stuck = 0
-    for start in range(0, n, 64):
+    for start in range(lo, n, 64):
         m = min(64, n - start)
         for j in range(m):
             bits[j] = u64[start + j, r[L_LEGAL]]
@@ -510,6 +594,7 @@ def step_batch_random(spec, buf, key, flags, points, fin, res):
             acts[j] = _pick(bits[j], base[j], keyed(k, start + j))
         for j in range(m):
             g = start + j
+            _prefetch_row(r, buf, g + _AHEAD, n)
             if i8[g, r[L_PHASE]] == DONE:
                 continue
             if bits[j] == 0:
@@ -519,6 +604,7 @@ def step_batch_random(spec, buf, key, flags, points, fin, res):
             if step_game(r, buf, u64, i32, i16, i8, g, acts[j], fin, res, points):
                 flags[0, g] = True
                 ended += 1
+    pack_records(r, i32, flags, fin, res, lo, hi, ended)
     return ended if stuck == 0 else -1 - stuck
 
 
@@ -645,11 +731,14 @@ def action_mask(legal, phase, out):
 @njit(cache=True, _nrt=False)
 def step_one(spec, buf, a, fin, res):
     """`step_batch` for a batch of one (SingleGame): 0 stepped, 1 the hand ended (`fin`,
-    `res` hold its record), -1 illegal (nothing changed)."""
+    `res` hold its record, as `pack_records` leaves it), -1 illegal (nothing changed)."""
     r = as_tuple(spec)
     buf, u64, i32, i16, i8 = _views(buf)
     fin, res = borrow(fin), borrow(res)
     if not is_legal(r, u64, i8, 0, a):
         return -1
     points = stack_array(8, np.int32).reshape(1, 8)  # the hand's points: not kept
-    return 1 if step_game(r, buf, u64, i32, i16, i8, 0, a, fin, res, points) else 0
+    if not step_game(r, buf, u64, i32, i16, i8, 0, a, fin, res, points):
+        return 0
+    _append_scores(r, i32, res, 0, 0)  # as `step_batch` packs its records
+    return 1

