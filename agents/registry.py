@@ -78,9 +78,12 @@ REGISTRY: dict[str, AgentEntry] = {
             "model": str,
             "endgame": int,
             "worlds": int,
+            "nil": int,
+            "nilplay": str,
         },
         "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
-        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame); "
+        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame), "
+        "nil=N of the last N for a live nil of the team, nilplay=heuristic; "
         "bid=model|rules: the heuristic decides before card play (the fitted trick "
         "model | seed 000's count), the network plays the cards",
         positional="path",
@@ -113,11 +116,21 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "learned": AgentEntry(
         _lazy("agents.rl_agent:learned_agent"),
-        {"sample": bool, "bid": str, "model": str, "endgame": int, "worlds": int},
+        {
+            "sample": bool,
+            "bid": str,
+            "model": str,
+            "endgame": int,
+            "worlds": int,
+            "nil": int,
+            "nilplay": str,
+        },
         "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
         "heuristic, then fine-tuned; recipe in learned.json) for the bids and the first "
         "tricks, and an exact solve of the last endgame=K tricks over worlds=W sampled "
-        "worlds (agents.endgame; endgame=0: the network alone); bid=model|rules: the "
+        "worlds (agents.endgame; endgame=0: the network alone), and of the last nil=N "
+        "tricks for a live nil of its team (nilplay=heuristic: the heuristic plays the "
+        "team's cards while its nil is alive); bid=model|rules: the "
         "heuristic bids (trick model, model=PATH another model file | seed 000's count), "
         "the network plays the cards",
         check="agents.rl_agent:check_learned",

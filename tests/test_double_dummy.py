@@ -121,6 +121,21 @@ def test_any_first_guess_gives_the_minimax_value() -> None:
             assert solver._tricks(pos, team, g) == want, (pos, g)
 
 
+def test_any_killer_leads_give_the_minimax_value() -> None:
+    # Killer leads (the last lead that cut, per tricks left and leader) only order the
+    # moves: stale ones from another deal, or cards the leader does not hold, change
+    # nothing but the order.
+    solver = DDSolver(tt_bits=14)
+    rng = np.random.default_rng(5)
+    for pos in positions(310, 12, (6, 14)):
+        team = pos.to_act % 2
+        want = brute_value(pos, TeamTricks(team, pos.tricks_won))
+        for _ in range(3):
+            solver._start(kernel.TRICKS, fresh=True)
+            solver._P[kernel.P_KILL :] = rng.integers(-1, 52, size=len(solver._P) - kernel.P_KILL)
+            assert solver._tricks(pos, team) == want, pos
+
+
 def test_first_lead_two_of_clubs_is_forced() -> None:
     rules = Rules(first_lead="two_of_clubs")
     deal = deal_hands(rules, np.array([7], dtype=np.uint64), np.zeros(1, dtype=np.int64))[0]
