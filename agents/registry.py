@@ -60,12 +60,14 @@ REGISTRY: dict[str, AgentEntry] = {
             "bid": str,
             "model": str,
             "bag_cost": float,
+            "set_tricks": int,
         },
         "seed 000's rule-based strategy; bids of highest expected score under the fitted "
         "trick model (bid=model, model=PATH a model file, bag_cost the cost of a bag) or by "
         "seed 000's count (bid=rules; "
         "aggression shades those bids, nil_risk their nils); blind_deficit the deficit for "
-        "blind nil",
+        "blind nil; set_tricks: once the contract is made, take tricks while that many set "
+        "the opponents (3; 2 the play before)",
         check="agents.heuristic:check_params",
     ),
     "checkpoint": AgentEntry(
