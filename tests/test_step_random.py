@@ -85,3 +85,30 @@ def test_a_game_with_no_legal_action_is_named_and_the_others_step() -> None:
     assert np.array_equal(state.buffer[2], before[2])
     assert (state.history_len[[0, 1, 3]] == 1).all()
     assert err.value.info.hand_over.shape == (4,)
+
+
+def _hands_of(state, rng, hands: int) -> list:
+    """The records of the next `hands` steps in which hands ended."""
+    out = []
+    while len(out) < hands:
+        info = step_random(state, rng)
+        if info.finished is not None:
+            out.append(info.finished)
+    return out
+
+
+@pytest.mark.parametrize("games", [1, 9])
+def test_a_kept_record_outlives_the_next_hands(games: int) -> None:
+    # Games dealt together end their hands in the same step (no blind-nil decision to
+    # put them out of step), whose saved rows are then handed over whole: a record still
+    # held must not be written over by the later hands.
+    fields = ("games", "deal", "history", "bids", "tricks", "points", "scores", "bags")
+    rules = Rules(blind_nil="never")
+    read_now, read_later = (init(rules, games, seeds=np.arange(games)) for _ in range(2))
+    first = _hands_of(read_now, np.random.default_rng(3), 1)[0]
+    expected = {f: getattr(first, f).copy() for f in fields}
+    kept, *later = _hands_of(read_later, np.random.default_rng(3), 3)
+    assert all(r.games.size == games for r in later)
+    for f in fields:
+        assert (getattr(kept, f) == expected[f]).all(), f
+    assert not (later[-1].deal == kept.deal).all()

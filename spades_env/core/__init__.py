@@ -21,7 +21,8 @@ Modules (all functions are `numba.njit(cache=True)`; `f.py_func` is plain Python
   (RULES.md §4-§5; `r` is the spec vector below).
 - `core.deal`: `splitmix64`, `shuffle(deck, seed, hand_no, out)`,
   `deal(deck, seed, hand_no, num_players, hand_size, hands)`, `first_dealer(seed, P)`:
-  reproducible deals, a pure function of (seed, hand number).
+  reproducible deals, a pure function of (seed, hand number); `places` counts each
+  card's place in the shuffled deck (a stable sort's positions, without sorting).
 - `core.spec`: `spec(rules)`, the (SPEC_SIZE,) int64 vector of rule options (`R_*`
   indices: `R_P` players, `R_K` hand size, `R_T` teams, `R_BID_RULE`, `R_BLIND`,
   `R_NAMED`, `R_DECK`, ...) and of where each `State` field sits in the packed row
@@ -30,8 +31,12 @@ Modules (all functions are `numba.njit(cache=True)`; `f.py_func` is plain Python
   one game: play, bid, blind nil, exchange, draw, naming trump, end of hand and the next
   deal), `legal_bits`, `start_hand`, and the batch loops the engine calls
   (`step_batch`, `step_batch_random` (the random agent's pick made inside the step),
-  `start_hands`, `new_games`, `stop_games`, `refresh_legal`, `random_legal`,
-  `action_mask`); `PHASE_BASE`, `HISTORY_SEAT_SHIFT`.
+  each over a range of rows so that threads can share a batch, with `pack_records`
+  moving the finished hands' records to the front; `start_hands`, `new_games`,
+  `stop_games`, `refresh_legal`, `random_legal`, `action_mask`); `PHASE_BASE`,
+  `HISTORY_SEAT_SHIFT`.
+- `core.borrow`: `borrow` (an array without reference counting, inside a kernel),
+  `stack_array` (scratch on the stack), `prefetch` (a cache-line hint).
 
 Search kernels and solvers with their own layout call `core.rules` and `core.scoring`
 directly; anything holding a `State` steps it through `core.kernel` (or `engine.step`).
