@@ -28,7 +28,10 @@ P, TEAMS, PARTNERS, HAND_SIZE, NIL_COUNTS, TRUMP = range(8, 14)
 NT_GIVEN = 14
 PARTNER, LATER, OPPS, WIN_SEAT, WIN_CARD, CTX, WHY, NEED = range(14, 22)
 HOLD = 22  # HOLD + seat: the unseen cards that seat may hold
-NT = HOLD + 8
+SET_TRICKS = HOLD + 8  # contract made: take tricks while this many or fewer set the opponents
+NT = SET_TRICKS + 1
+#: the heuristic's `set_tricks` (see `agents.heuristic`)
+DEFAULT_SET_TRICKS = 3
 
 
 @_jit

@@ -18,6 +18,18 @@ its policy network with an exact solver for the last tricks. For each such decis
   network's own preference breaks them (the solver sees many cards as equal where the
   network, reading the whole hand's history, still prefers one).
 
+`nil=N` also solves the last N tricks (N > K) of a hand while a nil bid of the seat's team
+is alive (the seat's own, else its partner's: RULES.md §4, no trick taken yet), for that
+nil alone: the share of worlds in which the nil seat can be kept from taking a trick
+against the best defence, a search that ends as soon as the nil seat takes one
+(`agents.endgame_kernel`, values 0 or 1); the network breaks ties as above. The last K
+tricks keep the score objective, which counts the nil with everything else.
+
+Two root cards of the seat with no unplayed card between them have the same value in
+every world (the set of unplayed cards is what the seat knows), so one is solved and the
+value copied; and the search cuts a subtree once every way its remaining tricks can fall
+lies outside its window (the table's reachable values). Both leave every value exact.
+
 Earlier decisions (bids, the first tricks) are the network's, and so is every decision
 with a single legal card. The random draws come from the agent's generator, so a seeded
 agent plays the same cards on the same games. All decisions of one batch are solved in
@@ -48,20 +60,41 @@ MAX_WORLDS = 4096
 _TABLES = 512  # value tables kept (one per bids, blind bids and team)
 
 
-def check_endgame(tricks: int, worlds: int) -> None:
+def check_endgame(tricks: int, worlds: int, nil: int = 0) -> None:
     """Valid endgame options (ValueError, one line)."""
     if not 0 <= tricks <= MAX_TRICKS:
         raise ValueError(f"endgame={tricks}: the solved tricks at the end, 0 (off) to {MAX_TRICKS}")
     if not 1 <= worlds <= MAX_WORLDS:
         raise ValueError(f"worlds={worlds}: sampled worlds per decision, 1 to {MAX_WORLDS}")
+    if not 0 <= nil <= MAX_TRICKS:
+        raise ValueError(
+            f"nil={nil}: the last tricks solved for a live nil of the team, 0 (off) to {MAX_TRICKS}"
+        )
+
+
+def live_nil(view: SeatView) -> npt.NDArray[np.int64]:
+    """(B,) the seat of the deciding seat's team whose nil bid is still kept (no trick
+    taken yet; the seat itself first, then its partner), -1 where none. RULES.md §4:
+    a nil (or blind nil) is kept if its seat takes no trick."""
+    rows = np.arange(view.batch_size)
+    out = np.full(view.batch_size, -1, dtype=np.int64)
+    if not (view.rules.partnerships and view.rules.num_players == 4):
+        return out
+    seat = view.seat.astype(np.int64)
+    for s in ((seat + 2) % 4, seat):  # the seat's own nil wins where both are alive
+        alive = (view.bids[rows, s] == 0) & (view.tricks_won[rows, s] == 0)
+        out[alive] = s[alive]
+    return out
 
 
 class EndgameSolver:
-    """Determinized exact card play for the last `tricks` tricks (module doc)."""
+    """Determinized exact card play for the last `tricks` tricks (module doc); with
+    `nil`, also the last `nil` tricks of a hand where the seat's team has a live nil."""
 
-    def __init__(self, tricks: int, worlds: int, rng: np.random.Generator) -> None:
-        check_endgame(tricks, worlds)
+    def __init__(self, tricks: int, worlds: int, rng: np.random.Generator, nil: int = 0) -> None:
+        check_endgame(tricks, worlds, nil)
         self.tricks, self.worlds, self.rng = int(tricks), int(worlds), rng
+        self.nil = int(nil)
         self._tables: OrderedDict[tuple, int] = OrderedDict()
         self._table_rows = np.zeros((_TABLES, 14, 14, 14))  # filled as keys come
         self.solves = 0  # worlds solved (distinct worlds of each decision), for reports
@@ -69,15 +102,29 @@ class EndgameSolver:
     def games(self, view: SeatView) -> npt.NDArray[np.bool_]:
         """(B,) the games whose decision is the solver's: card play in the last
         `tricks` tricks, with more than one legal card."""
-        if self.tricks == 0:
+        if self.tricks == 0 and self.nil == 0:
             return np.zeros(view.batch_size, dtype=bool)
         late = view.tricks_played >= view.rules.hand_size - self.tricks
+        if self.nil > self.tricks:
+            nil_late = view.tricks_played >= view.rules.hand_size - self.nil
+            late |= nil_late & (live_nil(view) >= 0)
         several = np.bitwise_count(view.legal) > 1
         return (view.phase == PLAY) & late & several
 
+    def _nil_seats(self, view: SeatView, games: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """(G,) the live nil each game is solved for (before the last `tricks` tricks,
+        whose score objective counts nils itself), -1 for the score objective."""
+        out = np.full(len(games), -1, dtype=np.int64)
+        if self.nil > self.tricks:
+            early = view.tricks_played[games] < view.rules.hand_size - self.tricks
+            out[early] = live_nil(view.take(games))[early]
+        return out
+
     def values(self, view: SeatView, games: npt.ArrayLike) -> list[dict[int, float]]:
         """Per game of `games`: the mean value of each legal card over the sampled worlds
-        (the team's relative hand score, `agents.dd.hand_values`)."""
+        (the team's relative hand score, `agents.dd.hand_values`; before the last
+        `tricks` tricks, in a hand with a live nil of the team, the share of worlds where
+        the nil is kept)."""
         check_rules(view.rules)
         games_a = np.asarray(games, dtype=np.int64)
         g_count, w_count = len(games_a), self.worlds
@@ -94,6 +141,7 @@ class EndgameSolver:
             [
                 view.leader[g_row], view.trick_size[g_row], view.lead_suit[g_row],
                 view.broken[g_row], view.tricks_played[g_row], table_of[own],
+                self._nil_seats(view, games_a)[own],
             ],
             axis=1,
         ).astype(np.int64)  # fmt: skip

@@ -97,15 +97,47 @@ def _last_trick(d, H, T, Wn, S, trump):
 
 
 @jit
+def _nil_value(Wn, nil, team):
+    """The nil objective's value to `team` once the hand is decided for it: 1 to the nil
+    seat's team if the nil seat took no trick, 0 if it took one (the other team: 1 - that)."""
+    kept = 1.0 if Wn[nil] == 0 else 0.0
+    return kept if nil % 2 == team else 1.0 - kept
+
+
+@jit
+def _reach(Wn, tricks, V):
+    """(lowest, highest) of the table V over every way the remaining `tricks` tricks can
+    fall to the seats from the tricks `Wn` won so far: a window the value lies in."""
+    lo, hi = _INF, -_INF
+    for a in range(tricks + 1):
+        for b in range(tricks + 1 - a):
+            for c in range(tricks + 1 - a - b):
+                v = V[Wn[0] + a, Wn[1] + b, Wn[2] + c]
+                lo = min(lo, v)
+                hi = max(hi, v)
+    return lo, hi
+
+
+@jit
 def _value(
     H, T, Wn, S, V, team, hand_size, two_clubs, trump, suit_mask, TODO, MX, BEST, AL, BE,
-    KILL, CUR,
+    KILL, CUR, nil,
 ):  # fmt: skip
     """Exact minimax value of the position in row 0 (alpha-beta, explicit stack; at each
-    depth the card that last cut off, `KILL`, is tried first)."""
+    depth the card that last cut off, `KILL`, is tried first). `nil` >= 0: the nil
+    objective (`_nil_value`) instead of the table V, decided as soon as that seat takes
+    a trick, searched in the window [0, 1] (values are 0 or 1, so fail-soft bounds are
+    exact)."""
+    if nil >= 0 and (S[0, 4] == hand_size or Wn[0, nil] > 0):
+        return _nil_value(Wn[0], nil, team)
     if S[0, 4] == hand_size:
         return V[Wn[0, 0], Wn[0, 1], Wn[0, 2]]
-    AL[0], BE[0] = -_INF, _INF
+    if nil >= 0:
+        AL[0], BE[0] = 0.0, 1.0
+    else:  # the table's reachable values bound it (fail-soft: exact within them)
+        AL[0], BE[0] = _reach(Wn[0], hand_size - S[0, 4], V)
+        if AL[0] == BE[0]:
+            return AL[0]
     _node(0, H, T, S, TODO, MX, BEST, team, two_clubs, trump, suit_mask)
     d = 0
     while True:
@@ -123,12 +155,26 @@ def _value(
             _play(d, c, H, T, Wn, S, trump)
             if S[d + 1, 4] == hand_size - 1 and S[d + 1, 1] == 0:
                 _last_trick(d + 1, H, T, Wn, S, trump)  # one card each: no choice left
-            if S[d + 1, 4] < hand_size:
+            lo, hi = -_INF, _INF
+            if nil < 0 and S[d + 1, 1] == 0 and S[d + 1, 4] < hand_size:
+                lo, hi = _reach(Wn[d + 1], hand_size - S[d + 1, 4], V)
+            if nil >= 0 and Wn[d + 1, nil] > 0:
+                v = _nil_value(Wn[d + 1], nil, team)  # the nil is lost: decided
+            elif lo == hi:
+                v = lo  # every way the rest can fall has this value
+            elif hi <= AL[d]:
+                v = hi  # fails low whatever follows (an upper bound, fail-soft)
+            elif lo >= BE[d]:
+                v = lo  # fails high whatever follows (a lower bound)
+            elif S[d + 1, 4] < hand_size:
                 d += 1
                 AL[d], BE[d] = AL[d - 1], BE[d - 1]
                 _node(d, H, T, S, TODO, MX, BEST, team, two_clubs, trump, suit_mask)
                 continue
-            v = V[Wn[d + 1, 0], Wn[d + 1, 1], Wn[d + 1, 2]]
+            elif nil >= 0:
+                v = _nil_value(Wn[d + 1], nil, team)
+            else:
+                v = V[Wn[d + 1, 0], Wn[d + 1, 1], Wn[d + 1, 2]]
         if MX[d]:  # fold the answer `v` of a child into node d
             if v > BEST[d]:
                 BEST[d] = v
@@ -161,10 +207,19 @@ def _solve_rows(hands, trick, won, info, cards, V, hand_size, two_clubs, trump, 
         leader, size = info[r, 0], info[r, 1]
         team = ((leader + size) % 4) % 2
         table = V[info[r, 5]]
+        roots = 0
+        for j in range(cards.shape[1]):
+            if cards[r, j] >= 0:
+                roots |= 1 << cards[r, j]
+        # a root card with the next card up in play also its own (and a root card) has
+        # that card's value in every world: solved once (`_distinct`)
+        solve = _distinct(roots, hands[r], trick[r], suit_mask)
         for j in range(cards.shape[1]):
             c = cards[r, j]
             if c < 0:
                 break
+            if not (solve >> c) & 1:
+                continue
             for s in range(4):
                 H[0, s] = hands[r, s]
                 T[0, s] = trick[r, s]
@@ -179,8 +234,33 @@ def _solve_rows(hands, trick, won, info, cards, V, hand_size, two_clubs, trump, 
                 S[0, i] = S[1, i]
             out[r, j] = _value(
                 H, T, Wn, S, table, team, hand_size, two_clubs, trump, suit_mask,
-                TODO, MX, BEST, AL, BE, KILL, CUR,
+                TODO, MX, BEST, AL, BE, KILL, CUR, info[r, 6],
             )  # fmt: skip
+        if solve != roots:
+            _copy_equal(r, cards, roots, solve, hands[r], trick[r], suit_mask, out)
+
+
+@jit
+def _copy_equal(r, cards, roots, solved, hands, trick, suit_mask, out):
+    """out[r, j] of each root card not solved: the value of the solved card it equals
+    (up its suit through cards in play, all roots, to the first solved one)."""
+    present = hands[0] | hands[1] | hands[2] | hands[3]
+    for s in range(4):
+        if trick[s] >= 0:
+            present |= 1 << trick[s]
+    for j in range(cards.shape[1]):
+        c = cards[r, j]
+        if c < 0:
+            break
+        if (solved >> c) & 1:
+            continue
+        up = c
+        while not (solved >> up) & 1:
+            above = present & suit_mask[up // 13] & ~((1 << (up + 1)) - 1)
+            up = _bit_index(above & -above)
+        for k in range(cards.shape[1]):
+            if cards[r, k] == up:
+                out[r, j] = out[r, k]
 
 
 def solve_rows(
@@ -197,9 +277,10 @@ def solve_rows(
     """(R, J) exact value of each root card of each row.
 
     hands: (R, 4) int64 cards each seat holds now; trick: (R, 4) card on the table per
-    seat (-1 none); won: (R, 4) tricks so far; info: (R, 6) leader, trick size, suit led
-    (-1 none), spades broken (0/1), tricks played, index into `tables`; cards: (R, J) the
-    root cards to value, -1 after the last; tables: (n, 14, 14, 14) value of the final
+    seat (-1 none); won: (R, 4) tricks so far; info: (R, 7) leader, trick size, suit led
+    (-1 none), spades broken (0/1), tricks played, index into `tables`, the seat whose nil
+    is the objective (-1: the table's value); cards: (R, J) the root cards to value, -1
+    after the last; tables: (n, 14, 14, 14) value of the final
     tricks of seats 0, 1, 2, to the team of the seat to act; two_clubs: RULES.md §3
     first_lead=two_of_clubs (the 2C leads the first trick).
     """

@@ -15,13 +15,15 @@ model of the tricks fitted to the project's own play (`agents.model_bidding`):
   `agents.card_tracking`: only what the seat has seen): second hand low, third
   hand high enough, win cheaply, duck when the contract is safe, keep trumps for the
   right trick, count the spades, protect a partner's nil, set the opponents' nil, feed
-  bags when set.
+  bags when set, and once the contract is made take the few tricks that set the
+  opponents' contract.
 
 The agent is deterministic (the seed is kept for the interface). `explain(view)` gives
 the reason for each game's decision, quoting the rule; `last_reasons` keeps those of the
 last `act` call.
 
-Parameters (`heuristic:bid=model,bag_cost=-1,aggression=0,nil_risk=0,blind_deficit=200`):
+Parameters (`heuristic:bid=model,bag_cost=-1,aggression=0,nil_risk=0,blind_deficit=200,
+set_tricks=3`):
 
 - `bid` (`model`, or `rules` when `aggression` or `nil_risk` is set): `model` bids the
   number or nil of highest expected team score under the trick model fitted to the
@@ -38,6 +40,10 @@ Parameters (`heuristic:bid=model,bag_cost=-1,aggression=0,nil_risk=0,blind_defic
   nil; -2 never bids nil, +0.5 bids noticeably more nils.
 - `blind_deficit` (int, 200): how far behind the team must be (with the opponents near
   the target) to bid blind nil when the rules offer it.
+- `set_tricks` (int, 3): card play: once the team's contract is made (or lost), it still
+  takes tricks while taking this many or fewer sets the opponents' contract, else it
+  ducks; 2 is the card play before this parameter (`heuristic:bid=rules,set_tricks=2`
+  is the heuristic as it was before the trick model), 13 always tries to set them.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
+from agents.card_tracking import DEFAULT_SET_TRICKS
 from agents.heuristic_bidding import choose_bid, choose_blind, choose_pass, choose_trump
 from agents.heuristic_draw import choose_draw
 from agents.heuristic_play import choose_cards, reason_text
@@ -76,8 +83,16 @@ def bidder(bid: str | None, aggression: float, nil_risk: float) -> str:
     return bid
 
 
+def check_set_tricks(n: int) -> None:
+    """ValueError unless `set_tricks` is 0..13 (tricks of the standard hand)."""
+    if not 0 <= n <= 13:
+        raise ValueError(f"set_tricks {n}; use 0..13")
+
+
 def check_params(params: dict) -> None:
-    """Registry check: a known bidder, and a model file that loads (ValueError, one line)."""
+    """Registry check: a known bidder, a model file that loads, `set_tricks` in 0..13
+    (ValueError, one line)."""
+    check_set_tricks(params.get("set_tricks", DEFAULT_SET_TRICKS))
     bid = bidder(params.get("bid"), params.get("aggression", 0.0), params.get("nil_risk", 0.0))
     if bid == "model":
         load_cached(params.get("model") or str(DEFAULT_PATH))
@@ -97,6 +112,7 @@ class HeuristicAgent(BaseAgent):
         bid: str | None = None,
         model: str = "",
         bag_cost: float = -1.0,
+        set_tricks: int = DEFAULT_SET_TRICKS,
     ) -> None:
         super().__init__(seed)
         try:
@@ -108,6 +124,11 @@ class HeuristicAgent(BaseAgent):
         self.aggression = float(aggression)
         self.nil_risk = float(nil_risk)
         self.blind_deficit = int(blind_deficit)
+        try:
+            check_set_tricks(set_tricks)
+        except ValueError as exc:
+            raise ValueError(f"heuristic: {exc}") from None
+        self.set_tricks = int(set_tricks)
         self._last_reasons: list[str] | Callable[[], list[str]] = []
 
     def decide(self, t: Table) -> tuple[int, str]:
@@ -149,7 +170,7 @@ class HeuristicAgent(BaseAgent):
         rows = np.flatnonzero(play)
         cards = None
         if rows.size:
-            out = choose_cards(view, rows)
+            out = choose_cards(view, rows, self.set_tricks)
             actions[rows] = out[rows, 0]
             cards = (rows, out[rows, 1:], view.trump[rows])
         rest = np.flatnonzero(~play)

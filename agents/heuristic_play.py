@@ -14,7 +14,9 @@ order of priority:
 4. Otherwise play for the contract (`_play_contract`): take tricks while the team needs
    them (second hand low, third hand high enough, win cheaply, trump when void, keep
    trumps for the right trick, draw trumps with long spades); duck once the contract is
-   safe, to avoid bags; when the contract is lost, feed bags to the opponents.
+   made, to avoid bags, unless taking at most `set_tricks` (3) more tricks sets the
+   opponents (a set costs them ten points a bid trick, a bag costs us about one); when the
+   contract is lost, feed bags to the opponents unless they can be set.
 
 "Spades" above means the trump: spades, or in RULES.md §6 auction the named suit, which
 takes every role spades have here. The counting is `agents.card_tracking`'s.
@@ -35,6 +37,7 @@ import numpy.typing as npt
 
 from agents.card_tracking import (
     CTX,
+    DEFAULT_SET_TRICKS,
     HAND,
     HAND_SIZE,
     HOLD,
@@ -49,6 +52,7 @@ from agents.card_tracking import (
     PARTNER,
     PARTNERS,
     SEAT,
+    SET_TRICKS,
     SIZE,
     TEAMS,
     TRICKS,
@@ -342,7 +346,8 @@ def _play_contract(t, bids, won, voids, legal, rank, suit, suit_mask, tmask):
         if u != team:
             opp_need = max(opp_need, _team_need(t, bids, won, u))
     rem = t[HAND_SIZE] - t[TRICKS]
-    set_them = opp_need > 0 and rem - opp_need + 1 <= 2  # two tricks or fewer set them
+    # the tricks that set them: taking them is worth far more than the bags they cost
+    set_them = opp_need > 0 and rem - opp_need + 1 <= t[SET_TRICKS]
     t[NEED] = need
     if need > rem:
         t[CTX] = _BET_SET if set_them else _BET_FEED
@@ -499,6 +504,7 @@ def _decision_table(p, teams, partnerships, hand_size, nil_counts, trump):
     t[P], t[TEAMS], t[PARTNERS], t[HAND_SIZE], t[NIL_COUNTS], t[TRUMP] = (
         p, teams, partnerships, hand_size, nil_counts, trump,
     )  # fmt: skip
+    t[SET_TRICKS] = DEFAULT_SET_TRICKS
     return t
 
 
@@ -506,10 +512,11 @@ def _decision_table(p, teams, partnerships, hand_size, nil_counts, trump):
 @_jit
 def _choose_cards(
     rows, seat, hand, legal, unseen, leader, size, lead, tricks, trump, bids, won, trick,
-    voids, p, teams, partnerships, hand_size, nil_counts, out,
+    voids, p, teams, partnerships, hand_size, nil_counts, set_tricks, out,
     rank, suit, suit_mask,
 ):  # fmt: skip
     t = _decision_table(p, teams, partnerships, hand_size, nil_counts, 0)
+    t[SET_TRICKS] = set_tricks
     for i in rows:
         t[SEAT], t[HAND], t[LEGAL], t[UNSEEN] = seat[i], hand[i], legal[i], unseen[i]
         t[LEADER], t[SIZE], t[LEAD], t[TRICKS] = leader[i], size[i], lead[i], tricks[i]
@@ -519,9 +526,12 @@ def _choose_cards(
         out[i, 1], out[i, 2], out[i, 3] = t[CTX], t[WHY], t[NEED]
 
 
-def choose_cards(view: SeatView, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def choose_cards(
+    view: SeatView, rows: npt.NDArray[np.int64], set_tricks: int = DEFAULT_SET_TRICKS
+) -> npt.NDArray[np.int64]:
     """(B, 4) int64 per game: the card, and its reason (ctx, why, need; `reason_text`),
-    for the card-play games `rows` of the view (other rows are left 0)."""
+    for the card-play games `rows` of the view (other rows are left 0); `set_tricks` the
+    heuristic's parameter (`agents.heuristic`)."""
     rules = view.rules
     i64 = np.int64
     # RULES.md §6 two_player: cards I looked at and discarded are in nobody's hand
@@ -534,7 +544,8 @@ def choose_cards(view: SeatView, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.
         view.lead_suit.astype(i64), view.tricks_played.astype(i64), view.trump.astype(i64),
         view.bids.astype(i64), view.tricks_won.astype(i64), view.trick.astype(i64),
         view.voids.astype(i64), rules.num_players, rules.num_teams, rules.partnerships,
-        rules.hand_size, rules.nil_tricks == "count", out, _RANK, _SUIT, _SUIT_MASK,
+        rules.hand_size, rules.nil_tricks == "count", set_tricks, out, _RANK, _SUIT,
+        _SUIT_MASK,
     )  # fmt: skip
     return out
 
@@ -606,11 +617,14 @@ def play_out_state(state) -> npt.NDArray[np.int64]:
     return won
 
 
-def decide_card(rules, position: dict) -> tuple[int, str]:
+def decide_card(
+    rules, position: dict, set_tricks: int = DEFAULT_SET_TRICKS
+) -> tuple[int, str]:
     """(card, reason) of one card-play decision given as a dict of its fields: `seat`,
     `hand`, `legal`, `unseen`, `leader`, `trick_size`, `lead_suit`, `tricks_played`,
     `trump` (ints; masks as card bits) and `bids`, `tricks_won`, `trick`, `voids` (per
-    seat). For tests and single decisions; `choose_cards` decides a whole view."""
+    seat); `set_tricks` the heuristic's parameter. For tests and single decisions;
+    `choose_cards` decides a whole view."""
     i64 = np.int64
     one = {k: np.asarray([v], dtype=i64) for k, v in position.items()}
     out = np.zeros((1, 4), dtype=i64)
@@ -618,8 +632,8 @@ def decide_card(rules, position: dict) -> tuple[int, str]:
         np.zeros(1, dtype=i64), one["seat"], one["hand"], one["legal"], one["unseen"],
         one["leader"], one["trick_size"], one["lead_suit"], one["tricks_played"], one["trump"],
         one["bids"], one["tricks_won"], one["trick"], one["voids"], rules.num_players,
-        rules.num_teams, rules.partnerships, rules.hand_size, rules.nil_tricks == "count", out,
-        _RANK, _SUIT, _SUIT_MASK,
+        rules.num_teams, rules.partnerships, rules.hand_size, rules.nil_tricks == "count",
+        set_tricks, out, _RANK, _SUIT, _SUIT_MASK,
     )  # fmt: skip
     ctx, why, need = out[0, 1:].tolist()
     return int(out[0, 0]), reason_text(ctx, why, need, int(position["trump"]))

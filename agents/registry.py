@@ -60,12 +60,14 @@ REGISTRY: dict[str, AgentEntry] = {
             "bid": str,
             "model": str,
             "bag_cost": float,
+            "set_tricks": int,
         },
         "seed 000's rule-based strategy; bids of highest expected score under the fitted "
         "trick model (bid=model, model=PATH a model file, bag_cost the cost of a bag) or by "
         "seed 000's count (bid=rules; "
         "aggression shades those bids, nil_risk their nils); blind_deficit the deficit for "
-        "blind nil",
+        "blind nil; set_tricks: once the contract is made, take tricks while that many set "
+        "the opponents (3; 2 the play before)",
         check="agents.heuristic:check_params",
     ),
     "checkpoint": AgentEntry(
@@ -78,9 +80,12 @@ REGISTRY: dict[str, AgentEntry] = {
             "model": str,
             "endgame": int,
             "worlds": int,
+            "nil": int,
+            "nilplay": str,
         },
         "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
-        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame); "
+        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame), "
+        "nil=N of the last N for a live nil of the team, nilplay=heuristic; "
         "bid=model|rules: the heuristic decides before card play (the fitted trick "
         "model | seed 000's count), the network plays the cards",
         positional="path",
@@ -113,11 +118,21 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "learned": AgentEntry(
         _lazy("agents.rl_agent:learned_agent"),
-        {"sample": bool, "bid": str, "model": str, "endgame": int, "worlds": int},
+        {
+            "sample": bool,
+            "bid": str,
+            "model": str,
+            "endgame": int,
+            "worlds": int,
+            "nil": int,
+            "nilplay": str,
+        },
         "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
         "heuristic, then fine-tuned; recipe in learned.json) for the bids and the first "
         "tricks, and an exact solve of the last endgame=K tricks over worlds=W sampled "
-        "worlds (agents.endgame; endgame=0: the network alone); bid=model|rules: the "
+        "worlds (agents.endgame; endgame=0: the network alone), and of the last nil=N "
+        "tricks for a live nil of its team (nilplay=heuristic: the heuristic plays the "
+        "team's cards while its nil is alive); bid=model|rules: the "
         "heuristic bids (trick model, model=PATH another model file | seed 000's count), "
         "the network plays the cards",
         check="agents.rl_agent:check_learned",

@@ -16,6 +16,11 @@ under the fitted trick model, `agents.model_bidding`) while the network plays th
 exact solve over W sampled worlds (`agents.endgame`), the network the rest; `learned`
 does so by default (`LEARNED_ENDGAME`, `DEFAULT_WORLDS`: the best measured setting that
 keeps its speed targets, see `learned.json`), `endgame=0` is the network alone.
+`nil=N` (N > K) also solves the last N tricks of a hand while a nil bid of the seat's
+team is alive, for that nil (`agents.endgame`; `learned`: `LEARNED_NIL`, 4, unless
+`endgame=0`; `nil=0` off);
+`nilplay=heuristic` hands the team's card play to the heuristic while its nil is alive,
+before the solved tricks.
 
 A checkpoint is a `torch.save`d dict (read with `weights_only=True`, so loading one runs
 no code): the network config and weights, the training args, the rules, the observation
@@ -43,7 +48,7 @@ import numpy.typing as npt
 import torch
 
 from agents.base import BaseAgent
-from agents.networks import POLICY_KINDS, Network, autocast, build_network
+from agents.networks import POLICY_KINDS, Network, autocast, build_network, padded_rows
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION, SeatView, obs_size
 from spades_env.rules import Rules, RulesError
@@ -67,6 +72,11 @@ BIDDERS = ("net", "model", "rules")
 #: (`agents.endgame`; measured in agents/checkpoints/learned.json)
 LEARNED_ENDGAME = 3
 DEFAULT_WORLDS = 16
+#: `learned`'s solve for a live nil of its team: the last tricks solved for it (0: off;
+#: 5 kept more nils but halved the tournament's speed, see `learned.json`)
+LEARNED_NIL = 4
+#: who plays the team's cards while its nil is alive (before the solved tricks)
+NIL_PLAYERS = ("net", "heuristic")
 
 
 class CheckpointError(ValueError):
@@ -168,6 +178,8 @@ class NetworkAgent(BaseAgent):
         super().__init__(seed)
         self.net = net.to(device).eval()
         self.precision = precision  # fp32, or bf16 (training's past selves: autocast)
+        #: bf16 on the CPU: rows padded to a few shapes (`agents.networks.PAD_ROWS`)
+        self.pad = True
         self.rules = rules
         self.kind = net.kind
         self.sample = bool(sample)
@@ -178,6 +190,7 @@ class NetworkAgent(BaseAgent):
         self._checked: Rules | None = None
         self.bidder: BaseAgent | None = None
         self.endgame: EndgameSolver | None = None
+        self.nil_player: BaseAgent | None = None
 
     def bid_with(self, bid: str, seed: int | None = None, model: str = "") -> None:
         """Hand every decision before card play to the heuristic bidding by `bid`
@@ -186,7 +199,7 @@ class NetworkAgent(BaseAgent):
         check_bid({"bid": bid, "model": model})
         if bid == "net":
             self.bidder = None
-            self.needs_view = self.endgame is not None
+            self.needs_view = self.endgame is not None or self.nil_player is not None
             return
         from agents.heuristic import HeuristicAgent
 
@@ -220,13 +233,27 @@ class NetworkAgent(BaseAgent):
             return self._act_split(view, obs, mask)
         return self._net_act(obs, mask, view)
 
-    def endgame_with(self, tricks: int, worlds: int) -> None:
+    def endgame_with(
+        self, tricks: int, worlds: int, nil: int = 0, nilplay: str = "net", seed: int | None = None
+    ) -> None:
         """Play the last `tricks` tricks by the determinized double-dummy solver over
-        `worlds` sampled worlds (`agents.endgame`); 0 tricks: the network alone."""
-        from agents.endgame import EndgameSolver
+        `worlds` sampled worlds (`agents.endgame`), and the last `nil` tricks of a hand
+        where the team has a live nil by a solve for that nil; 0 tricks: the network
+        alone. `nilplay=heuristic`: the heuristic plays the team's other card decisions
+        while its nil is alive."""
+        from agents.endgame import EndgameSolver, check_endgame
 
-        self.endgame = EndgameSolver(tricks, worlds, self.rng) if tricks else None
-        self.needs_view = self.bidder is not None or self.endgame is not None
+        check_endgame(tricks, worlds, nil)
+        check_nilplay(nilplay)
+        self.endgame = EndgameSolver(tricks, worlds, self.rng, nil) if tricks or nil else None
+        self.nil_player: BaseAgent | None = None
+        if nilplay == "heuristic":
+            from agents.heuristic import HeuristicAgent
+
+            self.nil_player = HeuristicAgent(seed)
+        self.needs_view = (
+            self.bidder is not None or self.endgame is not None or self.nil_player is not None
+        )
 
     def _net_act(
         self,
@@ -238,19 +265,35 @@ class NetworkAgent(BaseAgent):
         view, the solver's in the games it plays."""
         if obs is None or obs.shape[1] != obs_size(self.rules):
             raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
+        n = len(obs)
+        rows = padded_rows(n, self.device, self.precision) if self.pad else n
+        if rows > n:  # padding rows: a legal first action each, sliced off below
+            obs = np.concatenate([obs, np.zeros((rows - n, obs.shape[1]), obs.dtype)])
+            pad = np.zeros((rows - n, mask.shape[1]), mask.dtype)
+            pad[:, 0] = True
+            mask_in = np.concatenate([mask, pad])
+        else:
+            mask_in = mask
         with torch.inference_mode(), autocast(self.device, self.precision):
             x = torch.from_numpy(np.ascontiguousarray(obs)).to(self.device)
-            m = torch.from_numpy(np.ascontiguousarray(mask)).to(self.device)
-            prefs = self.net.preferences(x, m).float().cpu()
-        if self.endgame is not None:
-            if view is None:
-                raise CheckpointError("a network agent with an endgame solver needs the seat views")
-            late = np.flatnonzero(self.endgame.games(view))
-            if late.size:
-                out = self._pick(prefs, mask)
-                out[late] = self.endgame.choose(view, prefs.numpy(), late)
-                return out
-        return self._pick(prefs, mask)
+            m = torch.from_numpy(np.ascontiguousarray(mask_in)).to(self.device)
+            prefs = self.net.preferences(x, m)[:n].float().cpu()
+        if self.endgame is None and self.nil_player is None:
+            return self._pick(prefs, mask)
+        if view is None:
+            raise CheckpointError("a network agent with an endgame solver needs the seat views")
+        out = self._pick(prefs, mask)
+        late = self.endgame.games(view) if self.endgame is not None else np.zeros(len(out), bool)
+        if self.nil_player is not None:
+            from agents.endgame import live_nil
+
+            nil = np.flatnonzero((view.phase == PLAY) & (live_nil(view) >= 0) & ~late)
+            if nil.size:
+                out[nil] = self.nil_player.act(view.take(nil), None, mask[nil])
+        late_games = np.flatnonzero(late)
+        if late_games.size:
+            out[late_games] = self.endgame.choose(view, prefs.numpy(), late_games)
+        return out
 
     def _pick(self, prefs: torch.Tensor, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         if not self.sample:
@@ -296,6 +339,8 @@ class RLAgent(NetworkAgent):
         model: str = "",
         endgame: int = 0,
         worlds: int = DEFAULT_WORLDS,
+        nil: int = 0,
+        nilplay: str = "net",
     ) -> None:
         ckpt = read_checkpoint(path)
         epsilon = float(ckpt.get("args", {}).get("epsilon", 0.0))
@@ -303,8 +348,8 @@ class RLAgent(NetworkAgent):
         super().__init__(load_network(ckpt), rules, seed, sample, epsilon, device)
         self.path = str(path)
         self.source = f"checkpoint {self.path!r}"
+        self.endgame_with(endgame, worlds, nil, nilplay, seed)
         self.bid_with(bid, seed, model)
-        self.endgame_with(endgame, worlds)
 
 
 def epsilon_greedy(
@@ -341,12 +386,18 @@ def learned_agent(
     model: str = "",
     endgame: int = LEARNED_ENDGAME,
     worlds: int = DEFAULT_WORLDS,
+    nil: int | None = None,
+    nilplay: str = "net",
 ) -> RLAgent:
     """Registry factory for `learned`: the strongest learned agent shipped (the network,
-    and the endgame solver for the last `endgame` tricks)."""
+    and the endgame solver for the last `endgame` tricks, and for the last `nil` tricks
+    while the team's nil is alive: `LEARNED_NIL` unless `endgame=0`, the network alone)."""
+    if nil is None:
+        nil = LEARNED_NIL if endgame else 0
     return RLAgent(
-        seed, LEARNED, sample=sample, bid=bid, model=model, endgame=endgame, worlds=worlds
-    )
+        seed, LEARNED, sample=sample, bid=bid, model=model, endgame=endgame, worlds=worlds,
+        nil=nil, nilplay=nilplay,
+    )  # fmt: skip
 
 
 def check_bid(params: dict[str, Any]) -> None:
@@ -362,12 +413,21 @@ def check_bid(params: dict[str, Any]) -> None:
         load_cached(params.get("model") or str(DEFAULT_PATH))
 
 
+def check_nilplay(nilplay: str) -> None:
+    """A known `nilplay` (ValueError, one line)."""
+    if nilplay not in NIL_PLAYERS:
+        raise ValueError(f"nilplay={nilplay!r}; use {', '.join(NIL_PLAYERS)}")
+
+
 def check_endgame_params(params: dict[str, Any]) -> None:
-    """Valid `endgame` / `worlds` (ValueError, one line); `worlds` is checked even where
-    `endgame` is 0 and the solver is off."""
+    """Valid `endgame` / `worlds` / `nil` / `nilplay` (ValueError, one line); `worlds` is
+    checked even where `endgame` is 0 and the solver is off."""
     from agents.endgame import check_endgame
 
-    check_endgame(params.get("endgame", 0), params.get("worlds", DEFAULT_WORLDS))
+    check_endgame(
+        params.get("endgame", 0), params.get("worlds", DEFAULT_WORLDS), params.get("nil", 0)
+    )
+    check_nilplay(params.get("nilplay", "net"))
 
 
 def check_params(params: dict[str, Any]) -> None:

@@ -26,3 +26,14 @@ def test_training_rows_put_ppo_next_to_the_engine():
         assert r["reference_rate"] > 0 and r["batch"] == 512
         assert r["ratio"] == pytest.approx(r["rate"] / r["reference_rate"])
     assert "engine alone" in format_rows(rows)
+
+
+def test_decision_latency_times_every_decision_of_the_agent_at_batch_one():
+    from experiments.bench.training import decision_latency, latency_table
+
+    times = decision_latency("learned:endgame=0", hands=1)
+    tricks = sorted(t for t, _ in times)
+    assert tricks == [0, 0, *sorted(list(range(1, 14)) * 2)]  # North and South: bids, cards
+    assert all(s > 0 for _, s in times)
+    table = latency_table(times)
+    assert "| all | 28 |" in table and "| 13 | 2 |" in table

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.dd import DDSolver, Position, score_objective
-from agents.endgame import EndgameSolver, value_table
+from agents.endgame import EndgameSolver, live_nil, value_table
 from agents.endgame_kernel import solve_rows
 from agents.heuristic import HeuristicAgent
 from agents.registry import AgentSpecError, make_agent
@@ -42,7 +42,7 @@ def test_the_kernel_values_every_card_as_the_double_dummy_solver_does(tricks_lef
         table = value_table(view.rules, view.bids[g], view.blind[g], team)[None]
         info = np.array(
             [[view.leader[g], view.trick_size[g], view.lead_suit[g], view.broken[g],
-              view.tricks_played[g], 0]], dtype=np.int64,
+              view.tricks_played[g], 0, -1]], dtype=np.int64,
         )  # fmt: skip
         for world in sample_worlds(view, 3, rng, game=g):
             ref = solver.move_values(Position.from_view(view, world, g), obj)
@@ -120,6 +120,8 @@ def test_endgame_zero_is_the_network_alone():
         ("learned:endgame=-1", r"endgame=-1: the solved tricks"),
         ("learned:endgame=3,worlds=0", r"worlds=0: sampled worlds per decision, 1 to 4096$"),
         ("learned:endgame=three", r"endgame='three' is not a valid int"),
+        ("learned:nil=14", r"nil=14: the last tricks solved for a live nil of the team, 0 \(off"),
+        ("learned:nilplay=rules", r"nilplay='rules'; use net, heuristic$"),
     ],
 )
 def test_bad_endgame_options_are_refused_in_one_line(spec, message):
@@ -132,3 +134,76 @@ def test_the_options_parse():
     agent = make_agent("learned:endgame=5,worlds=32", seed=0)
     assert (agent.endgame.tricks, agent.endgame.worlds) == (5, 32)
     assert agent.needs_view
+    assert (make_agent("learned").endgame.tricks, make_agent("learned").endgame.nil) == (3, 4)
+    assert make_agent("learned:endgame=0,nil=5").endgame.nil == 5
+
+
+def _nil_table(nil: int, team: int, hand_size: int = 13) -> np.ndarray:
+    """The nil objective as a value table: 1 to the nil seat's team where that seat ends
+    with no trick (seat 3 takes what seats 0-2 leave), 0 otherwise; the other team 1 - it."""
+    t = np.stack(np.meshgrid(*[np.arange(14)] * 3, indexing="ij"), axis=-1)
+    final = np.concatenate([t, hand_size - t.sum(axis=-1, keepdims=True)], axis=-1)
+    kept = (final[..., nil] == 0).astype(float)
+    return (kept if nil % 2 == team else 1.0 - kept)[None]
+
+
+@pytest.mark.parametrize(("tricks_left", "extra"), [(3, 1), (4, 0), (4, 2)])
+def test_the_nil_objective_ends_the_search_where_the_full_table_search_agrees(tricks_left, extra):
+    """The nil objective (decided as soon as the nil seat takes a trick, searched in the
+    window [0, 1]) gives the values of a full search of the same objective as a table."""
+    st = _late(6, tricks_left, extra, seed=40 + tricks_left + extra)
+    view = seat_view(st)
+    rng = np.random.default_rng(2)
+    checked = 0
+    for g in range(view.batch_size):
+        seat = int(view.seat[g])
+        cards = np.array([c for c in range(52) if int(view.legal[g]) >> c & 1], dtype=np.int64)
+        for nil in np.flatnonzero(view.tricks_won[g] == 0).tolist():
+            world = sample_worlds(view, 1, rng, game=g).astype(np.int64)
+            args = (world, view.trick[g][None].astype(np.int64),
+                    view.tricks_won[g][None].astype(np.int64))  # fmt: skip
+            row = [view.leader[g], view.trick_size[g], view.lead_suit[g], view.broken[g],
+                   view.tricks_played[g], 0]  # fmt: skip
+            table = _nil_table(nil, seat % 2)
+            full = solve_rows(*args, np.array([[*row, -1]], np.int64), cards[None], table, 13)
+            fast = solve_rows(*args, np.array([[*row, nil]], np.int64), cards[None], table, 13)
+            np.testing.assert_array_equal(fast, full)
+            checked += 1
+    assert checked > 0
+
+
+def test_live_nil_names_the_team_seat_whose_nil_still_holds():
+    st = _late(8, 6, 1, seed=9)
+    view = seat_view(st)
+    got = live_nil(view)
+    for g in range(view.batch_size):
+        seat = int(view.seat[g])
+        alive = [s for s in (seat, (seat + 2) % 4)
+                 if view.bids[g, s] == 0 and view.tricks_won[g, s] == 0]  # fmt: skip
+        assert got[g] == (alive[0] if alive else -1)
+
+
+def test_the_nil_solve_plays_only_while_the_teams_nil_is_alive(monkeypatch):
+    calls = []
+    original = EndgameSolver.choose
+
+    def spy(self, view, prefs, games):
+        calls.append((view.tricks_played[games].copy(), live_nil(view.take(games))))
+        return original(self, view, prefs, games)
+
+    monkeypatch.setattr(EndgameSolver, "choose", spy)
+    for seed in range(3):
+        _play_hands("learned:endgame=1,nil=4,worlds=2", seed=seed, n=16)
+    played = np.concatenate([c[0] for c in calls])
+    nil = np.concatenate([c[1] for c in calls])
+    assert played.size > 0 and (played >= 9).all()
+    assert ((played == 12) | (nil >= 0)).all()  # before the last trick: a live nil only
+    assert (nil[played < 12] >= 0).any()
+
+
+def test_nil_options_parse_and_stay_deterministic():
+    agent = make_agent("learned:nil=5,nilplay=heuristic", seed=0)
+    assert agent.endgame.nil == 5 and agent.nil_player is not None and agent.needs_view
+    a, _ = _play_hands("learned:endgame=2,nil=4,worlds=2,nilplay=heuristic", seed=5, n=16)
+    b, _ = _play_hands("learned:endgame=2,nil=4,worlds=2,nilplay=heuristic", seed=5, n=16)
+    np.testing.assert_array_equal(a, b)

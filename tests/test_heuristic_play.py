@@ -10,7 +10,7 @@ import pytest
 from heuristic_cards import RULES, load
 
 from agents.heuristic import HeuristicAgent
-from agents.heuristic_play import decide_card, play_out_state
+from agents.heuristic_play import _WHOLE, WHYS, decide_card, play_out_state
 from spades_env.engine import random_legal_actions, step
 from spades_env.rules import Rules
 from spades_env.state import PLAY, init
@@ -29,10 +29,34 @@ PLAY_OUT_RULES = [
 
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_card_and_reason_are_the_recorded_ones(name):
+    """The fixture was recorded before `set_tricks` (its play is `set_tricks=2`)."""
     rows = FIXTURE[name]
     assert len(rows) >= 15
     for row in rows:
-        assert decide_card(RULES[name], row["position"]) == (row["card"], row["reason"])
+        got = decide_card(RULES[name], row["position"], set_tricks=2)
+        assert got == (row["card"], row["reason"])
+
+
+#: the reasons of the play that ducks (contract made) or feeds bags (lost), and of the
+#: play that takes tricks to set the opponents (its whole reasons have no prefix)
+DUCKING = ('seed 000 "Säckar"', 'seed 000 "Bet": contract lost')
+SETTING = ("contract made: take tricks", 'seed 000 "Bet": our contract is lost', *WHYS[:_WHOLE])
+
+
+def test_set_tricks_changes_only_the_play_after_the_contract_is_decided():
+    """The default (3) plays every recorded position as `set_tricks=2` did, except where
+    the team's contract is made or lost and three tricks set the opponents: there it
+    takes the trick to set them."""
+    changed = 0
+    for name in sorted(RULES):
+        for row in FIXTURE[name]:
+            old = decide_card(RULES[name], row["position"], set_tricks=2)
+            new = decide_card(RULES[name], row["position"])
+            if new != old:
+                changed += 1
+                assert old[1].startswith(DUCKING), old[1]
+                assert new[1].startswith(SETTING), new[1]
+    assert changed > 0
 
 
 def _games(rules, seed, batch=48):

@@ -41,6 +41,7 @@ import torch
 from torch import nn, optim
 
 from agents.networks import (
+    PAD_ROWS,
     PolicyValueNet,
     SplitPolicyValueNet,
     autocast,
@@ -159,10 +160,6 @@ class Args:
     """duplicate deals of each evaluation against --eval-search"""
 
 
-#: A rollout's forward pass pads its rows up to a multiple of this on the CPU: oneDNN
-#: compiles a matrix product for every new batch shape (milliseconds each in bf16, several
-#: times the product itself), and the learner's games vary from step to step.
-PAD_ROWS = 64
 
 
 def half_copy(net: nn.Module, dtype: torch.dtype) -> nn.Module:

@@ -54,9 +54,9 @@ def ppo_rates(seconds: float) -> tuple[float, float, float, int]:
     return learner / elapsed, counters["global_step"] / elapsed, learner / cpu, batch
 
 
-def tournament_run(games: int = TOURNAMENT_GAMES):
-    """A run of one chunk of `learned` against `heuristic` (hand mode, duplicate seating:
-    game 2k has `learned` North-South, 2k+1 the same deal East-West), as a tournament
+def tournament_run(games: int = TOURNAMENT_GAMES, spec: str = "learned"):
+    """A run of one chunk of `spec` (`learned`) against `heuristic` (hand mode, duplicate seating:
+    game 2k has `spec` North-South, 2k+1 the same deal East-West), as a tournament
     unit plays it; returns the decisions played."""
     import numpy as np
 
@@ -66,7 +66,7 @@ def tournament_run(games: int = TOURNAMENT_GAMES):
     from spades_env.rules import Rules
 
     rules = Rules()
-    agents = [make_agent(s, seed=0, rules=rules) for s in ("learned", "heuristic")]
+    agents = [make_agent(s, seed=0, rules=rules) for s in (spec, "heuristic")]
     side = np.arange(games) % 2
     seat_agent = (np.arange(rules.num_players)[None, :] + side[:, None]) % 2
     chunks = iter(range(10**9))
@@ -130,3 +130,65 @@ def training_section(seconds: float, games: int = TOURNAMENT_GAMES) -> list[Row]
 
 
 SECTIONS = {"training": training_section}
+
+
+def decision_latency(
+    spec: str = "learned", hands: int = 40, seed: int = 0
+) -> list[tuple[int, float]]:
+    """(trick, seconds) of each decision of `spec` at batch 1 (trick 1-13 of a card
+    played, 0 for a decision before card play): `hands` one-hand games against the
+    heuristic (`spec` North-South), each `agent.act` timed on its prepared encoding
+    (torch one thread), as a game with one user plays it."""
+    import numpy as np
+    import torch
+
+    from agents.play_loop import play
+    from agents.registry import make_agent
+    from spades_env.rules import Rules
+    from spades_env.state import PLAY, init
+
+    rules = Rules()
+    agent, opponent = (make_agent(s, seed=seed, rules=rules) for s in (spec, "heuristic"))
+    times: list[tuple[int, float]] = []
+    act = agent.act
+
+    def timed_act(view, obs, mask):
+        start = time.perf_counter()
+        out = act(view, obs, mask)
+        trick = int(view.tricks_played[0]) + 1 if view.phase[0] == PLAY else 0
+        times.append((trick, time.perf_counter() - start))
+        return out
+
+    agent.act = timed_act
+    agent.needs_view = True  # the trick of each decision (the view is built outside the timing)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for h in range(hands):
+            state = init(rules, 1, np.random.default_rng([seed, h]))
+            play(state, np.array([[0, 1, 0, 1]]), [agent, opponent], one_hand=True)
+    finally:
+        torch.set_num_threads(threads)
+    return times
+
+
+def latency_table(times: list[tuple[int, float]]) -> str:
+    """Median and 90th percentile (ms) of `decision_latency`'s times, overall and per
+    trick (0: before card play)."""
+    import numpy as np
+
+    trick = np.array([t for t, _ in times])
+    ms = np.array([s for _, s in times]) * 1e3
+    lines = ["| trick | decisions | median ms | p90 ms |", "|---|---:|---:|---:|"]
+    for label, sel in [("all", trick >= 0)] + [(str(k), trick == k) for k in range(14)]:
+        if sel.any():
+            med, p90 = np.median(ms[sel]), np.percentile(ms[sel], 90)
+            lines.append(f"| {label} | {sel.sum()} | {med:.2f} | {p90:.2f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m experiments.bench.training [SPEC [HANDS]]
+    import sys
+
+    args = sys.argv[1:]
+    print(latency_table(decision_latency(*(args[:1] or ["learned"]), *map(int, args[1:2]))))
