@@ -124,9 +124,9 @@ def _compiles_for_bmi2() -> bool:
 
 
 #: Index of the `k`-th lowest set bit of `x` (0-based, k < popcount(x)): the random
-#: opponents' pick, on the critical path of every step. With BMI2 it is two
-#: instructions (`_kth_bit_deposit`, a third of the halving's latency; vector env
-#: steps 15-25% faster); the halving gives the same answers everywhere else.
+#: opponents' pick, on the critical path of every step. With BMI2 it is a deposit and a
+#: count (`_kth_bit_deposit`; the vector env's step took 15-25% less CPU than with the
+#: halving, alternated in one process); the halving gives the same answers elsewhere.
 kth_bit = _kth_bit_deposit if _compiles_for_bmi2() else _kth_bit_halving
 
 
