@@ -134,7 +134,8 @@ def test_the_options_parse():
     agent = make_agent("learned:endgame=5,worlds=32", seed=0)
     assert (agent.endgame.tricks, agent.endgame.worlds) == (5, 32)
     assert agent.needs_view
-    assert (make_agent("learned").endgame.tricks, make_agent("learned").endgame.nil) == (3, 4)
+    plain = make_agent("learned")
+    assert (plain.endgame.tricks, plain.endgame.nil) == (3, 4)
     assert make_agent("learned:endgame=0,nil=5").endgame.nil == 5
 
 
@@ -201,6 +202,7 @@ def test_the_nil_solve_plays_only_while_the_teams_nil_is_alive(monkeypatch):
     assert (nil[played < 12] >= 0).any()
 
 
+@pytest.mark.slow  # plain `learned` (nil=4) is checked for a seed above
 def test_nil_options_parse_and_stay_deterministic():
     agent = make_agent("learned:nil=5,nilplay=heuristic", seed=0)
     assert agent.endgame.nil == 5 and agent.nil_player is not None and agent.needs_view
