@@ -25,6 +25,7 @@ from agents.kernel_random import below
 from agents.numba_cache import jit
 from agents.search_kernel import _SUIT_MASK, _bit_index, _legal_cards, _play_card
 from spades_env.cards import CARD_SUIT, SPADES
+from spades_env.core.borrow import borrow
 
 #: stack rows: one per card still to play (52) and the root
 MAX_DEPTH = 56
@@ -190,19 +191,21 @@ def _value(
 
 
 @jit
-def _solve_rows(hands, trick, won, info, cards, V, hand_size, two_clubs, trump, suit_mask, out):
-    """out[r, j]: value of card cards[r, j] (-1: none) in row r (module doc)."""
-    H = np.zeros((MAX_DEPTH, 4), dtype=np.int64)
-    T = np.zeros((MAX_DEPTH, 4), dtype=np.int64)
-    Wn = np.zeros((MAX_DEPTH, 4), dtype=np.int64)
-    S = np.zeros((MAX_DEPTH, 5), dtype=np.int64)
-    TODO = np.zeros(MAX_DEPTH, dtype=np.int64)
-    MX = np.zeros(MAX_DEPTH, dtype=np.int64)
-    BEST = np.zeros(MAX_DEPTH)
-    AL = np.zeros(MAX_DEPTH)
-    BE = np.zeros(MAX_DEPTH)
-    KILL = np.full(MAX_DEPTH, -1, dtype=np.int64)
-    CUR = np.zeros(MAX_DEPTH, dtype=np.int64)
+def _solve_rows(
+    hands, trick, won, info, cards, V, hand_size, two_clubs, trump, suit_mask, out,
+    H, T, Wn, S, TODO, MX, BEST, AL, BE, KILL, CUR,
+):  # fmt: skip
+    """out[r, j]: value of card cards[r, j] (-1: none) in row r (module doc); H ... CUR:
+    the search's stack (`_scratch`). Every array is the caller's, alive for the whole
+    call, so the kernel works on borrowed views (spades_env/core/borrow.py): no
+    reference counting in the search's helper calls."""
+    hands, trick, won, info, cards = (
+        borrow(hands), borrow(trick), borrow(won), borrow(info), borrow(cards)
+    )
+    V, suit_mask, out = borrow(V), borrow(suit_mask), borrow(out)
+    H, T, Wn, S = borrow(H), borrow(T), borrow(Wn), borrow(S)
+    TODO, MX, BEST, AL, BE = borrow(TODO), borrow(MX), borrow(BEST), borrow(AL), borrow(BE)
+    KILL, CUR = borrow(KILL), borrow(CUR)
     for r in range(hands.shape[0]):
         leader, size = info[r, 0], info[r, 1]
         team = ((leader + size) % 4) % 2
@@ -286,9 +289,22 @@ def solve_rows(
     """
     out = np.zeros(cards.shape, dtype=np.float64)
     _solve_rows(
-        hands, trick, won, info, cards, tables, hand_size, two_clubs, trump, _SUIT_MASK, out
-    )
+        hands, trick, won, info, cards, tables, hand_size, two_clubs, trump, _SUIT_MASK, out,
+        *_scratch(),
+    )  # fmt: skip
     return out
+
+
+def _scratch() -> tuple[np.ndarray, ...]:
+    """The search's stack, one row per depth: hands, trick, tricks won, state (leader,
+    trick size, suit led, broken, tricks played), then cards to try, maximising, best
+    value, alpha, beta, killer card and the card being tried."""
+    ints = [np.zeros((MAX_DEPTH, w), dtype=np.int64) for w in (4, 4, 4, 5)]
+    todo, mx = np.zeros(MAX_DEPTH, dtype=np.int64), np.zeros(MAX_DEPTH, dtype=np.int64)
+    best, alpha, beta = (np.zeros(MAX_DEPTH) for _ in range(3))
+    kill = np.full(MAX_DEPTH, -1, dtype=np.int64)
+    cur = np.zeros(MAX_DEPTH, dtype=np.int64)
+    return (*ints, todo, mx, best, alpha, beta, kill, cur)
 
 
 @jit
