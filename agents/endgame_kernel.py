@@ -199,9 +199,8 @@ def _solve_rows(
     the search's stack (`_scratch`). Every array is the caller's, alive for the whole
     call, so the kernel works on borrowed views (spades_env/core/borrow.py): no
     reference counting in the search's helper calls."""
-    hands, trick, won, info, cards = (
-        borrow(hands), borrow(trick), borrow(won), borrow(info), borrow(cards)
-    )
+    hands, trick, won = borrow(hands), borrow(trick), borrow(won)
+    info, cards = borrow(info), borrow(cards)
     V, suit_mask, out = borrow(V), borrow(suit_mask), borrow(out)
     H, T, Wn, S = borrow(H), borrow(T), borrow(Wn), borrow(S)
     TODO, MX, BEST, AL, BE = borrow(TODO), borrow(MX), borrow(BEST), borrow(AL), borrow(BE)
