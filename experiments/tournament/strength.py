@@ -9,7 +9,7 @@ heuristic, and `table` writes `strength.md` and `strength.json` from the run's l
 complete or not (the runner logs whole units of `--chunk` deals, spread evenly over the
 pairs, so a run stopped early still gives every pair the deals it finished; `run`
 resumes it). Each row: the mean duplicate margin per deal of A over B (A's team hand
-score minus B's, summed over the two sides of a deal) with its 95% interval
+score minus B's, the mean of the two sides of a deal) with its 95% interval
 (experiments.tournament.summary), and the deal count.
 """
 
