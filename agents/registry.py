@@ -49,6 +49,18 @@ def _lazy(target: str) -> Callable[..., Any]:
     return call
 
 
+#: the options of a network agent (`checkpoint:` and `learned`; agents.rl_agent)
+_NETWORK_OPTIONS: dict[str, type] = {
+    "sample": bool,
+    "bid": str,
+    "model": str,
+    "endgame": int,
+    "worlds": int,
+    "nil": int,
+    "nilplay": str,
+}
+
+
 REGISTRY: dict[str, AgentEntry] = {
     "random": AgentEntry(RandomAgent, {}, "uniformly random legal actions"),
     "heuristic": AgentEntry(
@@ -72,17 +84,7 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "checkpoint": AgentEntry(
         _lazy("agents.rl_agent:checkpoint_agent"),
-        {
-            "path": str,
-            "sample": bool,
-            "device": str,
-            "bid": str,
-            "model": str,
-            "endgame": int,
-            "worlds": int,
-            "nil": int,
-            "nilplay": str,
-        },
+        {"path": str, "device": str, **_NETWORK_OPTIONS},
         "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
         "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame), "
         "nil=N of the last N for a live nil of the team, nilplay=heuristic; "
@@ -118,15 +120,7 @@ REGISTRY: dict[str, AgentEntry] = {
     ),
     "learned": AgentEntry(
         _lazy("agents.rl_agent:learned_agent"),
-        {
-            "sample": bool,
-            "bid": str,
-            "model": str,
-            "endgame": int,
-            "worlds": int,
-            "nil": int,
-            "nilplay": str,
-        },
+        dict(_NETWORK_OPTIONS),
         "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
         "heuristic, then fine-tuned; recipe in learned.json) for the bids and the first "
         "tricks, and an exact solve of the last endgame=K tricks over worlds=W sampled "
