@@ -21,7 +21,6 @@ replaced by another action.
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -328,6 +327,19 @@ MIN_RANGE = 256
 _POOL: list = [None, 0]  # the threads of `_threaded` (started on first use), how many
 
 
+def thread_ranges(n: int, num_threads: int) -> list[tuple[int, int]]:
+    """The ranges of `n` games that `num_threads` threads step (`step`, `step_random`
+    and the vector env): about equal, none under `MIN_RANGE` games (so fewer ranges
+    than threads on small batches), at least one. A count that is not a whole number
+    >= 1 is refused in one line."""
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer):
+        raise ValueError(f"num_threads must be a whole number >= 1; got {num_threads!r}")
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be at least 1; got {num_threads}")
+    k = max(1, min(int(num_threads), n // MIN_RANGE))
+    return [(n * i // k, n * (i + 1) // k) for i in range(k)]
+
+
 def _threaded(
     scratch: _Scratch, name: str, kernel, num_threads: int, *head
 ) -> tuple[int, list[tuple[int, int]] | None]:
@@ -335,13 +347,9 @@ def _threaded(
     up to `num_threads` threads (the first on this one); returns the kernels' results
     combined (negative: -1 - the games stuck) and where each range packed its records
     ((first row, records) per range; None for one range, which packs them from row 0)."""
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer):
-        raise ValueError(f"num_threads must be a whole number >= 1; got {num_threads!r}")
-    if num_threads < 1:
-        raise ValueError(f"num_threads must be at least 1; got {num_threads}")
     b = scratch.fin.shape[0]
-    k = max(1, min(int(num_threads), b // MIN_RANGE))
-    edges = [b * i // k for i in range(k + 1)]
+    ranges = thread_ranges(b, num_threads)
+    k = len(ranges)
     args = (*head, scratch.flags, scratch.points, scratch.fin, scratch.res)
     entry = scratch.entries.get(name)
     if entry is None:
@@ -350,7 +358,6 @@ def _threaded(
         return entry(*args, 0, b), None
     if _POOL[1] < k - 1:
         _POOL[:] = ThreadPoolExecutor(k - 1, "spades-engine"), k - 1
-    ranges = list(itertools.pairwise(edges))
     done = [_POOL[0].submit(entry, *args, lo, hi) for lo, hi in ranges[1:]]
     results = [entry(*args, *ranges[0])] + [f.result() for f in done]
     hand_over = scratch.flags[0]

@@ -61,7 +61,14 @@ from spades_env.core.vector import (
     clear_infos,
     env_step,
 )
-from spades_env.engine import PHASE_BASE, HandResult, StepInfo, legal_action_mask, step
+from spades_env.engine import (
+    PHASE_BASE,
+    HandResult,
+    StepInfo,
+    legal_action_mask,
+    step,
+    thread_ranges,
+)
 from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
@@ -84,9 +91,6 @@ from spades_env.state import DONE, State, init
 #: Action for a game that must not move in an engine step: never legal, so the engine
 #: (with on_illegal="report") leaves that game exactly as it was.
 _HOLD = -1
-#: Fewest games a thread of the compiled step is given (`num_threads`): below that,
-#: handing the work to a thread costs more than it saves.
-_MIN_RANGE = 256
 
 
 class SpadesVectorEnv(VectorEnv):
@@ -151,19 +155,14 @@ class SpadesVectorEnv(VectorEnv):
         self._seat = np.full(n, self.seats[0], dtype=np.int64)  # (N,) seat observed
         # With only default opponents, a step is one compiled call (core/vector.py).
         self._compiled = all(agent is None for agent, _ in self._groups)
-        if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer):
-            raise ValueError(f"num_threads must be a whole number >= 1; got {num_threads!r}")
-        if num_threads < 1:
-            raise ValueError(f"num_threads must be at least 1; got {num_threads}")
+        # the games each thread steps (engine.thread_ranges, which checks the count)
+        self._ranges = thread_ranges(n, num_threads)
         if num_threads > 1 and not self._compiled:
             raise ValueError(
                 "num_threads > 1 needs the default opponents (opponent agents are called "
                 "from Python, one batch at a time); leave num_threads at 1"
             )
-        # the games each thread steps: about equal ranges, none under _MIN_RANGE games
-        k = max(1, min(int(num_threads), n // _MIN_RANGE))
         self.num_threads = int(num_threads)
-        self._ranges = [(n * i // k, n * (i + 1) // k) for i in range(k)]
         self._pool: ThreadPoolExecutor | None = None
         self._scratch: _Scratch | None = None
         self._last_infos: dict[str, Any] = {}
