@@ -80,6 +80,20 @@ class Tree:
         return out
 
 
+_FINALS: dict[tuple[int, int], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+
+
+def _final_counts(p: int, h: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(codes, counts): every tricks-per-seat vector of `p` seats summing to `h`, as the
+    code `sum(won[s] * (h + 1)**s)` (ascending) and as (n, p) counts; cached."""
+    got = _FINALS.get((p, h))
+    if got is None:
+        grid = np.indices((h + 1,) * p).reshape(p, -1)[::-1].T  # row i: the digits of code i
+        codes = np.flatnonzero(grid.sum(axis=1) == h)
+        got = _FINALS[(p, h)] = (codes, grid[codes])
+    return got
+
+
 def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], int]:
     """(codes, T) reward to each team of every final tricks-per-seat vector reachable
     from `won_now`, indexed by `code = sum(won[s] * base**s)`; and `base`.
@@ -89,10 +103,10 @@ def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], in
     """
     p, h = rules.num_players, rules.hand_size
     base = h + 1
-    grid = np.indices((base,) * p).reshape(p, -1)[::-1].T  # row i: the digits of code i
-    ok = (grid.sum(axis=1) == h) & (grid >= np.asarray(won_now)[None, :]).all(axis=1)
-    codes = np.flatnonzero(ok)
-    pts = np.asarray(points_of(grid[codes]), dtype=np.int64)  # (n, T)
+    every, finals = _final_counts(p, h)
+    ok = (finals >= np.asarray(won_now)[None, :]).all(axis=1)
+    codes = every[ok]
+    pts = np.asarray(points_of(finals[ok]), dtype=np.int64)  # (n, T)
     t = pts.shape[1]
     # iterate's arithmetic, elementwise (the same IEEE operations in the same order)
     others = (pts.sum(axis=1, keepdims=True) - pts) / max(t - 1, 1)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from agents.card_tracking import TRUMP
 from agents.heuristic_play import _decision_table, heuristic_game
 from agents.kernel_random import new_stream
-from agents.search_common import margins, state_from_world
+from agents.search_common import margins
 from agents.search_kernel import (
     _RANK,
     _SUIT,
@@ -105,6 +106,50 @@ def _roll_heuristic(
                 i += 1
 
 
+@_jit_unref
+def _heuristic_rows(
+    hands, played, trick, voids, bids, won, leader, trick_size, lead, broken, tricks_played,
+    trump, deck, seen, t, two_clubs, rank, suit, suit_mask,
+):  # fmt: skip
+    """Every game (row) played out by the heuristic's card play (`heuristic_game`), in
+    place; `t` its `_decision_table`. Every array is the caller's
+    (`search_kernel._jit_unref`)."""
+    hands, played, trick, voids = borrow(hands), borrow(played), borrow(trick), borrow(voids)
+    bids, won, leader, trick_size = borrow(bids), borrow(won), borrow(leader), borrow(trick_size)
+    lead, broken, tricks_played = borrow(lead), borrow(broken), borrow(tricks_played)
+    trump, seen, t = borrow(trump), borrow(seen), borrow(t)
+    rank, suit, suit_mask = borrow(rank), borrow(suit), borrow(suit_mask)
+    for g in range(hands.shape[0]):
+        t[TRUMP] = trump[g]
+        heuristic_game(
+            hands[g], played[g], trick[g], voids[g], bids[g], won[g], leader[g], trick_size[g],
+            lead[g], broken[g], tricks_played[g], -1, deck, seen[g], t, two_clubs, rank, suit,
+            suit_mask,
+        )  # fmt: skip
+
+
+def heuristic_play_out(state) -> npt.NDArray[np.int64]:
+    """(B, P) tricks per seat at the end of the hand of every game of an engine `State`
+    in card play, played by the heuristic's card play (the state is not changed): what
+    `heuristic_play.play_out_state` returns, by `_heuristic_rows`."""
+    rules = state.rules
+    i64 = np.int64
+    won = state.tricks_won.astype(i64)
+    table = _decision_table(
+        rules.num_players, rules.num_teams, rules.partnerships, rules.hand_size,
+        rules.nil_tricks == "count", 0,
+    )  # fmt: skip
+    _heuristic_rows(
+        (state.hands & ~state.played[:, None]).astype(i64), state.played.astype(i64),
+        state.trick.astype(i64), state.voids.astype(i64), state.bids.astype(i64), won,
+        state.leader.astype(i64), state.trick_size.astype(i64), state.lead_suit.astype(i64),
+        state.broken.copy(), state.tricks_played.astype(i64), state.trump.astype(i64),
+        int(deck_mask(rules)), state.seen.astype(i64), table,
+        rules.first_lead == "two_of_clubs", _RANK, _SUIT, _SUIT_MASK,
+    )  # fmt: skip
+    return won
+
+
 def _seen(view: SeatView, g: int) -> npt.NDArray[np.int64]:
     """(P,) RULES.md §6 two_player: the cards each seat looked at and discarded, as far as
     the seat deciding knows (its own; `state_from_world` does the same)."""
@@ -153,11 +198,11 @@ def play_rollouts(
         )  # fmt: skip
     else:
         _roll_play(*position, policy, rules.partnerships, won, stream, int(view.trump[g]))
-    one = state_from_world(view, worlds[:1], g)  # the State's own dtypes for the scoring
     n = won.shape[0]
-    bids, blind = np.repeat(one.bids, n, axis=0), np.repeat(one.blind, n, axis=0)
+    # the view's rows have the State's dtypes (`state_from_world` copies them over)
+    rows = (view.bids, view.blind, view.scores, view.bags)
+    bids, blind, scores, bags = (np.repeat(x[g : g + 1], n, axis=0) for x in rows)
     hs = score_hand(rules, bids, blind, won)
-    scores, bags = np.repeat(one.scores, n, axis=0), np.repeat(one.bags, n, axis=0)
     _, _, penalty = apply_bags(rules, scores + hs.points, bags + hs.bags)
     pts = hs.points - penalty
     team = rules.team_of(int(view.seat[g]))

@@ -425,15 +425,16 @@ def _deal_rows(worlds, keys, cards, seats, parts, suit_of, place):
     n, c = keys.shape
     m = seats.size
     order = np.empty(c, dtype=np.int64)
+    sorted_keys = np.empty(c)
     for i in range(n):
         pi = i if parts.shape[0] > 1 else 0
         for j in range(c):  # insertion sort of the row's card indices by key
             key = keys[i, j]
             t = j
-            while t > 0 and keys[i, order[t - 1]] > key:
-                order[t] = order[t - 1]
+            while t > 0 and sorted_keys[t - 1] > key:
+                order[t], sorted_keys[t] = order[t - 1], sorted_keys[t - 1]
                 t -= 1
-            order[t] = j
+            order[t], sorted_keys[t] = j, key
         for j in range(c):
             k = suit_of[j]
             x, acc = 0, 0
