@@ -314,13 +314,14 @@ class WorldSampler:
         if self.unconstrained:  # `_shuffle_deal`: one "suit", cut into the counts
             keys = rng.random((n, c))
             caps = np.array(self.caps, dtype=np.int64).reshape(1, m, 1)
-            _deal_rows(worlds, keys, self.cards, seats, caps, np.zeros(c, np.int64), np.arange(c))
+            one = np.zeros(c, dtype=np.int64)
+            _deal_rows(worlds, keys, 1.0, self.cards, seats, caps, one, np.arange(c))
             return worlds
         parts = self._draw_splits_compiled(n, rng)
         keys = self.suit_of[None, :] + rng.random((n, c))  # `_deal_suits`
         start = np.concatenate([[0], np.cumsum(self.suit_count)[:-1]]).astype(np.int64)
         place = np.arange(c) - start[self.suit_of]
-        _deal_rows(worlds, keys, self.cards, seats, parts, self.suit_of, place)
+        _deal_rows(worlds, keys, float(NUM_SUITS), self.cards, seats, parts, self.suit_of, place)
         return worlds
 
     def _shuffle_deal(self, n: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
@@ -415,26 +416,42 @@ def _take_splits(cum, u, parts, need, out, k):
 
 
 @jit
-def _deal_rows(worlds, keys, cards, seats, parts, suit_of, place):
+def _deal_rows(worlds, keys, top, cards, seats, parts, suit_of, place):
     """Deal the free cards into `worlds` (n, P) in place: in row i the card of the j-th
     smallest key goes to seat `seats[x]`, where x counts the seats whose share `parts`
     (n, m, 4) of that card's suit `suit_of[j]`, added up in seat order, ends at or
     before `place[j]` (`_deal_suits`; the unconstrained shuffle is one suit, `parts`
     (1, m, 1) the counts, as `_shuffle_deal` cuts them). The keys of a row are distinct
-    (uniform doubles), so any sort orders them as numpy's argsort does."""
+    (uniform doubles), so any exact sort orders them as numpy's argsort does; here a
+    bucket sort by `floor(key * C / top)` (keys below `top`; a monotone map, so the
+    buckets are in key order), finished by an insertion sort within the buckets."""
     n, c = keys.shape
     m = seats.size
     order = np.empty(c, dtype=np.int64)
     sorted_keys = np.empty(c)
+    bucket = np.empty(c, dtype=np.int64)
+    start = np.empty(c + 1, dtype=np.int64)
+    scale = c / top
     for i in range(n):
         pi = i if parts.shape[0] > 1 else 0
-        for j in range(c):  # insertion sort of the row's card indices by key
-            key = keys[i, j]
+        start[:] = 0
+        for j in range(c):
+            b = min(int(keys[i, j] * scale), c - 1)
+            bucket[j] = b
+            start[b + 1] += 1
+        for b in range(c):
+            start[b + 1] += start[b]
+        for j in range(c):
+            t = start[bucket[j]]
+            start[bucket[j]] = t + 1
+            order[t], sorted_keys[t] = j, keys[i, j]
+        for j in range(1, c):  # only keys that share a bucket are out of order
+            key, card = sorted_keys[j], order[j]
             t = j
             while t > 0 and sorted_keys[t - 1] > key:
                 order[t], sorted_keys[t] = order[t - 1], sorted_keys[t - 1]
                 t -= 1
-            order[t], sorted_keys[t] = j, key
+            order[t], sorted_keys[t] = card, key
         for j in range(c):
             k = suit_of[j]
             x, acc = 0, 0
