@@ -27,7 +27,7 @@ from agents.kernel_random import below
 from agents.search_kernel import (
     MAX_PLAYERS,
     _bit_index,
-    _jit,
+    _jit_inline,
     _jit_unref,
     _legal_cards,
     _play_card,
@@ -164,7 +164,7 @@ def _search(
                 reward[nd] += rewards[code, mover[nd] % teams]
 
 
-@_jit
+@_jit_inline
 def _walk_play(
     path, plen, hands, trick, won, leader, trick_size, lead, broken, tricks_played, hand_size,
     two_clubs, trump, c, stream, child_of, size, action, mover, visits, reward, avail, first,
@@ -194,7 +194,7 @@ def _walk_play(
     return plen, leader, trick_size, lead, broken, tricks_played
 
 
-@_jit
+@_jit_inline
 def _descend(
     node, legal, base, seat, c, stream, child_of, size, action, mover, visits, reward, avail,
     first, last, sibling,
@@ -254,12 +254,12 @@ def _descend(
     return best
 
 
-@_jit
+@_jit_inline
 def _low_bit(bits: int) -> int:
     return _bit_index(bits & -bits)
 
 
-@_jit
+@_jit_inline
 def _clear(child_of, first, sibling, action, node) -> None:
     ch = first[node]
     while ch >= 0:

@@ -41,6 +41,8 @@ _jit = jit  # agents/numba_cache.py: compiled and cached on disk
 #: through `borrow`, so neither they nor the helpers they call count references
 #: (spades_env/core/borrow.py; in the helpers a null count is a call that returns at once)
 _jit_unref = numba.njit(cache=True, error_model="numpy", _nrt=False)
+#: their helpers: inlined into them, so compiled without reference counting with them
+_jit_inline = numba.njit(cache=True, error_model="numpy", inline="always")
 
 
 @_jit
@@ -199,7 +201,7 @@ def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tri
     return leader, trick_size, lead, broken, tricks_played
 
 
-@_jit
+@_jit_inline
 def _play_out(
     hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
     two_clubs, policy, partnerships, trump, seq, stream,
