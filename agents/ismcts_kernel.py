@@ -25,13 +25,18 @@ import numpy.typing as npt
 
 from agents.kernel_random import below
 from agents.search_kernel import (
+    MAX_PLAYERS,
     _bit_index,
     _jit,
+    _jit_unref,
     _legal_cards,
     _play_card,
     _play_out,
 )
 from spades_env.cards import NUM_CARDS
+from spades_env.core.borrow import borrow, stack_array
+
+_PATH = NUM_CARDS + 2  # the longest path: the root, hand_size * P cards and the rollout's
 
 
 # ----------------------------------------------------------------------------- tree
@@ -96,20 +101,26 @@ def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], in
     return table, base
 
 
-@_jit
+@_jit_unref
 def _search(
     worlds, lo, hi, trick0, won0, leader0, trick_size0, lead0, broken0, tricks_played0,
     hand_size, two_clubs, policy, partnerships, c, rewards, base, teams,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
     trump,
 ):  # fmt: skip
+    """Every array is the caller's or on the stack (`search_kernel._jit_unref`)."""
+    worlds, trick0, won0, rewards = borrow(worlds), borrow(trick0), borrow(won0), borrow(rewards)
+    action, mover, visits, reward = borrow(action), borrow(mover), borrow(visits), borrow(reward)
+    avail, first, last, sibling = borrow(avail), borrow(first), borrow(last), borrow(sibling)
+    size, stream = borrow(size), borrow(stream)
     p = worlds.shape[1]
-    hands = np.empty(p, dtype=np.int64)
-    trick = np.empty(p, dtype=np.int64)
-    won = np.empty(p, dtype=np.int64)
-    child_of = np.full(NUM_CARDS, -1, dtype=np.int64)
-    path = np.empty(hand_size * p + 2, dtype=np.int64)
-    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    hands = stack_array(MAX_PLAYERS, np.int64)[:p]
+    trick = stack_array(MAX_PLAYERS, np.int64)[:p]
+    won = stack_array(MAX_PLAYERS, np.int64)[:p]
+    child_of = stack_array(NUM_CARDS, np.int64)
+    child_of[:] = -1
+    path = stack_array(_PATH, np.int64)
+    seq = stack_array(NUM_CARDS, np.int64)
     for it in range(lo, hi):
         for s in range(p):
             hands[s] = worlds[it, s]

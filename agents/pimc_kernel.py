@@ -20,8 +20,17 @@ import numpy.typing as npt
 from agents.heuristic_play import _decision_table, heuristic_game
 from agents.kernel_random import new_stream
 from agents.search_common import margins, state_from_world
-from agents.search_kernel import _RANK, _SUIT, _SUIT_MASK, _jit, _play_card, _play_out
+from agents.search_kernel import (
+    _RANK,
+    _SUIT,
+    _SUIT_MASK,
+    MAX_PLAYERS,
+    _jit_unref,
+    _play_card,
+    _play_out,
+)
 from spades_env.cards import NUM_CARDS
+from spades_env.core.borrow import borrow, stack_array
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import deck_mask
@@ -29,16 +38,19 @@ from spades_env.state import deck_mask
 HEURISTIC = 2  # policy code next to search_kernel's RANDOM and GREEDY
 
 
-@_jit
+@_jit_unref
 def _roll_play(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
     tricks_played0, hand_size, two_clubs, policy, partnerships, out, stream, trump,
 ):  # fmt: skip
-    """The greedy or random policy: game i = (world * A + action) * reps + rollout."""
+    """The greedy or random policy: game i = (world * A + action) * reps + rollout.
+    Every array is the caller's or on the stack (`search_kernel._jit_unref`)."""
+    worlds, actions, trick0, won0 = borrow(worlds), borrow(actions), borrow(trick0), borrow(won0)
+    out, stream = borrow(out), borrow(stream)
     k, p = worlds.shape
-    hands = np.empty(p, dtype=np.int64)
-    trick = np.empty(p, dtype=np.int64)
-    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    hands = stack_array(MAX_PLAYERS, np.int64)[:p]
+    trick = stack_array(MAX_PLAYERS, np.int64)[:p]
+    seq = stack_array(NUM_CARDS, np.int64)
     seat = (leader0 + trick_size0) % p
     i = 0
     for w in range(k):
@@ -60,19 +72,22 @@ def _roll_play(
                 i += 1
 
 
-@_jit
+@_jit_unref
 def _roll_heuristic(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
-    tricks_played0, hand_size, two_clubs, partnerships, out,
-    played0, voids0, bids, deck, seen, teams, nil_counts, trump,
+    tricks_played0, hand_size, two_clubs, out, played0, voids0, bids, deck, seen, t,
     rank, suit, suit_mask,
 ):  # fmt: skip
-    """The heuristic's card play (`heuristic_play`), the games in the same order."""
+    """The heuristic's card play (`heuristic_play`), the games in the same order; `t` its
+    `_decision_table`. Every array is the caller's or on the stack
+    (`search_kernel._jit_unref`)."""
+    worlds, actions, trick0, won0 = borrow(worlds), borrow(actions), borrow(trick0), borrow(won0)
+    out, voids0, bids, seen, t = borrow(out), borrow(voids0), borrow(bids), borrow(seen), borrow(t)
+    rank, suit, suit_mask = borrow(rank), borrow(suit), borrow(suit_mask)
     k, p = worlds.shape
-    hands = np.empty(p, dtype=np.int64)
-    trick = np.empty(p, dtype=np.int64)
-    voids = np.empty(p, dtype=np.int64)
-    t = _decision_table(p, teams, partnerships, hand_size, nil_counts, trump)
+    hands = stack_array(MAX_PLAYERS, np.int64)[:p]
+    trick = stack_array(MAX_PLAYERS, np.int64)[:p]
+    voids = stack_array(MAX_PLAYERS, np.int64)[:p]
     i = 0
     for w in range(k):
         for a in range(actions.size):
@@ -127,11 +142,14 @@ def play_rollouts(
         rules.first_lead == "two_of_clubs",
     )  # fmt: skip
     if policy == HEURISTIC:
+        table = _decision_table(
+            p, rules.num_teams, rules.partnerships, rules.hand_size,
+            rules.nil_tricks == "count", int(view.trump[g]),
+        )  # fmt: skip
         _roll_heuristic(
-            *position, rules.partnerships, won, int(view.played[g]),
-            view.voids[g].astype(np.int64), view.bids[g].astype(np.int64),
-            int(deck_mask(rules)), _seen(view, g), rules.num_teams,
-            rules.nil_tricks == "count", int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK,
+            *position, won, int(view.played[g]), view.voids[g].astype(np.int64),
+            view.bids[g].astype(np.int64), int(deck_mask(rules)), _seen(view, g), table,
+            _RANK, _SUIT, _SUIT_MASK,
         )  # fmt: skip
     else:
         _roll_play(*position, policy, rules.partnerships, won, stream, int(view.trump[g]))
