@@ -47,9 +47,11 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agents.dd.position import check_rules
     from agents.dd.tables import DDCache, seeded_deals, tricks_tables
 
     rules = build_rules(args.rules or "standard", args.option or [])
+    check_rules(rules)  # before anything is written
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix != ".npz":
         raise ValueError(f"--out {args.out!r}: give a .npz file")
