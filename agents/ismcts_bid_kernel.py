@@ -35,12 +35,15 @@ import numpy.typing as npt
 from agents.ismcts_kernel import Tree, _descend, _walk_play
 from agents.kernel_random import below
 from agents.search_kernel import (
+    MAX_PLAYERS,
     _jit,
+    _jit_unref,
     _play_out,
     _popcount,
     _quick_bid,
 )
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
+from spades_env.core.borrow import borrow, stack_array
 from spades_env.core.kernel import PHASE_BASE, as_tuple, legal_bits, step_game
 from spades_env.core.rules import kth_bit
 from spades_env.core.spec import (
@@ -70,6 +73,7 @@ from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import BID, BLIND, EXCHANGE, PLAY, TRUMP
 
+_PATH = NUM_CARDS + 6 * MAX_PLAYERS + 2  # a path's length: k * p + 6 * p + 2 at most
 _HAND_TABLES: dict[Rules, tuple[npt.NDArray, npt.NDArray, npt.NDArray, int]] = {}
 
 
@@ -91,28 +95,37 @@ def _to_play(r, u64, i8, hands, trick, won):
     )  # fmt: skip
 
 
-@_jit
+@_jit_unref
 def _bid_search(
     worlds, lo, hi, spec_, row0, policy, c, team_pts, members, digit, max_bid,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
+    row, fin, res, points,
 ):  # fmt: skip
+    """`row`: scratch of `row0`'s shape; `fin`, `res`, `points`: step_game's record of an
+    ended hand (never written here). Every array is the caller's or on the stack
+    (`search_kernel._jit_unref`)."""
+    worlds, spec_, row0, team_pts = borrow(worlds), borrow(spec_), borrow(row0), borrow(team_pts)
+    members, action, mover, visits = borrow(members), borrow(action), borrow(mover), borrow(visits)
+    reward, avail, first, last = borrow(reward), borrow(avail), borrow(first), borrow(last)
+    sibling, size, stream, row = borrow(sibling), borrow(size), borrow(stream), borrow(row)
+    fin, res, points = borrow(fin), borrow(res), borrow(points)
     r = as_tuple(spec_)  # as the engine's kernels take it (the same compiled core)
     p, k, teams = r[R_P], r[R_K], r[R_T]
     two_clubs, partnerships = r[R_TWO_CLUBS] != 0, r[R_PARTNERS] != 0
-    row = row0.copy()
     u64, i32 = row.view(np.uint64), row.view(np.int32)
     i16, i8 = row.view(np.int16), row.view(np.int8)
-    fin = np.empty_like(row0)  # step_game's record of an ended hand: never written here
-    res = np.empty((1, 3 * teams + 1), dtype=np.int32)
-    points = np.empty((1, teams), dtype=np.int32)
-    hands, trick, won = np.empty(p, np.int64), np.empty(p, np.int64), np.empty(p, np.int64)
-    pts = np.empty(teams, dtype=np.int64)
-    rewards = np.empty(teams)
-    child_of = np.full(NUM_ACTIONS, -1, dtype=np.int64)
-    path = np.empty(k * p + 6 * p + 2, dtype=np.int64)
-    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    hands = stack_array(MAX_PLAYERS, np.int64)[:p]
+    trick = stack_array(MAX_PLAYERS, np.int64)[:p]
+    won = stack_array(MAX_PLAYERS, np.int64)[:p]
+    pts = stack_array(MAX_PLAYERS, np.int64)[:teams]
+    rewards = stack_array(MAX_PLAYERS, np.float64)[:teams]
+    child_of = stack_array(NUM_ACTIONS, np.int64)
+    child_of[:] = -1
+    path = stack_array(_PATH, np.int64)
+    seq = stack_array(NUM_CARDS, np.int64)
     for it in range(lo, hi):
-        row[0, :] = row0[0, :]
+        for j in range(row.shape[1]):  # row[0, :] = row0[0, :] would allocate a temporary
+            row[0, j] = row0[0, j]
         for s in range(p):
             u64[0, r[L_HANDS] + s] = np.uint64(worlds[it, s])
         u64[0, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, 0)
@@ -221,10 +234,14 @@ def bid_search(tree: Tree, worlds, lo: int, hi: int, game, c: float, policy: int
         raise ValueError("ismcts: bid_search needs a position in the bidding or the exchange")
     tree.grow(int(tree.size[0]) + hi - lo)
     team_pts, members, digit = tables
+    row0 = game.state.buffer
+    teams = rules.num_teams
     _bid_search(
-        worlds, lo, hi, spec(rules), game.state.buffer, policy, float(c), team_pts, members,
+        worlds, lo, hi, spec(rules), row0, policy, float(c), team_pts, members,
         digit, rules.max_bid, tree.action, tree.mover, tree.visits, tree.reward, tree.avail,
-        tree.first, tree.last, tree.sibling, tree.size, stream,
+        tree.first, tree.last, tree.sibling, tree.size, stream, np.empty_like(row0),
+        np.empty_like(row0), np.empty((1, 3 * teams + 1), dtype=np.int32),
+        np.empty((1, teams), dtype=np.int32),
     )  # fmt: skip
 
 

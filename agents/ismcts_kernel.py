@@ -25,13 +25,18 @@ import numpy.typing as npt
 
 from agents.kernel_random import below
 from agents.search_kernel import (
+    MAX_PLAYERS,
     _bit_index,
-    _jit,
+    _jit_inline,
+    _jit_unref,
     _legal_cards,
     _play_card,
     _play_out,
 )
 from spades_env.cards import NUM_CARDS
+from spades_env.core.borrow import borrow, stack_array
+
+_PATH = NUM_CARDS + 2  # the longest path: the root, hand_size * P cards and the rollout's
 
 
 # ----------------------------------------------------------------------------- tree
@@ -75,6 +80,20 @@ class Tree:
         return out
 
 
+_FINALS: dict[tuple[int, int], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+
+
+def _final_counts(p: int, h: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(codes, counts): every tricks-per-seat vector of `p` seats summing to `h`, as the
+    code `sum(won[s] * (h + 1)**s)` (ascending) and as (n, p) counts; cached."""
+    got = _FINALS.get((p, h))
+    if got is None:
+        grid = np.indices((h + 1,) * p).reshape(p, -1)[::-1].T  # row i: the digits of code i
+        codes = np.flatnonzero(grid.sum(axis=1) == h)
+        got = _FINALS[(p, h)] = (codes, grid[codes])
+    return got
+
+
 def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], int]:
     """(codes, T) reward to each team of every final tricks-per-seat vector reachable
     from `won_now`, indexed by `code = sum(won[s] * base**s)`; and `base`.
@@ -84,10 +103,10 @@ def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], in
     """
     p, h = rules.num_players, rules.hand_size
     base = h + 1
-    grid = np.indices((base,) * p).reshape(p, -1)[::-1].T  # row i: the digits of code i
-    ok = (grid.sum(axis=1) == h) & (grid >= np.asarray(won_now)[None, :]).all(axis=1)
-    codes = np.flatnonzero(ok)
-    pts = np.asarray(points_of(grid[codes]), dtype=np.int64)  # (n, T)
+    every, finals = _final_counts(p, h)
+    ok = (finals >= np.asarray(won_now)[None, :]).all(axis=1)
+    codes = every[ok]
+    pts = np.asarray(points_of(finals[ok]), dtype=np.int64)  # (n, T)
     t = pts.shape[1]
     # iterate's arithmetic, elementwise (the same IEEE operations in the same order)
     others = (pts.sum(axis=1, keepdims=True) - pts) / max(t - 1, 1)
@@ -96,20 +115,26 @@ def reward_table(rules, won_now, points_of) -> tuple[npt.NDArray[np.float64], in
     return table, base
 
 
-@_jit
+@_jit_unref
 def _search(
     worlds, lo, hi, trick0, won0, leader0, trick_size0, lead0, broken0, tricks_played0,
     hand_size, two_clubs, policy, partnerships, c, rewards, base, teams,
     action, mover, visits, reward, avail, first, last, sibling, size, stream,
     trump,
 ):  # fmt: skip
+    """Every array is the caller's or on the stack (`search_kernel._jit_unref`)."""
+    worlds, trick0, won0, rewards = borrow(worlds), borrow(trick0), borrow(won0), borrow(rewards)
+    action, mover, visits, reward = borrow(action), borrow(mover), borrow(visits), borrow(reward)
+    avail, first, last, sibling = borrow(avail), borrow(first), borrow(last), borrow(sibling)
+    size, stream = borrow(size), borrow(stream)
     p = worlds.shape[1]
-    hands = np.empty(p, dtype=np.int64)
-    trick = np.empty(p, dtype=np.int64)
-    won = np.empty(p, dtype=np.int64)
-    child_of = np.full(NUM_CARDS, -1, dtype=np.int64)
-    path = np.empty(hand_size * p + 2, dtype=np.int64)
-    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    hands = stack_array(MAX_PLAYERS, np.int64)[:p]
+    trick = stack_array(MAX_PLAYERS, np.int64)[:p]
+    won = stack_array(MAX_PLAYERS, np.int64)[:p]
+    child_of = stack_array(NUM_CARDS, np.int64)
+    child_of[:] = -1
+    path = stack_array(_PATH, np.int64)
+    seq = stack_array(NUM_CARDS, np.int64)
     for it in range(lo, hi):
         for s in range(p):
             hands[s] = worlds[it, s]
@@ -139,7 +164,7 @@ def _search(
                 reward[nd] += rewards[code, mover[nd] % teams]
 
 
-@_jit
+@_jit_inline
 def _walk_play(
     path, plen, hands, trick, won, leader, trick_size, lead, broken, tricks_played, hand_size,
     two_clubs, trump, c, stream, child_of, size, action, mover, visits, reward, avail, first,
@@ -169,7 +194,7 @@ def _walk_play(
     return plen, leader, trick_size, lead, broken, tricks_played
 
 
-@_jit
+@_jit_inline
 def _descend(
     node, legal, base, seat, c, stream, child_of, size, action, mover, visits, reward, avail,
     first, last, sibling,
@@ -229,12 +254,12 @@ def _descend(
     return best
 
 
-@_jit
+@_jit_inline
 def _low_bit(bits: int) -> int:
     return _bit_index(bits & -bits)
 
 
-@_jit
+@_jit_inline
 def _clear(child_of, first, sibling, action, node) -> None:
     ch = first[node]
     while ch >= 0:

@@ -17,11 +17,21 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from agents.card_tracking import TRUMP
 from agents.heuristic_play import _decision_table, heuristic_game
 from agents.kernel_random import new_stream
-from agents.search_common import margins, state_from_world
-from agents.search_kernel import _RANK, _SUIT, _SUIT_MASK, _jit, _play_card, _play_out
+from agents.search_common import margins
+from agents.search_kernel import (
+    _RANK,
+    _SUIT,
+    _SUIT_MASK,
+    MAX_PLAYERS,
+    _jit_unref,
+    _play_card,
+    _play_out,
+)
 from spades_env.cards import NUM_CARDS
+from spades_env.core.borrow import borrow, stack_array
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import deck_mask
@@ -29,16 +39,19 @@ from spades_env.state import deck_mask
 HEURISTIC = 2  # policy code next to search_kernel's RANDOM and GREEDY
 
 
-@_jit
+@_jit_unref
 def _roll_play(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
     tricks_played0, hand_size, two_clubs, policy, partnerships, out, stream, trump,
 ):  # fmt: skip
-    """The greedy or random policy: game i = (world * A + action) * reps + rollout."""
+    """The greedy or random policy: game i = (world * A + action) * reps + rollout.
+    Every array is the caller's or on the stack (`search_kernel._jit_unref`)."""
+    worlds, actions, trick0, won0 = borrow(worlds), borrow(actions), borrow(trick0), borrow(won0)
+    out, stream = borrow(out), borrow(stream)
     k, p = worlds.shape
-    hands = np.empty(p, dtype=np.int64)
-    trick = np.empty(p, dtype=np.int64)
-    seq = np.empty(NUM_CARDS, dtype=np.int64)
+    hands = stack_array(MAX_PLAYERS, np.int64)[:p]
+    trick = stack_array(MAX_PLAYERS, np.int64)[:p]
+    seq = stack_array(NUM_CARDS, np.int64)
     seat = (leader0 + trick_size0) % p
     i = 0
     for w in range(k):
@@ -60,19 +73,22 @@ def _roll_play(
                 i += 1
 
 
-@_jit
+@_jit_unref
 def _roll_heuristic(
     worlds, actions, reps, trick0, won0, leader0, trick_size0, lead0, broken0,
-    tricks_played0, hand_size, two_clubs, partnerships, out,
-    played0, voids0, bids, deck, seen, teams, nil_counts, trump,
+    tricks_played0, hand_size, two_clubs, out, played0, voids0, bids, deck, seen, t,
     rank, suit, suit_mask,
 ):  # fmt: skip
-    """The heuristic's card play (`heuristic_play`), the games in the same order."""
+    """The heuristic's card play (`heuristic_play`), the games in the same order; `t` its
+    `_decision_table`. Every array is the caller's or on the stack
+    (`search_kernel._jit_unref`)."""
+    worlds, actions, trick0, won0 = borrow(worlds), borrow(actions), borrow(trick0), borrow(won0)
+    out, voids0, bids, seen, t = borrow(out), borrow(voids0), borrow(bids), borrow(seen), borrow(t)
+    rank, suit, suit_mask = borrow(rank), borrow(suit), borrow(suit_mask)
     k, p = worlds.shape
-    hands = np.empty(p, dtype=np.int64)
-    trick = np.empty(p, dtype=np.int64)
-    voids = np.empty(p, dtype=np.int64)
-    t = _decision_table(p, teams, partnerships, hand_size, nil_counts, trump)
+    hands = stack_array(MAX_PLAYERS, np.int64)[:p]
+    trick = stack_array(MAX_PLAYERS, np.int64)[:p]
+    voids = stack_array(MAX_PLAYERS, np.int64)[:p]
     i = 0
     for w in range(k):
         for a in range(actions.size):
@@ -88,6 +104,50 @@ def _roll_heuristic(
                     suit_mask,
                 )  # fmt: skip
                 i += 1
+
+
+@_jit_unref
+def _heuristic_rows(
+    hands, played, trick, voids, bids, won, leader, trick_size, lead, broken, tricks_played,
+    trump, deck, seen, t, two_clubs, rank, suit, suit_mask,
+):  # fmt: skip
+    """Every game (row) played out by the heuristic's card play (`heuristic_game`), in
+    place; `t` its `_decision_table`. Every array is the caller's
+    (`search_kernel._jit_unref`)."""
+    hands, played, trick, voids = borrow(hands), borrow(played), borrow(trick), borrow(voids)
+    bids, won, leader, trick_size = borrow(bids), borrow(won), borrow(leader), borrow(trick_size)
+    lead, broken, tricks_played = borrow(lead), borrow(broken), borrow(tricks_played)
+    trump, seen, t = borrow(trump), borrow(seen), borrow(t)
+    rank, suit, suit_mask = borrow(rank), borrow(suit), borrow(suit_mask)
+    for g in range(hands.shape[0]):
+        t[TRUMP] = trump[g]
+        heuristic_game(
+            hands[g], played[g], trick[g], voids[g], bids[g], won[g], leader[g], trick_size[g],
+            lead[g], broken[g], tricks_played[g], -1, deck, seen[g], t, two_clubs, rank, suit,
+            suit_mask,
+        )  # fmt: skip
+
+
+def heuristic_play_out(state) -> npt.NDArray[np.int64]:
+    """(B, P) tricks per seat at the end of the hand of every game of an engine `State`
+    in card play, played by the heuristic's card play (the state is not changed): what
+    `heuristic_play.play_out_state` returns, by `_heuristic_rows`."""
+    rules = state.rules
+    i64 = np.int64
+    won = state.tricks_won.astype(i64)
+    table = _decision_table(
+        rules.num_players, rules.num_teams, rules.partnerships, rules.hand_size,
+        rules.nil_tricks == "count", 0,
+    )  # fmt: skip
+    _heuristic_rows(
+        (state.hands & ~state.played[:, None]).astype(i64), state.played.astype(i64),
+        state.trick.astype(i64), state.voids.astype(i64), state.bids.astype(i64), won,
+        state.leader.astype(i64), state.trick_size.astype(i64), state.lead_suit.astype(i64),
+        state.broken.copy(), state.tricks_played.astype(i64), state.trump.astype(i64),
+        int(deck_mask(rules)), state.seen.astype(i64), table,
+        rules.first_lead == "two_of_clubs", _RANK, _SUIT, _SUIT_MASK,
+    )  # fmt: skip
+    return won
 
 
 def _seen(view: SeatView, g: int) -> npt.NDArray[np.int64]:
@@ -127,19 +187,22 @@ def play_rollouts(
         rules.first_lead == "two_of_clubs",
     )  # fmt: skip
     if policy == HEURISTIC:
+        table = _decision_table(
+            p, rules.num_teams, rules.partnerships, rules.hand_size,
+            rules.nil_tricks == "count", int(view.trump[g]),
+        )  # fmt: skip
         _roll_heuristic(
-            *position, rules.partnerships, won, int(view.played[g]),
-            view.voids[g].astype(np.int64), view.bids[g].astype(np.int64),
-            int(deck_mask(rules)), _seen(view, g), rules.num_teams,
-            rules.nil_tricks == "count", int(view.trump[g]), _RANK, _SUIT, _SUIT_MASK,
+            *position, won, int(view.played[g]), view.voids[g].astype(np.int64),
+            view.bids[g].astype(np.int64), int(deck_mask(rules)), _seen(view, g), table,
+            _RANK, _SUIT, _SUIT_MASK,
         )  # fmt: skip
     else:
         _roll_play(*position, policy, rules.partnerships, won, stream, int(view.trump[g]))
-    one = state_from_world(view, worlds[:1], g)  # the State's own dtypes for the scoring
     n = won.shape[0]
-    bids, blind = np.repeat(one.bids, n, axis=0), np.repeat(one.blind, n, axis=0)
+    # the view's rows have the State's dtypes (`state_from_world` copies them over)
+    rows = (view.bids, view.blind, view.scores, view.bags)
+    bids, blind, scores, bags = (np.repeat(x[g : g + 1], n, axis=0) for x in rows)
     hs = score_hand(rules, bids, blind, won)
-    scores, bags = np.repeat(one.scores, n, axis=0), np.repeat(one.bags, n, axis=0)
     _, _, penalty = apply_bags(rules, scores + hs.points, bags + hs.bags)
     pts = hs.points - penalty
     team = rules.team_of(int(view.seat[g]))

@@ -33,6 +33,11 @@ it, with each seat's count fixed, is counted by dynamic programming over the sui
 to those counts (exact integer draws); within a suit, the cards are then dealt to the
 chosen counts by a uniform shuffle. Optionally (`weight="bids"`) worlds are weighted by
 how well each hand fits its bid (`agents.bid_model`).
+
+The random numbers are numpy's (the caller's `Generator`); the weights, the choices and
+the dealing are compiled (`_split_weights`, `_take_splits`, `_deal_rows`) where the
+counts fit int64, and numpy with Python integers beyond: the same draws, the same
+worlds (`WorldSampler.use_kernel`, tested against each other).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents import bid_model
+from agents.numba_cache import ensure_fresh, jit
 from spades_env.cards import (
     CARD_SUIT,
     NUM_SUITS,
@@ -59,6 +65,8 @@ from spades_env.core.spec import BID_MIRROR, BID_WHIZ
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import DRAW, PLAY, deck_mask
+
+ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
 
 Worlds = npt.NDArray[np.uint64]  # (n, P) hands now, one row per sampled world
 ALL_SUITS = (1 << NUM_SUITS) - 1
@@ -170,6 +178,10 @@ class WorldSampler:
     number of consistent worlds.
     """
 
+    #: deal by the compiled kernels where the counts fit int64 (False: numpy alone, the
+    #: reference the tests hold them to; the same draws and worlds either way)
+    use_kernel = True
+
     def __init__(self, know: Knowledge) -> None:
         self.know = know
         self.seats = [s for s, n in enumerate(know.need) if n > 0]  # seats to fill
@@ -243,6 +255,11 @@ class WorldSampler:
             after = table
         self.tables.reverse()  # tables[k] for suits k..3; tables[4] = the empty deal
         self.splits.reverse()
+        if not self.exact_ints:  # the compiled draw (`_split_weights`) reads them flat
+            self.flat = [np.ascontiguousarray(t).reshape(-1) for t in self.tables]
+            self.strides = np.array(
+                [int(np.prod(dims[j + 1 :])) for j in range(len(dims))], dtype=np.int64
+            )
 
     def _count_worlds(self) -> int:
         m = len(self.seats)
@@ -276,6 +293,8 @@ class WorldSampler:
         if m == 1:
             worlds[:, self.seats[0]] |= np.uint64(know.free)
             return worlds
+        if self.use_kernel and not self.exact_ints:
+            return self._sample_compiled(worlds, rng)
         if self.unconstrained:
             seat_of = self._shuffle_deal(n, rng)
         else:
@@ -285,6 +304,24 @@ class WorldSampler:
         for j, s in enumerate(self.seats):
             mine = np.where(seat_of == j, bits[None, :], np.uint64(0))
             worlds[:, s] |= np.bitwise_or.reduce(mine, axis=1)
+        return worlds
+
+    def _sample_compiled(self, worlds: Worlds, rng: np.random.Generator) -> Worlds:
+        """`_sample`'s draws of `rng`, in the same order, and the same worlds, dealt by
+        the compiled `_split_weights`, `_take_splits` and `_deal_rows`."""
+        n, m, c = worlds.shape[0], len(self.seats), self.cards.size
+        seats = np.array(self.seats, dtype=np.int64)
+        if self.unconstrained:  # `_shuffle_deal`: one "suit", cut into the counts
+            keys = rng.random((n, c))
+            caps = np.array(self.caps, dtype=np.int64).reshape(1, m, 1)
+            one = np.zeros(c, dtype=np.int64)
+            _deal_rows(worlds, keys, 1.0, self.cards, seats, caps, one, np.arange(c))
+            return worlds
+        parts = self._draw_splits_compiled(n, rng)
+        keys = self.suit_of[None, :] + rng.random((n, c))  # `_deal_suits`
+        start = np.concatenate([[0], np.cumsum(self.suit_count)[:-1]]).astype(np.int64)
+        place = np.arange(c) - start[self.suit_of]
+        _deal_rows(worlds, keys, float(NUM_SUITS), self.cards, seats, parts, self.suit_of, place)
         return worlds
 
     def _shuffle_deal(self, n: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
@@ -312,6 +349,20 @@ class WorldSampler:
             need -= parts[choice, :-1]
         return out
 
+    def _draw_splits_compiled(self, n: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        """`_draw_splits` for counts within int64: the weights and choices compiled
+        (`_split_weights`, `_take_splits`), the same draws of `rng`."""
+        m = len(self.seats)
+        need = np.tile(np.array(self.caps[:-1], dtype=np.int64), (n, 1))  # (n, m-1)
+        out = np.zeros((n, m, NUM_SUITS), dtype=np.int64)
+        for k in range(NUM_SUITS):
+            parts, weights = self.splits[k]
+            cum = np.empty((n, parts.shape[0]), dtype=np.int64)
+            _split_weights(need, parts, weights, self.flat[k + 1], self.strides, cum)
+            u = rng.integers(0, cum[:, -1])
+            _take_splits(cum, u, parts, need, out, k)
+        return out
+
     def _deal_suits(self, parts: npt.NDArray[np.int64], rng) -> npt.NDArray[np.int64]:
         """(n, C) seat of each free card: within each suit, a uniform shuffle cut into
         the drawn counts."""
@@ -326,6 +377,88 @@ class WorldSampler:
         seat_of = np.empty_like(order)
         np.put_along_axis(seat_of, order, seat_at, axis=1)
         return seat_of
+
+
+@jit
+def _split_weights(need, parts, weights, table, strides, cum):
+    """cum[i]: the running sum over the splits `parts` (S, m) of one suit of the deals
+    that complete row i's `need` (n, m-1) after it (`_draw_splits`' weights, table
+    `tables[k + 1]` flat); 0 where a split takes more than a seat needs."""
+    n, m1 = need.shape
+    for i in range(n):
+        acc = 0
+        for s in range(parts.shape[0]):
+            idx = 0
+            for j in range(m1):
+                rest = need[i, j] - parts[s, j]
+                if rest < 0:
+                    idx = -1
+                    break
+                idx += rest * strides[j]
+            if idx >= 0:
+                acc += weights[s] * table[idx]
+            cum[i, s] = acc
+
+
+@jit
+def _take_splits(cum, u, parts, need, out, k):
+    """Row i takes the first split whose running weight exceeds its draw u[i] (as
+    `_draw_rows` does): its counts into out[i, :, k], taken from the row's need."""
+    n, m1 = need.shape
+    for i in range(n):
+        s = 0
+        while cum[i, s] <= u[i]:
+            s += 1
+        for j in range(m1 + 1):
+            out[i, j, k] = parts[s, j]
+        for j in range(m1):
+            need[i, j] -= parts[s, j]
+
+
+@jit
+def _deal_rows(worlds, keys, top, cards, seats, parts, suit_of, place):
+    """Deal the free cards into `worlds` (n, P) in place: in row i the card of the j-th
+    smallest key goes to seat `seats[x]`, where x counts the seats whose share `parts`
+    (n, m, 4) of that card's suit `suit_of[j]`, added up in seat order, ends at or
+    before `place[j]` (`_deal_suits`; the unconstrained shuffle is one suit, `parts`
+    (1, m, 1) the counts, as `_shuffle_deal` cuts them). The keys of a row are distinct
+    (uniform doubles), so any exact sort orders them as numpy's argsort does; here a
+    bucket sort by `floor(key * C / top)` (keys below `top`; a monotone map, so the
+    buckets are in key order), finished by an insertion sort within the buckets."""
+    n, c = keys.shape
+    m = seats.size
+    order = np.empty(c, dtype=np.int64)
+    sorted_keys = np.empty(c)
+    bucket = np.empty(c, dtype=np.int64)
+    start = np.empty(c + 1, dtype=np.int64)
+    scale = c / top
+    for i in range(n):
+        pi = i if parts.shape[0] > 1 else 0
+        start[:] = 0
+        for j in range(c):
+            b = min(int(keys[i, j] * scale), c - 1)
+            bucket[j] = b
+            start[b + 1] += 1
+        for b in range(c):
+            start[b + 1] += start[b]
+        for j in range(c):
+            t = start[bucket[j]]
+            start[bucket[j]] = t + 1
+            order[t], sorted_keys[t] = j, keys[i, j]
+        for j in range(1, c):  # only keys that share a bucket are out of order
+            key, card = sorted_keys[j], order[j]
+            t = j
+            while t > 0 and sorted_keys[t - 1] > key:
+                order[t], sorted_keys[t] = order[t - 1], sorted_keys[t - 1]
+                t -= 1
+            order[t], sorted_keys[t] = card, key
+        for j in range(c):
+            k = suit_of[j]
+            x, acc = 0, 0
+            for s in range(m):
+                acc += parts[pi, s, k]
+                x += place[j] >= acc
+            worlds[i, seats[x]] |= np.uint64(1) << np.uint64(cards[order[j]])
 
 
 def _draw_rows(w: npt.NDArray, rng: np.random.Generator, exact_ints: bool) -> npt.NDArray:

@@ -11,6 +11,7 @@ differential-tested against the batched engine on the same positions and cards
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from agents.kernel_random import below
@@ -32,8 +33,16 @@ _SUIT = np.asarray(CARD_SUIT, dtype=np.int64)
 _RANK = np.asarray(CARD_RANK, dtype=np.int64)
 _SUIT_MASK = np.asarray(SUIT_MASK, dtype=np.uint64).astype(np.int64)
 RANDOM, GREEDY = 0, 1
+MAX_PLAYERS = 5  # RULES.md §1: tables of 2 to 5 players (scratch on the stack holds 5)
 
 _jit = jit  # agents/numba_cache.py: compiled and cached on disk
+#: the searches' top-level loops: compiled without numba's reference counting. They
+#: allocate nothing (scratch comes from the caller or `stack_array`) and take every array
+#: through `borrow`, so neither they nor the helpers they call count references
+#: (spades_env/core/borrow.py; in the helpers a null count is a call that returns at once)
+_jit_unref = numba.njit(cache=True, error_model="numpy", _nrt=False)
+#: their helpers: inlined into them, so compiled without reference counting with them
+_jit_inline = numba.njit(cache=True, error_model="numpy", inline="always")
 
 
 @_jit
@@ -192,7 +201,7 @@ def _play_card(hands, trick, won, seat, c, leader, trick_size, lead, broken, tri
     return leader, trick_size, lead, broken, tricks_played
 
 
-@_jit
+@_jit_inline
 def _play_out(
     hands, trick, leader, trick_size, lead, broken, won, tricks_played, hand_size,
     two_clubs, policy, partnerships, trump, seq, stream,

@@ -161,6 +161,21 @@ def test_accuracy_by_situation_groups_by_the_score_before_the_hand():
     assert got == {("X", "ahead"): 2, ("X", "level"): 2, ("Y", "level"): 2, ("Y", "behind"): 2}
 
 
+def test_accuracy_by_bid_groups_seat_hands_by_their_bid():
+    acc = analyze(ROWS, by="bid").accuracy
+    y = acc[acc["agent"] == "Y"].set_index("bid")
+    assert list(y.index) == [0, 2]
+    # Y's bids of 2 took 2, 6 and 3 tricks; its nil took 2.
+    assert y.loc[2, "seat_hands"] == 3 and y.loc[2, "signed_error"] == pytest.approx(5 / 3)
+    assert (y.loc[0, "nil_attempts"], y.loc[0, "nil_success"]) == (1, 0.0)
+    # A team-hand counts once under each bid of its members: both of Y's contracts had a 2.
+    assert (y.loc[2, "contracts"], y.loc[2, "set_rate"]) == (2, 0.0)
+    x = acc[acc["agent"] == "X"].set_index("bid")
+    assert list(x.index) == [0, 3, 4, 5]
+    assert x.loc[5, "set_rate"] == 1.0 and x.loc[3, "set_rate"] == 0.0
+    assert (x.loc[0, "nil_success"], x.loc[0, "set_rate"]) == (1.0, 1.0)
+
+
 def test_unknown_grouping_is_an_error():
     with pytest.raises(ValueError, match="--by"):
         analyze(ROWS, by="moon")

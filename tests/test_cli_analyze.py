@@ -37,7 +37,9 @@ def test_analyze_prints_the_tables_and_writes_the_plots(run_dir):
     assert written == set(FIGURE_FILES.values()) - {FIGURE_FILES["double_dummy"]}
 
 
-@pytest.mark.parametrize(("by", "column"), [("seat", "position"), ("situation", "situation")])
+@pytest.mark.parametrize(
+    ("by", "column"), [("seat", "position"), ("situation", "situation"), ("bid", "bid")]
+)
 def test_by_splits_the_tables(run_dir, tmp_path, capsys, by, column):
     assert main(["analyze", str(run_dir), "--by", by, "--out", str(tmp_path), "--no-dd"]) == 0
     out = capsys.readouterr().out

@@ -162,6 +162,32 @@ def test_sampled_worlds_never_contradict_the_view(name: str) -> None:
         assert exchanged > 50  # the exchange constraint was exercised
 
 
+@pytest.mark.parametrize("name", [*RULES, "two_player"])
+def test_compiled_dealing_draws_the_same_worlds_as_numpy(name: str) -> None:
+    """The compiled deal (`use_kernel`) makes the numpy path's draws of the generator and
+    returns its worlds, bit for bit, in every situation the rules create."""
+    rules = RULES.get(name) or Rules.preset(name)
+    kinds = set()
+    for _, view in random_views(rules, 5, 4, every=5):
+        for g in range(view.batch_size):
+            if int(view.phase[g]) == DRAW:
+                continue
+            sampler = WorldSampler(knowledge(view, g))
+            if len(sampler.seats) > 1 and not sampler.exact_ints:
+                kinds.add(sampler.unconstrained)
+            for n in (1, 37):
+                got = sampler.sample(n, np.random.default_rng([g, n]))
+                reference = WorldSampler(knowledge(view, g))
+                reference.use_kernel = False
+                rng = np.random.default_rng([g, n])
+                want = reference.sample(n, rng)
+                assert got.dtype == want.dtype and np.array_equal(got, want), (name, g, n)
+                rng_after = np.random.default_rng([g, n])
+                sampler.sample(n, rng_after)
+                assert rng_after.random() == rng.random()  # the same number of draws
+    assert kinds == {True, False}  # both the shuffle and the suit-by-suit deal ran
+
+
 def test_two_player_worlds_after_the_draw_never_contradict_the_view() -> None:
     """RULES.md §6 two_player: the hidden hand comes from the cards the seat never saw
     (those it looked at and discarded are out), with the right count; sampling before

@@ -45,7 +45,7 @@ class BidAnalysis:
     hands: pd.DataFrame  # one row per hand
     seats: pd.DataFrame  # one row per seat-hand
     teams: pd.DataFrame  # one row per team-hand
-    accuracy: pd.DataFrame  # per agent (x position / situation, by `by`)
+    accuracy: pd.DataFrame  # per agent (x position / situation / bid, by `by`)
     calibration: pd.DataFrame  # per agent and bid: mean tricks
     confusion: dict[str, pd.DataFrame]  # per agent: bid x tricks counts
     bid_totals: pd.DataFrame  # per matchup: mean total, over / under rates

@@ -86,11 +86,11 @@ def bid_total_histogram(counts: pd.DataFrame, hand_size: int = 13) -> Figure:
 
 
 def _group_labels(table: pd.DataFrame) -> list[str]:
-    extra = [c for c in ("position", "situation") if c in table.columns]
+    extra = [c for c in ("position", "situation", "bid") if c in table.columns]
     if not extra:
         return table["agent"].astype(str).tolist()
     c = extra[0]
-    prefix = "pos " if c == "position" else ""
+    prefix = {"position": "pos ", "bid": "bid "}.get(c, "")
     return [f"{a}\n{prefix}{v}" for a, v in zip(table["agent"], table[c], strict=True)]
 
 

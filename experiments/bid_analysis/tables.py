@@ -51,8 +51,8 @@ def _levels(seats: pd.DataFrame, column: str) -> list[Any]:
 
 
 def _team_rows(teams: pd.DataFrame, column: str, value: Any) -> pd.DataFrame:
-    if column == "position":  # a team-hand belongs to both of its members' positions
-        return teams[teams["positions"].map(lambda ps: value in ps)]
+    if column in ("position", "bid"):  # a team-hand belongs to both of its members' values
+        return teams[teams[f"{column}s"].map(lambda vs: value in vs)]
     return teams[teams[column] == value]
 
 
@@ -73,11 +73,12 @@ def stat_columns(samples: dict[str, list[float]]) -> dict[str, Any]:
 
 
 def accuracy_table(seats: pd.DataFrame, teams: pd.DataFrame, by: str = "agent") -> pd.DataFrame:
-    """One row per agent (and bidding position or score situation, by `by`).
+    """One row per agent (and bidding position, score situation or bid, by `by`).
 
     Seat statistics (bids, errors, nil) come from the group's seat-hands; team ones
     (make, set, bags) from its team-hands. By position, a team-hand counts under the
-    positions of both its members (1 and 3, or 2 and 4), so those rows share them.
+    positions of both its members (1 and 3, or 2 and 4), so those rows share them; by
+    bid, likewise under both members' bids (a team bidding 3 and 3 counts once under 3).
     """
     if by not in GROUPINGS:
         raise ValueError(f"--by {by!r}: choose one of {', '.join(GROUPINGS)}")

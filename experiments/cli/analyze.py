@@ -38,8 +38,8 @@ def add_parser(sub) -> None:
         "--by",
         choices=list(GROUPINGS),
         default="agent",
-        help="split the accuracy tables by agent (default), bidding position (seat) or "
-        "score situation (ahead / level / behind by 100+)",
+        help="split the accuracy tables by agent (default), bidding position (seat), "
+        "score situation (ahead / level / behind by 100+) or the bid made (nil = 0)",
     )
     dd = p.add_mutually_exclusive_group()
     dd.add_argument(

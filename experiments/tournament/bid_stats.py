@@ -15,6 +15,8 @@ Definitions:
 - nil: bids of 0 (blind nil counted also on its own); success = the bidder took no trick.
 - bags per hand: bags the agent's team gained per team-hand.
 - position: the order of bidding, 1 = first to bid (RULES.md §2: left of the dealer).
+- bid (a cut by the bid made, nil = 0): seat statistics of the seat-hands with that bid;
+  a team-hand counts under both of its members' bids, as under both positions.
 - situation: the team's score against the best other team before the hand: `ahead` or
   `behind` by at least `SITUATION_MARGIN` points (RULES.md §2's blind-nil threshold), else
   `level`. Hand-mode tournaments start every hand from 0-0, so all their hands are level.
@@ -30,7 +32,12 @@ SITUATION_MARGIN = 100
 SITUATIONS = ("ahead", "level", "behind")
 #: the cuts of a bid analysis (`spades analyze --by`) and the column each groups on,
 #: besides the agent
-GROUPINGS: dict[str, str | None] = {"agent": None, "seat": "position", "situation": "situation"}
+GROUPINGS: dict[str, str | None] = {
+    "agent": None,
+    "seat": "position",
+    "situation": "situation",
+    "bid": "bid",
+}
 
 
 def situation(diff: int) -> str:
@@ -87,7 +94,8 @@ def seat_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def team_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per (hand, team): agent, contract, made, bags gained, hand score, the
-    team's tricks, whether a member bid nil, its bidding positions and score situation."""
+    team's tricks, whether a member bid nil, its members' bids and bidding positions and
+    the score situation."""
     out = []
     for row in rows:
         t = len(row["teams"])
@@ -108,6 +116,7 @@ def team_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     "hand_score": row["hand_score"][k],
                     "tricks": sum(row["tricks"][s] for s in members),
                     "nil": any(row["bids"][s] == 0 for s in members),
+                    "bids": [row["bids"][s] for s in members],
                     "positions": [bid_position(s, row.get("dealer"), p) for s in members],
                     "score_diff": diffs[k],
                     "situation": situation(diffs[k]),
