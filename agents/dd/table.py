@@ -149,14 +149,17 @@ def tt_store(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
     w2 &= m
     w3 &= m
     slot = -1
+    mask = P[P_MASK]
     for j in range(WINDOW):
-        i = (base + j) & P[P_MASK]
-        if (SG[i] >> 48) & 0xFFFF != gen:
-            slot = i
-            break
+        i = (base + j) & mask
+        g = SG[i]
+        if g != sig:
+            if (g >> 48) & 0xFFFF != gen:
+                slot = i
+                break
+            continue
         if (
-            SG[i] == sig
-            and TT[i, T_CTX] == cg
+            TT[i, T_CTX] == cg
             and TT[i, T_LENS] == lens
             and TT[i, T_MASK] == m
             and TT[i, T_W0] == w0
@@ -172,7 +175,7 @@ def tt_store(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
                 TT[i, T_MOVE] = move
             return
     if slot < 0:  # the window is full: replace one of its entries
-        slot = (base + (P[P_STORES] & (WINDOW - 1))) & P[P_MASK]
+        slot = (base + (P[P_STORES] & (WINDOW - 1))) & mask
     P[P_STORES] += 1
     SG[slot] = sig
     TT[slot, T_LENS] = lens
