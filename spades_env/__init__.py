@@ -19,7 +19,7 @@ __all__ = [
     "str_to_action",
 ]
 
-# Environment registration (issue 3): Gymnasium's single-seat env with its native vector
+# Environment registration: Gymnasium's single-seat env with its native vector
 # env, and the PettingZoo AEC/parallel env. Entry points are strings, so nothing heavy
 # is imported until an env is made.
 import gymnasium as _gymnasium

@@ -1,5 +1,5 @@
 """The rules configuration: defaults of the `standard` preset, parsing, and errors that
-name the option and its allowed values (RULES.md, issue 2)."""
+name the option and its allowed values (RULES.md)."""
 
 from __future__ import annotations
 

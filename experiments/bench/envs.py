@@ -1,4 +1,4 @@
-"""`spades bench` sections for the environments (issue 3), each against a reference run here.
+"""`spades bench` sections for the environments, each against a reference run here.
 
 - `aec`: PettingZoo AEC env turns/s, one game at a time, with the standard wrappers, played
   the way PettingZoo's `performance_benchmark` plays (random masked actions, `agent_iter`,

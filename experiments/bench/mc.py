@@ -1,4 +1,4 @@
-"""`spades bench` section `search`, Monte Carlo rows (issue 5): PIMC and ISMCTS.
+"""`spades bench` section `search`, Monte Carlo rows: PIMC and ISMCTS.
 
 - `pimc W worlds, <position>, <policy>`: decision latency of `pimc` (one seat's decision,
   batch 1), at the opening lead (bidding done, no card played) and mid-hand (after 5

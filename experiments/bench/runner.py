@@ -150,8 +150,8 @@ SECTIONS: dict[str, Callable[[float], list[Row]]] = {
     "engine": engine_section,
     "presets": presets_section,
 }
-SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments (issue 3)
-SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver (issue 5)
+SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments
+SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver and the Monte Carlo agents
 SECTIONS.update(bench_dd.SECTIONS)  # dd: the solver on fresh seeded deals, worst case included
 SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
 

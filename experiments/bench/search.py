@@ -1,4 +1,4 @@
-"""`spades bench` section `search`: the double-dummy solver (issue 5).
+"""`spades bench` section `search`: the double-dummy solver.
 
 Rows, in the format of `experiments.bench.runner`, plus `median_ms`, `p95_ms` and `solves`:
 

@@ -1,4 +1,4 @@
-"""Strength of the search agents (issue 5): duplicate tournaments, table written here.
+"""Strength of agents against each other: duplicate tournaments, table written here.
 
     python -m experiments.tournament.strength run --out runs/strength --deals 1000 --workers 2
     python -m experiments.tournament.strength table --out runs/strength
