@@ -27,7 +27,8 @@ turns them into the sentence `HeuristicAgent.explain` gives.
 
 `choose_cards` decides every card-play game of a `SeatView` in one call (the agent's
 `act`); `play_out_state` plays every game of an engine `State` in card play to the end
-of the hand with it (PIMC's heuristic rollouts).
+of the hand with it (PIMC's heuristic rollouts of its bidding decisions), in a loop
+compiled without numba's reference counting.
 """
 
 from __future__ import annotations
@@ -86,11 +87,13 @@ from agents.search_kernel import (
     _SUIT_MASK,
     _bit_index,
     _jit,
+    _jit_unref,
     _legal_cards,
     _play_card,
     _popcount,
 )
 from spades_env.cards import SUIT_NAMES
+from spades_env.core.borrow import borrow
 from spades_env.core.rules import shown_voids
 from spades_env.observation import SeatView
 from spades_env.state import deck_mask
@@ -581,13 +584,18 @@ def heuristic_game(
         )
 
 
-@_jit
-def _play_out_batch(
+@_jit_unref
+def _play_out_rows(
     hands, played, trick, voids, bids, won, leader, trick_size, lead, broken, tricks_played,
-    trump, deck, seen, p, teams, partnerships, hand_size, nil_counts, two_clubs,
-    rank, suit, suit_mask,
+    trump, deck, seen, t, two_clubs, rank, suit, suit_mask,
 ):  # fmt: skip
-    t = _decision_table(p, teams, partnerships, hand_size, nil_counts, 0)
+    """Every game (row) played out by `heuristic_game`, in place; `t` its
+    `_decision_table`. Every array is the caller's (`search_kernel._jit_unref`)."""
+    hands, played, trick, voids = borrow(hands), borrow(played), borrow(trick), borrow(voids)
+    bids, won, leader, trick_size = borrow(bids), borrow(won), borrow(leader), borrow(trick_size)
+    lead, broken, tricks_played = borrow(lead), borrow(broken), borrow(tricks_played)
+    trump, seen, t = borrow(trump), borrow(seen), borrow(t)
+    rank, suit, suit_mask = borrow(rank), borrow(suit), borrow(suit_mask)
     for g in range(hands.shape[0]):
         t[TRUMP] = trump[g]
         heuristic_game(
@@ -599,23 +607,24 @@ def _play_out_batch(
 
 def play_out_state(state) -> npt.NDArray[np.int64]:
     """(B, P) tricks per seat at the end of the hand of every game of an engine `State`
-    in card play, played by the heuristic's card play (the state is not changed)."""
+    in card play, played by the heuristic's card play (the state is not changed); the
+    arrays handed to `_play_out_rows` live until it returns."""
     rules = state.rules
-    won = state.tricks_won.astype(np.int64)
-    _play_out_batch(
-        (state.hands & ~state.played[:, None]).astype(np.int64),
-        state.played.astype(np.int64), state.trick.astype(np.int64),
-        state.voids.astype(np.int64), state.bids.astype(np.int64), won,
-        state.leader.astype(np.int64), state.trick_size.astype(np.int64),
-        state.lead_suit.astype(np.int64), state.broken.copy(),
-        state.tricks_played.astype(np.int64), state.trump.astype(np.int64),
-        int(deck_mask(rules)), state.seen.astype(np.int64), rules.num_players, rules.num_teams,
-        rules.partnerships, rules.hand_size, rules.nil_tricks == "count",
-        rules.first_lead == "two_of_clubs",
-        _RANK, _SUIT, _SUIT_MASK,
+    i64 = np.int64
+    won = state.tricks_won.astype(i64)
+    table = _decision_table(
+        rules.num_players, rules.num_teams, rules.partnerships, rules.hand_size,
+        rules.nil_tricks == "count", 0,
+    )  # fmt: skip
+    _play_out_rows(
+        (state.hands & ~state.played[:, None]).astype(i64), state.played.astype(i64),
+        state.trick.astype(i64), state.voids.astype(i64), state.bids.astype(i64), won,
+        state.leader.astype(i64), state.trick_size.astype(i64), state.lead_suit.astype(i64),
+        state.broken.copy(), state.tricks_played.astype(i64), state.trump.astype(i64),
+        int(deck_mask(rules)), state.seen.astype(i64), table,
+        rules.first_lead == "two_of_clubs", _RANK, _SUIT, _SUIT_MASK,
     )  # fmt: skip
     return won
-
 
 def decide_card(
     rules, position: dict, set_tricks: int = DEFAULT_SET_TRICKS

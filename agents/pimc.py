@@ -50,8 +50,9 @@ import numpy.typing as npt
 
 from agents.base import BaseAgent
 from agents.heuristic import HeuristicAgent
+from agents.heuristic_play import play_out_state as heuristic_play_out
 from agents.kernel_random import new_stream
-from agents.pimc_kernel import HEURISTIC, heuristic_play_out, play_rollouts
+from agents.pimc_kernel import HEURISTIC, play_rollouts
 from agents.sampling import sample_worlds
 from agents.search_common import (
     POLICIES,

@@ -9,9 +9,9 @@ game order, so that the random policy draws the same numbers from a stream keyed
 per call as `pimc.rollout_values` keys it (`agents.kernel_random`); or by the
 heuristic's card play (`agents.heuristic_play.heuristic_game`, tested against
 `HeuristicAgent`), which draws none. The hand is scored as `pimc.hand_points` scores it
-(RULES.md §4, bag penalty included). `heuristic_play_out` plays a batch of engine games
-out by the heuristic's card play (the bidding decisions' rollouts). The loops are compiled
-without numba's reference counting (`search_kernel._jit_unref`).
+(RULES.md §4, bag penalty included). The loops are compiled without numba's reference
+counting (`search_kernel._jit_unref`); the bidding decisions' rollouts play whole engine
+games out by `heuristic_play.play_out_state`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.card_tracking import TRUMP
 from agents.heuristic_play import _decision_table, heuristic_game
 from agents.kernel_random import new_stream
 from agents.search_common import margins
@@ -106,50 +105,6 @@ def _roll_heuristic(
                     suit_mask,
                 )  # fmt: skip
                 i += 1
-
-
-@_jit_unref
-def _heuristic_rows(
-    hands, played, trick, voids, bids, won, leader, trick_size, lead, broken, tricks_played,
-    trump, deck, seen, t, two_clubs, rank, suit, suit_mask,
-):  # fmt: skip
-    """Every game (row) played out by the heuristic's card play (`heuristic_game`), in
-    place; `t` its `_decision_table`. Every array is the caller's
-    (`search_kernel._jit_unref`)."""
-    hands, played, trick, voids = borrow(hands), borrow(played), borrow(trick), borrow(voids)
-    bids, won, leader, trick_size = borrow(bids), borrow(won), borrow(leader), borrow(trick_size)
-    lead, broken, tricks_played = borrow(lead), borrow(broken), borrow(tricks_played)
-    trump, seen, t = borrow(trump), borrow(seen), borrow(t)
-    rank, suit, suit_mask = borrow(rank), borrow(suit), borrow(suit_mask)
-    for g in range(hands.shape[0]):
-        t[TRUMP] = trump[g]
-        heuristic_game(
-            hands[g], played[g], trick[g], voids[g], bids[g], won[g], leader[g], trick_size[g],
-            lead[g], broken[g], tricks_played[g], -1, deck, seen[g], t, two_clubs, rank, suit,
-            suit_mask,
-        )  # fmt: skip
-
-
-def heuristic_play_out(state) -> npt.NDArray[np.int64]:
-    """(B, P) tricks per seat at the end of the hand of every game of an engine `State`
-    in card play, played by the heuristic's card play (the state is not changed): what
-    `heuristic_play.play_out_state` returns, by `_heuristic_rows`."""
-    rules = state.rules
-    i64 = np.int64
-    won = state.tricks_won.astype(i64)
-    table = _decision_table(
-        rules.num_players, rules.num_teams, rules.partnerships, rules.hand_size,
-        rules.nil_tricks == "count", 0,
-    )  # fmt: skip
-    _heuristic_rows(
-        (state.hands & ~state.played[:, None]).astype(i64), state.played.astype(i64),
-        state.trick.astype(i64), state.voids.astype(i64), state.bids.astype(i64), won,
-        state.leader.astype(i64), state.trick_size.astype(i64), state.lead_suit.astype(i64),
-        state.broken.copy(), state.tricks_played.astype(i64), state.trump.astype(i64),
-        int(deck_mask(rules)), state.seen.astype(i64), table,
-        rules.first_lead == "two_of_clubs", _RANK, _SUIT, _SUIT_MASK,
-    )  # fmt: skip
-    return won
 
 
 def _seen(view: SeatView, g: int) -> npt.NDArray[np.int64]:

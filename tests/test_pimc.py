@@ -215,23 +215,3 @@ def test_heuristic_play_rollouts_are_the_agents_rollouts(rules):
         for _ in range(3):
             step(state, random_legal_actions(state.legal, state.phase, rng))
     assert PLAY in phases and len(phases) >= 2
-
-
-@pytest.mark.parametrize("rules", [*RULES, Rules.preset("three_player"), Rules.preset("auction")])
-def test_heuristic_play_out_is_the_heuristics_play_out(rules):
-    """PIMC's play-out of a batch by the heuristic's card play (compiled without
-    reference counting) gives the tricks of `heuristic_play.play_out_state`."""
-    from agents.heuristic_play import play_out_state
-    from agents.pimc_kernel import heuristic_play_out
-
-    rng = np.random.default_rng(3)
-    state = init(rules, 64, rng)
-    checked = 0
-    for _ in range(rules.hand_size * rules.num_players + 12):
-        live = np.flatnonzero(state.phase == PLAY)
-        if live.size:
-            sub = state.take(live)
-            assert np.array_equal(heuristic_play_out(sub), play_out_state(sub))
-            checked += live.size
-        step(state, random_legal_actions(state.legal, state.phase, rng))
-    assert checked > 1000
