@@ -96,6 +96,7 @@ from spades_env.cards import SUIT_NAMES
 from spades_env.core.borrow import borrow
 from spades_env.core.rules import shown_voids
 from spades_env.observation import SeatView
+from spades_env.rules import Rules
 from spades_env.state import deck_mask
 
 # ----------------------------------------------------------------------------- reasons
@@ -511,6 +512,14 @@ def _decision_table(p, teams, partnerships, hand_size, nil_counts, trump):
     return t
 
 
+def decision_table(rules: Rules, trump: int = 0) -> npt.NDArray[np.int64]:
+    """`_decision_table` of a table of `rules` (for the compiled play-outs' callers)."""
+    return _decision_table(
+        rules.num_players, rules.num_teams, rules.partnerships, rules.hand_size,
+        rules.nil_tricks == "count", trump,
+    )  # fmt: skip
+
+
 # ----------------------------------------------------------------------------- a view
 @_jit
 def _choose_cards(
@@ -612,10 +621,7 @@ def play_out_state(state) -> npt.NDArray[np.int64]:
     rules = state.rules
     i64 = np.int64
     won = state.tricks_won.astype(i64)
-    table = _decision_table(
-        rules.num_players, rules.num_teams, rules.partnerships, rules.hand_size,
-        rules.nil_tricks == "count", 0,
-    )  # fmt: skip
+    table = decision_table(rules)
     _play_out_rows(
         (state.hands & ~state.played[:, None]).astype(i64), state.played.astype(i64),
         state.trick.astype(i64), state.voids.astype(i64), state.bids.astype(i64), won,

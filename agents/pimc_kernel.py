@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.heuristic_play import _decision_table, heuristic_game
+from agents.heuristic_play import decision_table, heuristic_game
 from agents.kernel_random import new_stream
 from agents.search_common import margins
 from agents.search_kernel import (
@@ -144,10 +144,7 @@ def play_rollouts(
         rules.first_lead == "two_of_clubs",
     )  # fmt: skip
     if policy == HEURISTIC:
-        table = _decision_table(
-            p, rules.num_teams, rules.partnerships, rules.hand_size,
-            rules.nil_tricks == "count", int(view.trump[g]),
-        )  # fmt: skip
+        table = decision_table(rules, int(view.trump[g]))
         _roll_heuristic(
             *position, won, int(view.played[g]), view.voids[g].astype(np.int64),
             view.bids[g].astype(np.int64), int(deck_mask(rules)), _seen(view, g), table,
