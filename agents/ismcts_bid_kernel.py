@@ -35,7 +35,6 @@ import numpy.typing as npt
 from agents.ismcts_kernel import Tree, _descend, _walk_play
 from agents.kernel_random import below
 from agents.search_kernel import (
-    MAX_PLAYERS,
     _jit,
     _jit_unref,
     _play_out,
@@ -69,7 +68,7 @@ from spades_env.core.spec import (
     R_TWO_CLUBS,
     spec,
 )
-from spades_env.rules import Rules
+from spades_env.rules import MAX_PLAYERS, Rules
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import BID, BLIND, EXCHANGE, PLAY, TRUMP
 

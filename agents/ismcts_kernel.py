@@ -25,7 +25,6 @@ import numpy.typing as npt
 
 from agents.kernel_random import below
 from agents.search_kernel import (
-    MAX_PLAYERS,
     _bit_index,
     _jit_inline,
     _jit_unref,
@@ -35,6 +34,7 @@ from agents.search_kernel import (
 )
 from spades_env.cards import NUM_CARDS
 from spades_env.core.borrow import borrow, stack_array
+from spades_env.rules import MAX_PLAYERS
 
 _PATH = NUM_CARDS + 2  # the longest path: the root, hand_size * P cards and the rollout's
 

@@ -26,7 +26,6 @@ from agents.search_kernel import (
     _RANK,
     _SUIT,
     _SUIT_MASK,
-    MAX_PLAYERS,
     _jit_unref,
     _play_card,
     _play_out,
@@ -34,6 +33,7 @@ from agents.search_kernel import (
 from spades_env.cards import NUM_CARDS
 from spades_env.core.borrow import borrow, stack_array
 from spades_env.observation import SeatView
+from spades_env.rules import MAX_PLAYERS
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import deck_mask
 

@@ -33,7 +33,6 @@ _SUIT = np.asarray(CARD_SUIT, dtype=np.int64)
 _RANK = np.asarray(CARD_RANK, dtype=np.int64)
 _SUIT_MASK = np.asarray(SUIT_MASK, dtype=np.uint64).astype(np.int64)
 RANDOM, GREEDY = 0, 1
-MAX_PLAYERS = 5  # RULES.md §1: tables of 2 to 5 players (scratch on the stack holds 5)
 
 _jit = jit  # agents/numba_cache.py: compiled and cached on disk
 #: the searches' top-level loops: compiled without numba's reference counting. They

@@ -58,6 +58,7 @@ Deck = Literal["standard", "jokers", "no_2c", "no_2c_2d"]
 Scoring = Literal["standard", "family"]
 BidConstraint = Literal["none", "suicide", "mirror", "whiz"]
 Trump = Literal["spades", "named"]
+MAX_PLAYERS = 5  # RULES.md §1: tables of 2 to 5 players
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "blind_nil": ("never", "when_behind_100", "always"),
@@ -231,8 +232,10 @@ class Rules:
         from spades_env.cards import DECKS, MAX_BID, TWO_OF_CLUBS
 
         p, k = self.num_players, self.hand_size
-        if not 2 <= p <= 5:
-            raise RulesError(f"rules option num_players={p}: tables of 2 to 5 players exist")
+        if not 2 <= p <= MAX_PLAYERS:
+            raise RulesError(
+                f"rules option num_players={p}: tables of 2 to {MAX_PLAYERS} players exist"
+            )
         if (p == 2) != self.draw:
             raise RulesError(
                 f"rules options num_players={p}, draw={self.draw}: the draw phase is the "
