@@ -632,9 +632,8 @@ def play_out_state(state) -> npt.NDArray[np.int64]:
     )  # fmt: skip
     return won
 
-def decide_card(
-    rules, position: dict, set_tricks: int = DEFAULT_SET_TRICKS
-) -> tuple[int, str]:
+
+def decide_card(rules, position: dict, set_tricks: int = DEFAULT_SET_TRICKS) -> tuple[int, str]:
     """(card, reason) of one card-play decision given as a dict of its fields: `seat`,
     `hand`, `legal`, `unseen`, `leader`, `trick_size`, `lead_suit`, `tricks_played`,
     `trump` (ints; masks as card bits) and `bids`, `tricks_won`, `trick`, `voids` (per

@@ -160,8 +160,6 @@ class Args:
     """duplicate deals of each evaluation against --eval-search"""
 
 
-
-
 def half_copy(net: nn.Module, dtype: torch.dtype) -> nn.Module:
     """A copy of `net` whose parameters are stored in `dtype` (bfloat16): under autocast
     to that type it computes exactly what `net` does (autocast casts the parameters to
