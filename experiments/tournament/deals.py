@@ -121,13 +121,17 @@ def from_dict(rules: Rules, data: dict, source: str = "deal set") -> DealSet:
     return DealSet(data.get("seed"), seeds, dealers, hands)
 
 
+def encode(deals: DealSet) -> bytes:
+    """The bytes `save` writes."""
+    return (json.dumps(to_dict(deals)) + "\n").encode()
+
+
 def save(deals: DealSet, path: str | Path) -> None:
     """Write atomically (temporary file, then rename), so a kill leaves no half file."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(to_dict(deals), f)
-        f.write("\n")
+    with open(tmp, "wb") as f:
+        f.write(encode(deals))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -65,7 +65,7 @@ from experiments.tournament.config import (
 from experiments.tournament.deals import DealSet
 from experiments.tournament.local_pool import ordered_results
 from experiments.tournament.ray_backend import ray_results
-from experiments.tournament.results_log import append_unit, read_rows, repair
+from experiments.tournament.results_log import append_unit, read_rows, repair, seal
 from experiments.tournament.summary import summarize
 from experiments.tournament.units import execute_unit, unit_rows
 
@@ -113,6 +113,18 @@ def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
     refused run) is removed, so a refused run leaves nothing behind."""
     if run_dir.exists() and not run_dir.is_dir():
         raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
+    if create:
+        _check_new_folder(run_dir)
+    elif run_dir.is_dir() and not _is_tournament_config(run_dir / CONFIG_FILE):
+        # before the lock file is made: a folder of another kind gets nothing written
+        if not (run_dir / CONFIG_FILE).exists():
+            raise TournamentError(
+                f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
+            )
+        raise TournamentError(
+            f"{str(run_dir / CONFIG_FILE)!r} is not a tournament's config (damaged, or "
+            "another kind of run); put the original back, or choose another --out"
+        )
     made = None
     if create and not run_dir.exists():
         made = run_dir
@@ -130,6 +142,44 @@ def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
         raise
 
 
+#: What a folder may hold when a new tournament starts in it: a start killed before its
+#: config was written leaves these (and deals.json, checked against the new deals).
+_START_LEFTOVERS = {run_lock.LOCK_FILE, DEALS_FILE, DEALS_FILE + ".tmp", CONFIG_FILE + ".tmp"}
+
+
+def _check_new_folder(run_dir: Path) -> None:
+    """A new tournament starts in a new or empty folder, or one a killed start left;
+    a folder of another kind of run, or with anything else in it, is refused untouched."""
+    if not run_dir.is_dir():
+        return
+    names = {p.name for p in run_dir.iterdir()}
+    if CONFIG_FILE in names or LOG_FILE in names:
+        if CONFIG_FILE in names and not _is_tournament_config(run_dir / CONFIG_FILE):
+            raise TournamentError(
+                f"run folder {str(run_dir)!r} holds another kind of run ({CONFIG_FILE} is not "
+                "a tournament's); choose another --out"
+            )
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} already holds a tournament; "
+            "add --resume to finish it, or choose another --out"
+        )
+    others = sorted(names - _START_LEFTOVERS)
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} holds files that are not a tournament's ({shown}); "
+            "choose a new or empty folder for --out"
+        )
+
+
+def _is_tournament_config(path: Path) -> bool:
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(saved, dict) and {"tournament", "config"} <= set(saved)
+
+
 def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> RunContext:
     """Start a run folder: the deals, then the config (its presence marks a valid run)."""
     if (run_dir / CONFIG_FILE).exists() or (run_dir / LOG_FILE).exists():
@@ -139,6 +189,12 @@ def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> Ru
         )
     run_dir.mkdir(parents=True, exist_ok=True)
     deal_set = deal_set.head(config.deals)
+    old = run_dir / DEALS_FILE
+    if old.exists() and old.read_bytes() != deals_mod.encode(deal_set):
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} holds the {DEALS_FILE} of another tournament; "
+            "choose a new or empty folder for --out"
+        )
     deals_mod.save(deal_set, run_dir / DEALS_FILE)
     tid = tournament_id(config, deal_set)
     _write_json(run_dir / CONFIG_FILE, {"tournament": tid, "config": config.to_dict()})
@@ -236,6 +292,7 @@ def _append_all(
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
         for row in rows:
             row["logged_at"] = stamp
+            seal(row)
         append_unit(log, rows)
         if on_unit is not None:
             on_unit(unit, unit_deals(ctx.config, unit))
