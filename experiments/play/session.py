@@ -307,7 +307,13 @@ def _replay(session: Session, actions: list, path: str | Path) -> None:
 
 
 def default_save_path() -> Path:
-    return Path(f"spades-play-{datetime.now():%Y%m%d-%H%M%S}.json")
+    """A new file in the current folder, named by the time (never an existing one)."""
+    stamp = f"spades-play-{datetime.now():%Y%m%d-%H%M%S}"
+    path, k = Path(f"{stamp}.json"), 1
+    while path.exists():
+        k += 1
+        path = Path(f"{stamp}-{k}.json")
+    return path
 
 
 # ----------------------------------------------------------------------------- input
