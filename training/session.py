@@ -185,6 +185,10 @@ def check_backend(args: Any) -> None:
         raise ValueError(f"--max-policy-lag {args.max_policy_lag}: give 0 or more updates")
     if args.address and args.backend != "ray":
         raise ValueError("--address needs --backend ray")
+    if args.address:
+        from training.ray_address import check_address
+
+        check_address(args.address)  # before any folder is made
     if args.backend == "ray":
         try:
             import ray  # noqa: F401

@@ -107,7 +107,9 @@ def load_context(run_dir: Path) -> RunContext:
 
 
 @contextmanager
-def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
+def run_folder(
+    run_dir: Path, create: bool = False, deal_set: DealSet | None = None
+) -> Iterator[None]:
     """Hold the run folder's lock (`run_lock`) for the block; with `create`, make the
     folder first. A folder made here that holds no tournament when the block fails (a
     refused run) is removed, so a refused run leaves nothing behind."""
@@ -115,6 +117,8 @@ def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
         raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
     if create:
         _check_new_folder(run_dir)
+        if deal_set is not None:
+            _check_left_deals(run_dir, deal_set)
     elif run_dir.is_dir() and not _is_tournament_config(run_dir / CONFIG_FILE):
         # before the lock file is made: a folder of another kind gets nothing written
         if not (run_dir / CONFIG_FILE).exists():
@@ -172,6 +176,16 @@ def _check_new_folder(run_dir: Path) -> None:
         )
 
 
+def _check_left_deals(run_dir: Path, deal_set: DealSet) -> None:
+    """A deals.json already in a new run's folder (a killed start's) must be these deals."""
+    old = run_dir / DEALS_FILE
+    if old.is_file() and old.read_bytes() != deals_mod.encode(deal_set):
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} holds the {DEALS_FILE} of another tournament; "
+            "choose a new or empty folder for --out"
+        )
+
+
 def _is_tournament_config(path: Path) -> bool:
     try:
         saved = json.loads(path.read_text())
@@ -189,12 +203,7 @@ def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> Ru
         )
     run_dir.mkdir(parents=True, exist_ok=True)
     deal_set = deal_set.head(config.deals)
-    old = run_dir / DEALS_FILE
-    if old.exists() and old.read_bytes() != deals_mod.encode(deal_set):
-        raise TournamentError(
-            f"run folder {str(run_dir)!r} holds the {DEALS_FILE} of another tournament; "
-            "choose a new or empty folder for --out"
-        )
+    _check_left_deals(run_dir, deal_set)
     deals_mod.save(deal_set, run_dir / DEALS_FILE)
     tid = tournament_id(config, deal_set)
     _write_json(run_dir / CONFIG_FILE, {"tournament": tid, "config": config.to_dict()})
@@ -325,7 +334,10 @@ def run_tournament(
 ) -> dict[str, Any]:
     """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary."""
     run_dir = Path(run_dir)
-    with run_folder(run_dir, create=not resume):
+    if not resume and config is not None and deal_set is None:
+        deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
+    checked = None if deal_set is None or config is None else deal_set.head(config.deals)
+    with run_folder(run_dir, create=not resume, deal_set=checked):
         ctx = open_run(run_dir, config, deal_set, resume)
         todo = pending_units(run_dir, ctx)
         play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
