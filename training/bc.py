@@ -59,6 +59,9 @@ Progress = Callable[[int, int], None]
 class Args:
     """Distillation of a teacher agent into a network (behaviour cloning, DAgger)."""
 
+    #: Counts where 0 is allowed and means none (training.session.check_args).
+    ZERO_MEANS_NONE = ("eval_deals",)
+
     exp_name: str = "bc"
     """the name of this experiment (the run folder is runs/{exp_name}__{seed}__{time})"""
     seed: int = 1
