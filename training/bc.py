@@ -304,6 +304,8 @@ def train(args: Args, progress: Progress | None = None) -> Path:
         generate(data, spec, progress=None)
         tick(args.hands)
         folders = [data, *map(Path, filter(None, args.extra_data.split(",")))]
+        # the data is read (a corrupt shard refused) before the run folder is made
+        first_split = load_split(folders, args.holdout)
         net, config = initial_network(args, rules, device)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         run_dir = Path(args.runs_dir) / f"{args.exp_name}__{args.seed}__{stamp}"
@@ -329,7 +331,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
                 )  # fmt: skip
                 folders.append(generate(Path(f"{data}_dagger{r}"), spec_r))
                 tick(args.dagger_hands)
-            train_rows, held = load_split(folders, args.holdout)
+            train_rows, held = first_split if r == 0 else load_split(folders, args.holdout)
             if r == 0:  # the real row count, now known
                 batches = len(train_rows["action"]) // args.batch_size * args.epochs
                 total[0] = gen_rows + batches * (1 + args.dagger_rounds)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +41,23 @@ def save_checkpoint(
     rng: np.random.Generator | None = None,
     torch_rng: torch.Generator | None = None,
 ) -> Path:
-    """Write a checkpoint atomically; without optimizer and generators it is slim."""
+    """Write a checkpoint atomically; without optimizer and generators it is slim.
+    Weights that are not all finite are refused (`CheckpointError`): a run never saves a
+    checkpoint it could not resume from."""
     path = Path(path)
+    model = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    for name, tensor in model.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(
+                f"not saving {str(path)!r}: the network's {name} holds NaN or inf (the "
+                "training diverged; try a lower --learning-rate or --reward-scale)"
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     ckpt: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "network": network,
-        "model": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+        "model": model,
         "args": args,
         "rules": rules.to_dict(),
         "obs_version": OBS_VERSION,
@@ -106,3 +116,28 @@ def latest_checkpoint(run_dir: str | Path) -> Path:
             "give the folder of a run that saved at least one"
         )
     return update_path(run_dir, updates[-1])
+
+
+def resume_checkpoint(
+    run_dir: str | Path, on_note: Callable[[str], None] | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """The newest readable periodic checkpoint of a run, read: a damaged last one (a disk
+    error, a copy cut short) falls back to the one before, and `on_note` hears a line
+    saying so. Raises the newest one's `CheckpointError` when none can be read."""
+    latest = latest_checkpoint(run_dir)
+    first_error: CheckpointError | None = None
+    for update in reversed(saved_updates(run_dir)):
+        path = update_path(run_dir, update)
+        try:
+            ckpt = read_checkpoint(path)
+        except CheckpointError as exc:
+            first_error = first_error or exc
+            continue
+        if path != latest and on_note is not None:
+            on_note(
+                f"--resume: {str(latest)!r} is damaged ({first_error}); resuming from "
+                f"{str(path)!r}, the checkpoint before it"
+            )
+        return path, ckpt
+    assert first_error is not None
+    raise first_error

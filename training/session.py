@@ -58,8 +58,8 @@ from agents.rl_agent import (
 from spades_env.rules import Rules
 from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
 from training.checkpoint import (
-    latest_checkpoint,
     restore_rngs,
+    resume_checkpoint,
     save_checkpoint,
     saved_updates,
     slim,
@@ -299,7 +299,7 @@ class Session:
     ) -> None:
         ckpt = None
         if args.resume:
-            ckpt = read_checkpoint(latest_checkpoint(args.resume))
+            ckpt = resume_checkpoint(args.resume)[1]  # a damaged last one: the one before
             check_resume_kind(args.resume, ckpt, network["kind"])
             args = resume_args(args, ckpt)
             network = ckpt["network"]
@@ -353,7 +353,11 @@ class Session:
             self.global_step = ckpt["counters"]["global_step"]
             self.learner_steps = ckpt["counters"]["learner_steps"]
             restore_rngs(ckpt, self.rng, self.torch_rng)
-            members = [u for u in saved_updates(self.run_dir) if u % args.save_every == 0]
+            members = [
+                u
+                for u in saved_updates(self.run_dir)
+                if u % args.save_every == 0 and u <= self.update  # not a damaged later one
+            ]
             for u in members[-args.pool_size :] if args.pool_size else []:
                 self._add_to_pool(load_network(read_checkpoint(update_path(self.run_dir, u))))
         else:

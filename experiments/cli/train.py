@@ -57,10 +57,9 @@ def run(args: argparse.Namespace) -> int:
     flags = [f for f in flags if f != "--no-progress"]
     train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")
     if getattr(train_args, "resume", ""):  # refuse a bad run folder or a conflicting flag
-        from agents.rl_agent import read_checkpoint
-        from training.checkpoint import latest_checkpoint
+        from training.checkpoint import resume_checkpoint
 
-        ckpt = read_checkpoint(latest_checkpoint(train_args.resume))
+        _, ckpt = resume_checkpoint(train_args.resume, Console(stderr=True, soft_wrap=True).print)
         check_resume_kind(train_args.resume, ckpt, args.algo)
         checked = resume_args(train_args, ckpt, given_flags(module.Args, flags))
     else:
