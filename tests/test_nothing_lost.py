@@ -275,3 +275,33 @@ def test_workers_exit_when_the_driver_alone_is_killed(tmp_path):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+# ----------------------------------------------------------------------------- checks first
+def test_play_checks_its_save_file_before_the_first_move(tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("mine")
+    out = spades("play", "--seed", "1", "--save", str(blocker / "g.json"), input="")
+    line = one_line_error(out)
+    assert "--save" in line and "is a file" in line
+    assert "legal:" not in out.stdout  # refused before the first prompt
+    assert blocker.read_text() == "mine"
+
+
+def test_dd_table_checks_out_before_solving(tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("mine")
+    cache = tmp_path / "dd.sqlite"
+    args = ["--deals", "500", "--cache", str(cache), "--out", str(blocker / "t.npz")]
+    line = one_line_error(spades("dd-table", *args))
+    assert "--out" in line and "is a file" in line
+    assert not cache.exists()  # nothing solved, no cache made
+
+
+def test_analyze_checks_out_and_the_cache_before_solving(tiny, tmp_path):
+    target = tmp_path / "plots"
+    target.write_text("mine")
+    cache = tmp_path / "dd.sqlite"
+    out = spades("analyze", str(tiny["a"]), "--dd", "--dd-cache", str(cache), "--out", str(target))
+    assert "is a file" in one_line_error(out)
+    assert not cache.exists()  # one line, before any cache is opened or hand solved

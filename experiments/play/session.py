@@ -237,6 +237,7 @@ class Session:
     def save(self, path: str | Path) -> Path:
         """Write the save file atomically (a crash never leaves half a file)."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         lines = [
             f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
