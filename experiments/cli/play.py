@@ -278,9 +278,9 @@ def run(args: argparse.Namespace) -> int:
             raise PlayError(
                 f"--save {save_to} exists; resume it with --load {save_to}, or pick another name"
             )
+        session = _new_session(args)
     if save_to:
         from experiments.cli.checks import output_file
 
         output_file(save_to, "--save")  # before the first move, not at the first save
-        session = _new_session(args)
     return play(session, Terminal(), save_to)
