@@ -305,3 +305,11 @@ def test_analyze_checks_out_and_the_cache_before_solving(tiny, tmp_path):
     out = spades("analyze", str(tiny["a"]), "--dd", "--dd-cache", str(cache), "--out", str(target))
     assert "is a file" in one_line_error(out)
     assert not cache.exists()  # one line, before any cache is opened or hand solved
+
+
+def test_a_new_run_whose_first_unit_fails_leaves_no_folder(tmp_path):
+    out_dir = tmp_path / "new" / "run"
+    args = [*TINY, "--agents", "heuristic:aggression=nan,random", "--no-progress"]
+    out = spades("tournament", *args, "--out", str(out_dir))
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "new").exists()

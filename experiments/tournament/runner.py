@@ -111,8 +111,11 @@ def run_folder(
     run_dir: Path, create: bool = False, deal_set: DealSet | None = None
 ) -> Iterator[None]:
     """Hold the run folder's lock (`run_lock`) for the block; with `create`, make the
-    folder first. A folder made here that holds no tournament when the block fails (a
-    refused run) is removed, so a refused run leaves nothing behind."""
+    folder first (refusing one that holds anything but a killed start's files, and, given
+    `deal_set`, a deals.json of other deals). A folder made here is removed when the
+    block fails before the log has a row (a refused run, or one whose first unit failed;
+    not one stopped by Ctrl-C, which --resume finishes), so a refused run leaves nothing
+    behind."""
     if run_dir.exists() and not run_dir.is_dir():
         raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
     if create:
@@ -140,8 +143,13 @@ def run_folder(
     try:
         with run_lock.hold(run_dir):
             yield
-    except BaseException:
-        if made is not None and not (run_dir / CONFIG_FILE).exists():
+    except BaseException as exc:
+        log = run_dir / LOG_FILE
+        no_rows = not log.exists() or log.stat().st_size == 0
+        # a new run that failed before its first row (a bad agent value, a cluster that
+        # would not start) leaves nothing; one interrupted by Ctrl-C stays, to --resume
+        failed = no_rows and not isinstance(exc, KeyboardInterrupt)
+        if made is not None and (failed or not (run_dir / CONFIG_FILE).exists()):
             shutil.rmtree(made, ignore_errors=True)
         raise
 
