@@ -114,8 +114,8 @@ def run_folder(
     folder first (refusing one that holds anything but a killed start's files, and, given
     `deal_set`, a deals.json of other deals). A folder made here is removed when the
     block fails before the log has a row (a refused run, or one whose first unit failed;
-    not one stopped by Ctrl-C, which --resume finishes), so a refused run leaves nothing
-    behind."""
+    not one stopped by Ctrl-C or an OSError, which --resume finishes), so a refused run
+    leaves nothing behind."""
     if run_dir.exists() and not run_dir.is_dir():
         raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
     if create:
@@ -146,9 +146,10 @@ def run_folder(
     except BaseException as exc:
         log = run_dir / LOG_FILE
         no_rows = not log.exists() or log.stat().st_size == 0
-        # a new run that failed before its first row (a bad agent value, a cluster that
-        # would not start) leaves nothing; one interrupted by Ctrl-C stays, to --resume
-        failed = no_rows and not isinstance(exc, KeyboardInterrupt)
+        # a new run that failed before its first row for a reason a rerun meets again (a
+        # bad agent value) leaves nothing; one stopped by Ctrl-C or by the system (a full
+        # disk, a lost connection: OSError) stays, for --resume
+        failed = no_rows and not isinstance(exc, KeyboardInterrupt | OSError)
         if made is not None and (failed or not (run_dir / CONFIG_FILE).exists()):
             shutil.rmtree(made, ignore_errors=True)
         raise
