@@ -11,12 +11,12 @@ from cli_helpers import one_line_error, spades
     ("algo", "flag", "value", "words"),
     [
         ("ppo", "--max-grad-norm", "nan", "finite"),
-        ("ppo", "--ent-coef", "nan", "finite"),
-        ("ppo", "--learning-rate", "nan", "finite"),
+        pytest.param("ppo", "--ent-coef", "nan", "finite", marks=pytest.mark.slow),
+        pytest.param("ppo", "--learning-rate", "nan", "finite", marks=pytest.mark.slow),
         ("ppo", "--num-minibatches", "100000", "--num-games"),
-        ("ppo", "--gamma", "2", "between 0 and 1"),
-        ("ppo", "--clip-coef", "-1", "positive"),
-        ("ppo", "--hidden", "0", "--hidden"),
+        pytest.param("ppo", "--gamma", "2", "between 0 and 1", marks=pytest.mark.slow),
+        pytest.param("ppo", "--clip-coef", "-1", "positive", marks=pytest.mark.slow),
+        pytest.param("ppo", "--hidden", "0", "--hidden", marks=pytest.mark.slow),
         ("ppo", "--exp-name", "../../x", "--exp-name"),
         ("dmc", "--reward-scale", "nan", "finite"),
     ],
@@ -47,3 +47,28 @@ def _field_doc() -> str:
     from training import bc
 
     return inspect.getsource(bc.Args)
+
+
+@pytest.mark.parametrize(
+    ("algo", "field", "value"),
+    [
+        ("ppo", "max_grad_norm", float("nan")),
+        ("ppo", "ent_coef", float("nan")),
+        ("ppo", "learning_rate", float("nan")),
+        ("ppo", "num_minibatches", 100000),
+        ("ppo", "gamma", 2.0),
+        ("ppo", "clip_coef", -1.0),
+        ("ppo", "hidden", "0"),
+        ("ppo", "exp_name", "../../x"),
+        ("dmc", "reward_scale", float("nan")),
+    ],
+)
+def test_every_bad_training_value_is_refused_by_the_argument_check(algo, field, value):
+    """The same values as above at the Python API's check (`check_args`), which every run
+    passes before anything is written."""
+    from training import dmc, ppo_selfplay
+    from training.session import check_args
+
+    args = (ppo_selfplay if algo == "ppo" else dmc).Args(**{field: value})
+    with pytest.raises(ValueError, match="--" + field.replace("_", "-")):
+        check_args(args)
