@@ -54,6 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agents.registry import AgentImportError, AgentSpecError
 from experiments.tournament import deals as deals_mod
 from experiments.tournament import run_lock
 from experiments.tournament.config import (
@@ -89,6 +90,16 @@ def load_context(run_dir: Path) -> RunContext:
         saved = json.loads((run_dir / CONFIG_FILE).read_text())
         config = TournamentConfig.from_dict(saved["config"])
         tid = saved["tournament"]
+    except AgentImportError as exc:  # the file is fine: the agent's code is not here
+        raise TournamentError(
+            f"the tournament in {str(run_dir)!r} plays an agent this process cannot import: "
+            f"{exc}; then --resume again"
+        ) from None
+    except AgentSpecError as exc:  # e.g. an option a newer release renamed
+        raise TournamentError(
+            f"the tournament in {str(run_dir)!r} plays an agent this installation cannot "
+            f"build: {exc}"
+        ) from None
     except (FileNotFoundError, NotADirectoryError):
         raise TournamentError(
             f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
