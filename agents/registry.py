@@ -213,11 +213,10 @@ def register(
 
     **The agent contract** (see `agents.base.BaseAgent`, the class to subclass): an agent
     has a `name` and `act(view, obs, mask) -> actions`, called on a batch of B games at
-    once, all of the same seat-to-act position type (bids or cards); it returns (B,)
-    int64, one legal action per game (`mask[b, action]` is True). `obs` is the RL
-    encoding, (B, obs_size) int16, and is passed only when the class sets
-    `needs_obs = True` (else None: building it costs time). `view` is the
-    `spades_env.observation.SeatView` of the acting seats. The seed passed to the
+    once (bids and card plays may be mixed); it returns (B,) int64, one legal action per
+    game (`mask[b, action]` is True). `obs` is the RL encoding, (B, obs_size) int16,
+    passed only when the class sets `needs_obs = True` (else None: building it costs
+    time). `view` is the `spades_env.observation.SeatView` of the acting seats. The seed passed to the
     factory decides all of the agent's randomness (a tournament seeds each unit's agents
     from the unit alone, so rows do not depend on the process that plays them).
 

@@ -80,8 +80,13 @@ def add_parser(sub) -> None:
     d = DEFAULTS
     p.add_argument(
         "--agents",
-        help="agent specs separated by , or ; (after a comma, key=value continues the agent "
-        f"before it: pimc:worlds=16,policy=greedy,heuristic) (default {d['agents']})",
+        metavar="[NAME=]SPEC,...",
+        help="agents separated by , or ; (after a comma, key=value continues the agent "
+        "before it: pimc:worlds=16,policy=greedy,heuristic). SPEC: a registered agent "
+        "(random, heuristic, pimc, learned, checkpoint:PATH, sb3:PATH.zip, ...), an installed "
+        "plugin's, path/to/file.py:Class or package.module:Class (options after a colon: "
+        "file.py:Class:depth=2); NAME= names it in the tables and log: "
+        f"mine=checkpoint:runs/ppo/final.pt (default {d['agents']})",
     )
     p.add_argument("--deals", type=_positive, help=f"duplicate deals (default {d['deals']})")
     p.add_argument("--mode", choices=MODES, help="hand: one hand per deal; game: whole games")
