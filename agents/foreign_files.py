@@ -68,12 +68,11 @@ def explain_torch_file(path: str) -> str | None:
 def check_checkpoint(params: dict[str, Any]) -> None:
     """Registry check of `checkpoint:PATH`: a foreign file is named (see the module doc),
     then `agents.rl_agent.check_params` checks a checkpoint of this project."""
-    from agents.rl_agent import check_params
-
     path = params.get("path")
     hint = None if path is None else sniff(os.fspath(path))
     if hint is not None:
         raise ValueError(hint)
+    from agents.rl_agent import check_params  # torch: only for what may be a checkpoint
     try:
         check_params(params)
     except ValueError as exc:

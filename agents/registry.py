@@ -216,9 +216,10 @@ def register(
     once (bids and card plays may be mixed); it returns (B,) int64, one legal action per
     game (`mask[b, action]` is True). `obs` is the RL encoding, (B, obs_size) int16,
     passed only when the class sets `needs_obs = True` (else None: building it costs
-    time). `view` is the `spades_env.observation.SeatView` of the acting seats. The seed passed to the
-    factory decides all of the agent's randomness (a tournament seeds each unit's agents
-    from the unit alone, so rows do not depend on the process that plays them).
+    time). `view` is the `spades_env.observation.SeatView` of the acting seats. The seed
+    passed to the factory decides all of the agent's randomness (a tournament seeds each
+    unit's agents from the unit alone, so rows do not depend on the process that plays
+    them).
 
     **Registration lives in the process that calls it.** A tournament's workers are new
     processes (`spawn`, and Ray's), so a name registered by a user's script is unknown
@@ -518,9 +519,10 @@ def split_spec(spec: str) -> ParsedSpec:
     attr, _, options = rest.partition(":")
     if attr and attr.replace(".", "_").isidentifier() and name.replace(".", "_").isidentifier():
         return ParsedSpec(label, f"{name}:{attr}", options, "module")
-    raise AgentSpecError(
-        f"unknown agent {name!r}; known agents: {', '.join(known_names())}; or your own: "
-        "path/to/file.py:Class, package.module:Class"
+    raise AgentImportError(  # an import error too: a plugin not installed here
+        f"unknown agent {name!r}; known agents: {', '.join(known_names())}; an installed "
+        "plugin's: install its package here; your own: path/to/file.py:Class, "
+        "package.module:Class"
     )
 
 
