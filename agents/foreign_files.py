@@ -73,6 +73,7 @@ def check_checkpoint(params: dict[str, Any]) -> None:
     if hint is not None:
         raise ValueError(hint)
     from agents.rl_agent import check_params  # torch: only for what may be a checkpoint
+
     try:
         check_params(params)
     except ValueError as exc:

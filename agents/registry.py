@@ -564,9 +564,10 @@ def split_specs(text: str) -> tuple[str, ...]:
     `("pimc:worlds=16,policy=greedy", "heuristic")`.
 
     Specs are separated by `;` or by `,`. After a `,`, an item `key=value` (an `=` and no
-    `:` before it) continues the previous spec's options, unless it starts a named agent
-    (`NAME=SPEC`): its value holds a `:` (`bot=path/x.py:Cls`), or it is an agent's name
-    (`h2=heuristic`) and the previous agent has no option `key`."""
+    `:` before it) continues the previous spec's options when `key` is one of them;
+    else it starts a named agent (`NAME=SPEC`) if its value holds a `:` or a path
+    (`bot=path/x.py:Cls`) or is an agent's name (`h2=heuristic`), and continues the
+    options otherwise (so that an unknown option is named as such)."""
     specs: list[str] = []
     for group in text.split(";"):
         current: list[str] = []
@@ -583,16 +584,17 @@ def split_specs(text: str) -> tuple[str, ...]:
 
 
 def _starts_agent(previous: str, key: str, value: str) -> bool:
-    """After `previous`, does the item `key=value` name a new agent (`NAME=SPEC`)?"""
+    """After `previous`, does the item `key=value` name a new agent (`NAME=SPEC`)? Not
+    when `key` is an option of the previous agent (`model=agents/data/x.json`)."""
+    try:
+        entry: AgentEntry | None = _entry(split_spec(previous))
+    except AgentSpecError:
+        entry = None
+    if entry is not None and key.strip() in entry.params:
+        return False
     value = value.strip()
     if ":" in value or is_file_target(value):
         return True
-    try:
-        parsed = split_spec(previous)
-    except AgentSpecError:
-        return False
-    if parsed.kind == "registry" and key.strip() in REGISTRY[parsed.target].params:
-        return False
     return value in REGISTRY or value in _plugin_points()
 
 

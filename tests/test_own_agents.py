@@ -284,12 +284,17 @@ def test_demo_seats_a_file_agent_under_its_name(user_file):
 
 # ----------------------------------------------------------------------------- Python
 def test_named_agents_in_the_comma_list():
-    text = "mine=bots/x.py:Bot,pimc:worlds=16,policy=random,h2=heuristic,bot=m.n:C:depth=2"
+    text = (
+        "mine=bots/x.py:Bot,pimc:worlds=16,policy=random,h2=heuristic,bot=m.n:C:depth=2,"
+        "heuristic:bid=model,model=agents/data/trick_model.json,p=sb3:m.zip"
+    )
     assert split_specs(text) == (
         "mine=bots/x.py:Bot",
         "pimc:worlds=16,policy=random",
         "h2=heuristic",
         "bot=m.n:C:depth=2",
+        "heuristic:bid=model,model=agents/data/trick_model.json",
+        "p=sb3:m.zip",
     )
 
 
@@ -375,6 +380,12 @@ def test_sb3_models_play_legal_actions_with_the_mask(tmp_path):
         agent = make_agent(f"m=sb3:{tmp_path / algo}.zip", seed=0)
         assert agent.algo == algo and agent.name == "m"
         assert mask[np.arange(16), agent.act(view, obs, mask)].all()
+
+
+def test_a_module_spec_builds_the_class_it_names(plugin_site, monkeypatch):
+    monkeypatch.syspath_prepend(str(plugin_site))
+    agent = make_agent("lowish_plugin:Lowish", seed=1)
+    assert type(agent).__name__ == "Lowish" and agent.name == "lowish_plugin:Lowish"
 
 
 # ----------------------------------------------------------------------------- slow
