@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
-from agents.heuristic import HeuristicAgent
+from agents.heuristic.agent import HeuristicAgent
 from agents.random_agent import RandomAgent
 from spades_env.rules import Rules
 
@@ -96,7 +96,7 @@ def _lazy(target: str) -> Callable[..., Any]:
     return call
 
 
-#: the options of a network agent (`checkpoint:` and `learned`; agents.rl_agent)
+#: the options of a network agent (`checkpoint:` and `learned`; agents.learned.agent)
 _NETWORK_OPTIONS: dict[str, type] = {
     "sample": bool,
     "bid": str,
@@ -127,30 +127,30 @@ REGISTRY: dict[str, AgentEntry] = {
         "aggression shades those bids, nil_risk their nils); blind_deficit the deficit for "
         "blind nil; set_tricks: once the contract is made, take tricks while that many set "
         "the opponents (3; 2 the play before)",
-        check="agents.heuristic:check_params",
+        check="agents.heuristic.agent:check_params",
     ),
     "checkpoint": AgentEntry(
-        _lazy("agents.rl_agent:checkpoint_agent"),
+        _lazy("agents.learned.agent:checkpoint_agent"),
         {"path": str, "device": str, **_NETWORK_OPTIONS},
         "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
-        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame), "
+        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.learned.endgame), "
         "nil=N of the last N for a live nil of the team, nilplay=heuristic; "
         "bid=model|rules: the heuristic decides before card play (the fitted trick "
         "model | seed 000's count), the network plays the cards",
         positional="path",
-        check="agents.foreign_files:check_checkpoint",
+        check="agents.adapters.foreign_files:check_checkpoint",
     ),
     "sb3": AgentEntry(
-        _lazy("agents.sb3_agent:SB3Agent"),
+        _lazy("agents.adapters.sb3:SB3Agent"),
         {"path": str, "algo": str, "sample": bool, "device": str},
         "a Stable-Baselines3 / sb3-contrib model trained on the Gym env: sb3:PATH.zip "
         "(PPO, A2C, MaskablePPO, DQN; algo=NAME when the file does not say); it plays the "
         "legal action of highest probability (sample=true: drawn) or Q-value",
         positional="path",
-        check="agents.sb3_agent:check_params",
+        check="agents.adapters.sb3:check_params",
     ),
     "pimc": AgentEntry(
-        _lazy("agents.pimc:PIMCAgent"),
+        _lazy("agents.search.pimc:PIMCAgent"),
         {
             "worlds": int,
             "rollouts": int,
@@ -164,34 +164,34 @@ REGISTRY: dict[str, AgentEntry] = {
         "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
         "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic|model: "
         "the heuristic bids (seed 000's count | the fitted trick model), search plays",
-        check="agents.pimc:check_params",
+        check="agents.search.pimc:check_params",
     ),
     "ismcts": AgentEntry(
-        _lazy("agents.ismcts:ISMCTSAgent"),
+        _lazy("agents.search.ismcts:ISMCTSAgent"),
         {"iterations": int, "time_ms": float, "c": float, "policy": str, "bid": str},
         "Information Set MCTS (one determinization per iteration, availability UCB); "
         "policy random|greedy; bid=heuristic|model: the heuristic bids (seed 000's count | "
         "the fitted trick model), search plays",
-        check="agents.ismcts:check_params",
+        check="agents.search.ismcts:check_params",
     ),
     "learned": AgentEntry(
-        _lazy("agents.rl_agent:learned_agent"),
+        _lazy("agents.learned.agent:learned_agent"),
         dict(_NETWORK_OPTIONS),
-        "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
+        "the strongest learned agent: agents/learned/checkpoints/learned.pt (distilled from the "
         "heuristic, then fine-tuned; recipe in learned.json) for the bids and the first "
         "tricks, and an exact solve of the last endgame=K tricks over worlds=W sampled "
-        "worlds (agents.endgame; endgame=0: the network alone), and of the last nil=N "
+        "worlds (agents.learned.endgame; endgame=0: the network alone), and of the last nil=N "
         "tricks for a live nil of its team (nilplay=heuristic: the heuristic plays the "
         "team's cards while its nil is alive); bid=model|rules: the "
         "heuristic bids (trick model, model=PATH another model file | seed 000's count), "
         "the network plays the cards",
-        check="agents.rl_agent:check_learned",
+        check="agents.learned.agent:check_learned",
     ),
     "ppo": AgentEntry(
-        _lazy("agents.rl_agent:shipped_agent"),
+        _lazy("agents.learned.agent:shipped_agent"),
         {"sample": bool, "bid": str, "model": str},
-        "the PPO checkpoint shipped in agents/checkpoints/ppo_small.pt (bid as learned)",
-        check="agents.rl_agent:check_shipped",
+        "the PPO checkpoint shipped in agents/learned/checkpoints/ppo_small.pt (bid as learned)",
+        check="agents.learned.agent:check_shipped",
     ),
 }
 
@@ -585,7 +585,7 @@ def split_specs(text: str) -> tuple[str, ...]:
 
 def _starts_agent(previous: str, key: str, value: str) -> bool:
     """After `previous`, does the item `key=value` name a new agent (`NAME=SPEC`)? Not
-    when `key` is an option of the previous agent (`model=agents/data/x.json`)."""
+    when `key` is an option of the previous agent (`model=agents/heuristic/data/x.json`)."""
     try:
         entry: AgentEntry | None = _entry(split_spec(previous))
     except AgentSpecError:

@@ -27,7 +27,8 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from spades_env.cards import NUM_ACTIONS
-from spades_env.core.vector import EPISODE_MULT
+from spades_env.core.deal import splitmix64_int
+from spades_env.core.vector import DECISION_MULT, EPISODE_MULT, HAND_MULT, UNIFORM_SALT
 from spades_env.engine import PHASE_BASE, HandResult, random_legal_actions
 from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
@@ -37,11 +38,11 @@ from spades_env.state import splitmix64
 
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
-_EPISODE_MULT = int(EPISODE_MULT)  # the compiled vector step derives the same keys
-_UNIFORM_SALT = 0x2545F4914F6CDD1D
-_HAND_MULT = 0xBF58476D1CE4E5B9
-_DECISION_MULT = 0x94D049BB133111EB
+# the keys of core/vector.py, which the compiled vector step derives the same way
+_EPISODE_MULT = int(EPISODE_MULT)
+_UNIFORM_SALT = int(UNIFORM_SALT)
+_HAND_MULT = int(HAND_MULT)
+_DECISION_MULT = int(DECISION_MULT)
 _PHASE_BASE = [int(b) for b in PHASE_BASE]
 
 #: What an illegal action costs in the Gymnasium envs and the wrapped PettingZoo env
@@ -56,14 +57,6 @@ EPISODES = ("hand", "game")
 
 
 # ----------------------------------------------------------------------------- seeds
-def splitmix64_int(x: int) -> int:
-    """`state.splitmix64` on one Python int (a few times faster than a numpy call)."""
-    z = (x + _GOLDEN) & _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
-
-
 def seed_base(seeds: npt.ArrayLike) -> U64:
     """(N,) uint64 episode-counter keys from non-negative integer seeds."""
     arr = np.atleast_1d(np.asarray(seeds))

@@ -286,14 +286,14 @@ def test_demo_seats_a_file_agent_under_its_name(user_file):
 def test_named_agents_in_the_comma_list():
     text = (
         "mine=bots/x.py:Bot,pimc:worlds=16,policy=random,h2=heuristic,bot=m.n:C:depth=2,"
-        "heuristic:bid=model,model=agents/data/trick_model.json,p=sb3:m.zip"
+        "heuristic:bid=model,model=agents/heuristic/data/trick_model.json,p=sb3:m.zip"
     )
     assert split_specs(text) == (
         "mine=bots/x.py:Bot",
         "pimc:worlds=16,policy=random",
         "h2=heuristic",
         "bot=m.n:C:depth=2",
-        "heuristic:bid=model,model=agents/data/trick_model.json",
+        "heuristic:bid=model,model=agents/heuristic/data/trick_model.json",
         "p=sb3:m.zip",
     )
 

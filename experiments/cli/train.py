@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     flags = [f for f in flags if f != "--no-progress"]
     train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")
     if getattr(train_args, "resume", ""):  # refuse a bad run folder or a conflicting flag
-        from agents.rl_agent import read_checkpoint
+        from agents.learned.checkpoint import read_checkpoint
         from training.checkpoint import latest_checkpoint
 
         ckpt = read_checkpoint(latest_checkpoint(train_args.resume))
