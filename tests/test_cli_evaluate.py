@@ -109,3 +109,11 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
     assert "one page holds one protocol" in one_line_error(mixed)
     missing = spades("leaderboard", str(tmp_path / "nope.json"))
     assert "does not exist" in one_line_error(missing)
+
+
+def test_the_ladders_deal_counts_follow_from_its_sd_and_the_target_interval():
+    for rung in protocol.LADDER:
+        assert rung.deals == protocol.deals_for(rung.pilot_sd)
+        half = 1.959963984540054 * rung.pilot_sd / rung.deals**0.5
+        assert half <= protocol.TARGET_HALF_WIDTH < half + 0.1  # about ±2.5, not far under
+    assert len(protocol.deal_set()) == max(r.deals for r in protocol.LADDER)

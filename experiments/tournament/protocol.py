@@ -9,14 +9,20 @@ SHA-256 (of the deal-set file's JSON, `deal_set_hash`) every result and table pr
 a reader can check they were played on the same cards. Game seed `i` depends only on the
 seed and `i`, so every rung plays a prefix of the same set.
 
-**Deal counts.** Each rung's count makes the 95% CI of its margin about ±`TARGET_HALF_WIDTH`
-points per deal: n = (1.96 sd / 2.5)^2 with sd the per-deal standard deviation of the
-duplicate margin against that opponent, measured on a 200-deal pilot (heuristic,
-learned, random and pimc:worlds=64 round robin, seed 20261203; the largest sd over the
-candidates tried, rounded up to whole chunks of 50). Where the interval and the time
-conflict, the interval wins: the counts are fixed, and the wall time depends on the
-candidate's speed (about 30 minutes on 2 cores for a candidate as fast as `learned`; a
-search agent as candidate takes longer).
+**Deal counts.** Each rung's count makes the 95% CI of its margin about
+±`TARGET_HALF_WIDTH` points per deal: n = (1.96 sd / 2.5)^2, in whole chunks of 50, with
+sd the per-deal standard deviation of the duplicate margin against that opponent. The sd
+was measured on a pilot, a 200-deal round robin of heuristic, learned, random and
+pimc:worlds=64 (`python -m experiments.tournament.protocol PILOT_RUN_FOLDER` prints the
+counts a pilot gives); each rung takes the largest sd over the candidates tried, so the
+interval holds for candidates from random to PIMC strength.
+
+**Time.** The deal counts are fixed and the time is what gives way: it depends on the
+candidate's speed. Measured in CPU time per duplicate deal, the ladder is about 19 CPU
+minutes for a candidate as fast as `learned` (PIMC's own moves are two thirds of it),
+about 10 minutes of wall time on 2 cores, and about 25 minutes on 2 cores with
+pimc:worlds=64 as the candidate; a slower candidate takes longer, and `--workers` or
+`--backend ray` spread it.
 
 A change of opponents, counts, rules or deal seed is a new `VERSION`; results of
 different versions are never put in one table (`spades leaderboard` refuses).
@@ -55,10 +61,10 @@ class Rung:
 
 #: the ladder of protocol 1 (sd: per-deal margin sd measured on the pilot, see above)
 LADDER: tuple[Rung, ...] = (
-    Rung("random", 2200, 59.3),
-    Rung("heuristic", 1550, 49.6),
-    Rung("pimc:worlds=64", 1950, 56.3),
-    Rung("learned", 1150, 42.7),
+    Rung("random", 2300, 60.54),  # by candidate: heuristic 48.4, learned 58.1, pimc 60.5
+    Rung("heuristic", 1450, 48.41),  # learned 45.2, pimc 47.6, random 48.4
+    Rung("pimc:worlds=64", 2300, 60.54),  # heuristic 47.6, learned 51.1, random 60.5
+    Rung("learned", 2100, 58.13),  # heuristic 45.2, pimc 51.1, random 58.1
 )
 
 
@@ -142,3 +148,22 @@ def check_header(saved: dict[str, Any], wanted: dict[str, Any], folder: Path) ->
                 f"{str(folder)!r} holds an evaluation with another {key} "
                 f"({saved.get(key)!r}, not {value!r}); drop --resume or choose another --dir"
             )
+
+
+def counts_from_pilot(run_dir: str | Path) -> dict[str, tuple[float, int]]:
+    """{opponent: (largest sd over the other agents, deals)} from a pilot round robin."""
+    from experiments.tournament.results_log import read_rows
+    from experiments.tournament.summary import pair_results
+
+    sd: dict[str, float] = {}
+    for p in pair_results(read_rows(Path(run_dir)), "hand"):
+        for opponent in (p["a"], p["b"]):
+            sd[opponent] = max(sd.get(opponent, 0.0), p["margin"]["sd"] or 0.0)
+    return {o: (s, deals_for(s)) for o, s in sd.items()}
+
+
+if __name__ == "__main__":
+    import sys
+
+    for opponent, (sd, n) in counts_from_pilot(sys.argv[1]).items():
+        print(f"{opponent}: sd {sd:.2f}, {n} deals")
