@@ -10,6 +10,7 @@ import pandas as pd
 from cli_helpers import spades
 
 from experiments.tournament import TournamentConfig, TournamentResult, run_tournament
+from experiments.tournament.runner import load_result
 
 AGENTS = ("random", "heuristic")
 
@@ -55,5 +56,5 @@ def test_the_result_prints_the_command_lines_tables_and_gives_data_frames(tmp_pa
     assert set(result.bids["agent"]) == set(AGENTS)
     assert "make_rate" in result.bids.columns
 
-    again = TournamentResult.load(tmp_path / "api")
+    again = load_result(tmp_path / "api")
     assert str(again) == text

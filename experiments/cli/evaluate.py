@@ -151,18 +151,26 @@ def evaluate(
             play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
             summary = finish(run_dir, ctx)
         rungs.append({**protocol.rung_entry(rung, summary, config.labels[0]), "run": str(run_dir)})
-    from experiments.cli.app import version
-
     return {
         **header,
         "official": test_deals is None,
         "rules": "standard",
         "mode": "hand",
         "metric": "points per deal (candidate - opponent), 95% t-interval over duplicate deals",
-        "spades_version": version(),
+        "spades_version": _version(),
         "rungs": rungs,
         "seconds_this_run": round(time.monotonic() - started, 1),
     }
+
+
+def _version() -> str:
+    """The installed spades-env version (what `spades --version` prints)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("spades-env")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def result_table(result: dict[str, Any]) -> Table:

@@ -147,16 +147,6 @@ class TournamentResult(dict):
         super().__init__(summary)
         self.run_dir = None if run_dir is None else Path(run_dir)
 
-    @classmethod
-    def load(cls, run_dir: str | Path) -> TournamentResult:
-        """The result of a finished run folder, read from its `summary.json`."""
-        import json
-
-        from experiments.tournament.runner import SUMMARY_FILE
-
-        path = Path(run_dir) / SUMMARY_FILE
-        return cls(json.loads(path.read_text()), run_dir)
-
     def __str__(self) -> str:
         return render(self)
 

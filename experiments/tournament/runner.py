@@ -287,3 +287,14 @@ def run_tournament(
         todo = pending_units(run_dir, ctx)
         play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
         return TournamentResult(finish(run_dir, ctx), run_dir)
+
+
+def load_result(run_dir: str | Path) -> TournamentResult:
+    """The result of a finished run folder, read from its `summary.json`."""
+    run_dir = Path(run_dir)
+    path = run_dir / SUMMARY_FILE
+    if not path.exists():
+        raise TournamentError(
+            f"{str(run_dir)!r} has no {SUMMARY_FILE}: the tournament is not finished"
+        )
+    return TournamentResult(json.loads(path.read_text()), run_dir)
