@@ -47,7 +47,7 @@ def add_parser(sub) -> None:
         description=f"Protocol {protocol.VERSION}: duplicate deals of one published deal "
         "set (its SHA-256 printed) against "
         + ", ".join(r.opponent for r in protocol.LADDER)
-        + ", with deal counts for a 95%% CI of about ±2.5 points per deal "
+        + ", with deal counts for a 95% CI of about ±2.5 points per deal "
         "(experiments/tournament/protocol.py). Resumable like a tournament.",
     )
     p.add_argument("spec", metavar="SPEC", help="the agent to evaluate (an agent spec)")
