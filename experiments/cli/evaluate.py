@@ -4,14 +4,14 @@
 The candidate plays a duplicate tournament against each opponent of the ladder, each in
 its own run folder under `--dir` (`1-random/`, `2-heuristic/`, ...), so `--resume`
 finishes an interrupted evaluation the way `spades tournament --resume` finishes a
-tournament: the rows already logged are kept, the rest is played.
+tournament: the rows already logged are kept, the rest is played. The work is
+`protocol.run_evaluation`, which Python callers use directly.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -24,19 +24,9 @@ from rich.table import Table
 from experiments.cli.tournament import whole_number
 from experiments.tournament import protocol
 from experiments.tournament.config import TournamentError
-from experiments.tournament.runner import (
-    BACKENDS,
-    CONFIG_FILE,
-    finish,
-    open_run,
-    pending_units,
-    play_units,
-    run_folder,
-    unit_deals,
-)
+from experiments.tournament.runner import BACKENDS
 
 RUNS_DIR = Path("runs")
-HEADER_FILE, RESULT_FILE = "evaluation.json", "result.json"
 
 
 def add_parser(sub) -> None:
@@ -81,7 +71,9 @@ def _folder(args: argparse.Namespace) -> Path:
     if args.dir:
         return Path(args.dir)
     if args.resume:
-        found = sorted(RUNS_DIR.glob(f"evaluate-*/{HEADER_FILE}"), key=lambda p: p.stat().st_mtime)
+        found = sorted(
+            RUNS_DIR.glob(f"evaluate-*/{protocol.HEADER_FILE}"), key=lambda p: p.stat().st_mtime
+        )
         if not found:
             raise TournamentError(f"--resume: no evaluation under {str(RUNS_DIR)!r}; give --dir")
         return found[-1].parent
@@ -89,88 +81,9 @@ def _folder(args: argparse.Namespace) -> Path:
     return RUNS_DIR / f"evaluate-{protocol.slug(args.spec)}-{stamp}"
 
 
-def _open(root: Path, header: dict[str, Any], resume: bool) -> None:
-    path = root / HEADER_FILE
-    if path.exists():
-        if not resume:
-            raise TournamentError(
-                f"{str(root)!r} already holds an evaluation; add --resume to finish it, "
-                "or choose another --dir"
-            )
-        protocol.check_header(json.loads(path.read_text()), header, root)
-        return
-    if resume:
-        raise TournamentError(f"{str(root)!r} holds no evaluation ({HEADER_FILE} is missing)")
-    if root.exists() and any(root.iterdir()):
-        raise TournamentError(f"--dir {str(root)!r} is not empty; choose a new folder")
-    root.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(header, indent=2) + "\n")
-
-
-def evaluate(
-    spec: str,
-    root: Path,
-    *,
-    resume: bool = False,
-    test_deals: int | None = None,
-    workers: int | None = 2,
-    backend: str = "local",
-    address: str | None = None,
-    progress: Progress | None = None,
-    on_start: Callable[[], None] | None = None,
-) -> dict[str, Any]:
-    """Play (or finish) the ladder for `spec` in `root`; return the result (JSON-ready)."""
-    header = protocol.header(spec, test_deals)
-    configs = [
-        protocol.rung_config(spec, r, protocol.rung_deals(r, test_deals)) for r in protocol.LADDER
-    ]  # checks the spec (and its rules) before any folder is made
-    _open(root, header, resume)
-    if on_start is not None:
-        on_start()
-    deal_set = protocol.deal_set()
-    rungs, started = [], time.monotonic()
-    for k, (rung, config) in enumerate(zip(protocol.LADDER, configs, strict=True)):
-        run_dir = protocol.rung_dir(root, k, rung)
-        with run_folder(run_dir, create=True):
-            if (run_dir / CONFIG_FILE).exists():
-                ctx = open_run(run_dir, resume=True)
-                if ctx.config != config:
-                    raise TournamentError(
-                        f"{str(run_dir)!r} holds another tournament than this rung's; "
-                        "start the evaluation in a new --dir"
-                    )
-            else:
-                ctx = open_run(run_dir, config, deal_set.head(config.deals))
-            todo = pending_units(run_dir, ctx)
-            on_unit = None
-            if progress is not None:
-                left = sum(unit_deals(config, u) for u in todo)
-                task = progress.add_task(f"vs {rung.opponent}", total=config.deals)
-                progress.update(task, completed=config.deals - left)
-                on_unit = lambda _u, n, task=task: progress.advance(task, n)  # noqa: E731
-            play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
-            summary = finish(run_dir, ctx)
-        rungs.append({**protocol.rung_entry(rung, summary, config.labels[0]), "run": str(run_dir)})
-    return {
-        **header,
-        "official": test_deals is None,
-        "rules": "standard",
-        "mode": "hand",
-        "metric": "points per deal (candidate - opponent), 95% t-interval over duplicate deals",
-        "spades_version": _version(),
-        "rungs": rungs,
-        "seconds_this_run": round(time.monotonic() - started, 1),
-    }
-
-
-def _version() -> str:
-    """The installed spades-env version (what `spades --version` prints)."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("spades-env")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (not installed)"
+def _bar(progress: Progress, opponent: str, total: int, done: int) -> Callable[[int, int], None]:
+    task = progress.add_task(f"vs {opponent}", total=total, completed=done)
+    return lambda _unit, deals: progress.advance(task, deals)
 
 
 def result_table(result: dict[str, Any]) -> Table:
@@ -224,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         with progress:
-            result = evaluate(
+            result = protocol.run_evaluation(
                 args.spec,
                 root,
                 resume=args.resume,
@@ -232,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 backend=args.backend,
                 address=args.address,
-                progress=progress,
+                on_rung=lambda opponent, total, done: _bar(progress, opponent, total, done),
                 on_start=lambda: err.print(
                     f"evaluation of {args.spec}, protocol {protocol.VERSION}; folder {root}"
                 ),
@@ -244,7 +157,6 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     text = json.dumps(result, indent=2) + "\n"
-    (root / RESULT_FILE).write_text(text)
     if out_file is not None:
         out_file.parent.mkdir(parents=True, exist_ok=True)
         out_file.write_text(text)
@@ -252,5 +164,5 @@ def run(args: argparse.Namespace) -> int:
     if not out.is_terminal:
         out = Console(width=120)
     out.print(result_table(result))
-    out.print(f"result: {out_file or root / RESULT_FILE}")
+    out.print(f"result: {out_file or root / protocol.RESULT_FILE}")
     return 0

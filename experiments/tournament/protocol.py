@@ -24,6 +24,9 @@ about 10 minutes of wall time on 2 cores, and about 25 minutes on 2 cores with
 pimc:worlds=64 as the candidate; a slower candidate takes longer, and `--workers` or
 `--backend ray` spread it.
 
+`run_evaluation(spec, folder)` plays it (what `spades evaluate` calls): one run folder per
+rung under the folder, resumable as any tournament's, and `result.json` at the end.
+
 A change of opponents, counts, rules or deal seed is a new `VERSION`; results of
 different versions are never put in one table (`spades leaderboard` refuses).
 """
@@ -34,6 +37,8 @@ import hashlib
 import json
 import math
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +46,15 @@ from typing import Any
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
+from experiments.tournament.runner import (
+    CONFIG_FILE,
+    finish,
+    open_run,
+    pending_units,
+    play_units,
+    run_folder,
+    unit_deals,
+)
 from spades_env.rules import Rules
 
 PROTOCOL = "spades-evaluate"
@@ -48,6 +62,8 @@ VERSION = 1
 DEAL_SEED = 26_2026
 TARGET_HALF_WIDTH = 2.5
 CHUNK = 50
+#: an evaluation folder: the header (what fixes it, written first) and the result
+HEADER_FILE, RESULT_FILE = "evaluation.json", "result.json"
 
 
 @dataclass(frozen=True)
@@ -109,7 +125,7 @@ def rung_dir(root: Path, k: int, rung: Rung) -> Path:
     return root / f"{k + 1}-{slug(rung.opponent)}"
 
 
-def header(candidate: str, test_deals: int | None) -> dict[str, Any]:
+def header_of(candidate: str, test_deals: int | None) -> dict[str, Any]:
     """What fixes an evaluation (written first in its folder; a resume checks it)."""
     return {
         "protocol": PROTOCOL,
@@ -148,6 +164,98 @@ def check_header(saved: dict[str, Any], wanted: dict[str, Any], folder: Path) ->
                 f"{str(folder)!r} holds an evaluation with another {key} "
                 f"({saved.get(key)!r}, not {value!r}); drop --resume or choose another --dir"
             )
+
+
+def _open_folder(root: Path, header: dict[str, Any], resume: bool) -> None:
+    path = root / HEADER_FILE
+    if path.exists():
+        if not resume:
+            raise TournamentError(
+                f"{str(root)!r} already holds an evaluation; add --resume to finish it, "
+                "or choose another --dir"
+            )
+        check_header(json.loads(path.read_text()), header, root)
+        return
+    if resume:
+        raise TournamentError(f"{str(root)!r} holds no evaluation ({HEADER_FILE} is missing)")
+    if root.exists() and any(root.iterdir()):
+        raise TournamentError(f"--dir {str(root)!r} is not empty; choose a new folder")
+    root.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(header, indent=2) + "\n")
+
+
+def run_evaluation(
+    spec: str,
+    root: str | Path,
+    *,
+    resume: bool = False,
+    test_deals: int | None = None,
+    workers: int | None = 2,
+    backend: str = "local",
+    address: str | None = None,
+    on_rung: Callable[[str, int, int], Callable[[int, int], None] | None] | None = None,
+    on_start: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Play (or, with `resume`, finish) the ladder for `spec` in the folder `root`, write
+    `result.json` there and return the result (JSON-ready).
+
+    `test_deals` caps every rung's deals: for tests only, and marked in the result as not
+    the protocol. `on_rung(opponent, deals, done)` is called as each rung starts and may
+    return the `on_unit(unit, deals)` progress callback of `runner.play_units`;
+    `on_start()` once the folder is checked. `workers`, `backend`, `address`: as
+    `runner.run_tournament`.
+    """
+    root = Path(root)
+    header = header_of(spec, test_deals)
+    configs = [rung_config(spec, r, rung_deals(r, test_deals)) for r in LADDER]
+    # (the configs check the spec and its rules before any folder is made)
+    _open_folder(root, header, resume)
+    if on_start is not None:
+        on_start()
+    deals = deal_set()
+    rungs, started = [], time.monotonic()
+    for k, (rung, config) in enumerate(zip(LADDER, configs, strict=True)):
+        run_dir = rung_dir(root, k, rung)
+        with run_folder(run_dir, create=True):
+            if (run_dir / CONFIG_FILE).exists():
+                ctx = open_run(run_dir, resume=True)
+                if ctx.config != config:
+                    raise TournamentError(
+                        f"{str(run_dir)!r} holds another tournament than this rung's; "
+                        "start the evaluation in a new --dir"
+                    )
+            else:
+                ctx = open_run(run_dir, config, deals.head(config.deals))
+            todo = pending_units(run_dir, ctx)
+            on_unit = None
+            if on_rung is not None:
+                left = sum(unit_deals(config, u) for u in todo)
+                on_unit = on_rung(rung.opponent, config.deals, config.deals - left)
+            play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
+            summary = finish(run_dir, ctx)
+        rungs.append({**rung_entry(rung, summary, config.labels[0]), "run": str(run_dir)})
+    result = {
+        **header,
+        "official": test_deals is None,
+        "rules": "standard",
+        "mode": "hand",
+        "metric": "points per deal (candidate - opponent), 95% t-interval over duplicate deals",
+        "spades_version": _version(),
+        "rungs": rungs,
+        "seconds_this_run": round(time.monotonic() - started, 1),
+    }
+    (root / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def _version() -> str:
+    """The installed spades-env version (what `spades --version` prints)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("spades-env")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def counts_from_pilot(run_dir: str | Path) -> dict[str, tuple[float, int]]:
