@@ -101,6 +101,8 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
     assert [line.split("`")[1] for line in table] == ["heuristic", "random"]  # best first
     for name in OPPONENTS:
         assert f"vs `{name}`" in text
+    missing = text.split("Shipped agents without a result on this page: ")[1]
+    assert "`learned`" in missing and "`heuristic`" not in missing
 
     other = json.loads((tmp_path / "r.json").read_text())
     other["version"] = protocol.VERSION + 1

@@ -105,6 +105,10 @@ def render(results: list[dict[str, Any]], sources: list[str]) -> str:
         lines.append(
             f"| `{res['candidate']}` | " + " | ".join(cells) + f" | {res['spades_version']} |"
         )
+    missing = [a for a in protocol.SHIPPED if a not in seen]
+    if missing:
+        names = ", ".join(f"`{a}`" for a in missing)
+        lines += ["", f"Shipped agents without a result on this page: {names}."]
     return "\n".join(lines) + "\n"
 
 

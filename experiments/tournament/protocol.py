@@ -13,16 +13,17 @@ seed and `i`, so every rung plays a prefix of the same set.
 ±`TARGET_HALF_WIDTH` points per deal: n = (1.96 sd / 2.5)^2, in whole chunks of 50, with
 sd the per-deal standard deviation of the duplicate margin against that opponent. The sd
 was measured on a pilot, a 200-deal round robin of heuristic, learned, random and
-pimc:worlds=64 (`python -m experiments.tournament.protocol PILOT_RUN_FOLDER` prints the
-counts a pilot gives); each rung takes the largest sd over the candidates tried, so the
-interval holds for candidates from random to PIMC strength.
+pimc:worlds=64 (`spades tournament --agents "heuristic;learned;random;pimc:worlds=64"
+--deals 200 --seed 20261203 --out PILOT`; `python -m experiments.tournament.protocol
+PILOT` prints the counts a pilot gives); each rung takes the largest sd over the
+candidates tried, so the interval holds for candidates from random to PIMC strength.
 
 **Time.** The deal counts are fixed and the time is what gives way: it depends on the
-candidate's speed. Measured in CPU time per duplicate deal, the ladder is about 19 CPU
-minutes for a candidate as fast as `learned` (PIMC's own moves are two thirds of it),
-about 10 minutes of wall time on 2 cores, and about 25 minutes on 2 cores with
-pimc:worlds=64 as the candidate; a slower candidate takes longer, and `--workers` or
-`--backend ray` spread it.
+candidate's speed. Estimated from the CPU time per duplicate deal of each pairing, the
+ladder is about 19 CPU minutes for a candidate as fast as `learned` (PIMC's own moves are
+two thirds of it), about 10 minutes of wall time on 2 cores; about 6 for random or
+heuristic, 12 for ppo, 15 for ismcts:iterations=1000 and 25 for pimc:worlds=64 as the
+candidate. A slower candidate takes longer; `--workers` or `--backend ray` spread it.
 
 `run_evaluation(spec, folder)` plays it (what `spades evaluate` calls): one run folder per
 rung under the folder, resumable as any tournament's, and `result.json` at the end.
@@ -82,6 +83,10 @@ LADDER: tuple[Rung, ...] = (
     Rung("pimc:worlds=64", 2300, 60.54),  # heuristic 47.6, learned 51.1, random 60.5
     Rung("learned", 2100, 58.13),  # heuristic 45.2, pimc 51.1, random 58.1
 )
+
+
+#: the shipped agents the leaderboard lists, as their specs (`agents.registry`)
+SHIPPED = ("random", "heuristic", "pimc:worlds=64", "ismcts:iterations=1000", "learned", "ppo")
 
 
 def deals_for(sd: float, half_width: float = TARGET_HALF_WIDTH, chunk: int = CHUNK) -> int:
