@@ -151,11 +151,10 @@ def test_by_opponent_gives_each_agents_figures_against_each_opponent(round_robin
     # each agent sat in 6 deals x 2 sides x 2 seats against each opponent
     assert (table["seat_hands"] == 24).all() and (table["team_hands"] == 12).all()
     # the split adds up to the agent's whole: bids over its two opponents
-    whole = spades("analyze", str(round_robin), "--no-dd", "--format", "csv", "--out",
-                   str(tmp_path / "all"))  # fmt: skip
-    assert whole.returncode == 0, whole.stderr
-    by_agent = pd.read_csv(tmp_path / "all" / "accuracy_by_agent.csv").set_index("agent")
-    assert table.groupby("agent")["bids"].sum().to_dict() == by_agent["bids"].to_dict()
+    from experiments.bid_analysis import analyze
+
+    whole = analyze(round_robin).accuracy.set_index("agent")["bids"].to_dict()
+    assert table.groupby("agent")["bids"].sum().to_dict() == whole
     assert "opponent" in result.stdout
 
 
