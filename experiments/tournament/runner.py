@@ -66,6 +66,7 @@ from experiments.tournament.config import (
 from experiments.tournament.deals import DealSet
 from experiments.tournament.local_pool import ordered_results
 from experiments.tournament.ray_backend import ray_results
+from experiments.tournament.report import TournamentResult
 from experiments.tournament.results_log import append_unit, read_rows, repair
 from experiments.tournament.summary import summarize
 from experiments.tournament.units import execute_unit, unit_rows
@@ -276,11 +277,24 @@ def run_tournament(
     on_unit: Callable[[int, int], None] | None = None,
     backend: str = "local",
     address: str | None = None,
-) -> dict[str, Any]:
-    """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary."""
+) -> TournamentResult:
+    """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary as a
+    `TournamentResult`: the `summary.json` dict, which prints the command line's tables
+    (`print(result)`) and gives `margins`, `ratings` and `bids` as data frames."""
     run_dir = Path(run_dir)
     with run_folder(run_dir, create=not resume):
         ctx = open_run(run_dir, config, deal_set, resume)
         todo = pending_units(run_dir, ctx)
         play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
-        return finish(run_dir, ctx)
+        return TournamentResult(finish(run_dir, ctx), run_dir)
+
+
+def load_result(run_dir: str | Path) -> TournamentResult:
+    """The result of a finished run folder, read from its `summary.json`."""
+    run_dir = Path(run_dir)
+    path = run_dir / SUMMARY_FILE
+    if not path.exists():
+        raise TournamentError(
+            f"{str(run_dir)!r} has no {SUMMARY_FILE}: the tournament is not finished"
+        )
+    return TournamentResult(json.loads(path.read_text()), run_dir)
