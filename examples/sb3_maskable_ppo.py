@@ -2,8 +2,8 @@
 duplicate tournament.
 
 The Gym env (`spades_env.gym_env.SpadesEnv`) gives `action_masks()`, the method
-MaskablePPO calls, so training takes no wrapper. To enter a tournament the saved model
-is wrapped as an agent (`SB3Agent` below) and registered. Needs the `integrations`
+MaskablePPO calls, so training takes no wrapper, and the saved model enters any command
+by the spec `sb3:PATH` (it plays the legal action of highest probability). Needs the `integrations`
 extra (`pip install -e '.[integrations]'`); without sb3-contrib the script says so and
 exits.
 
@@ -18,32 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
-from agents.base import BaseAgent
-from agents.registry import register
 from experiments.tournament import TournamentConfig, run_tournament
 from spades_env.gym_env import SpadesEnv
-
-
-class SB3Agent(BaseAgent):
-    """A saved MaskablePPO model as an agent: the masked policy's greedy action."""
-
-    needs_obs = True  # act reads the RL encoding, the model's input
-
-    def __init__(self, path: str, seed: int | None = None) -> None:
-        from sb3_contrib import MaskablePPO
-
-        super().__init__(seed)
-        self.model = MaskablePPO.load(path, device="cpu")
-
-    def act(self, view, obs, mask):  # a batch: obs (B, 775), mask (B, 80)
-        actions, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
-        return np.asarray(actions, dtype=np.int64)
-
-
-# At the top level, so the tournament's worker processes (spawned) know the name too.
-register("sb3zip", SB3Agent, {"path": str}, "a MaskablePPO .zip (examples/sb3_maskable_ppo.py)")
 
 
 def main() -> int:
@@ -69,7 +45,7 @@ def main() -> int:
     model.save(path)
     print(f"trained {model.num_timesteps} steps: {path}")
 
-    spec = f"sb3zip:path={path}"  # with the sb3: adapter: spec = f"sb3:{path}"
+    spec = f"mine=sb3:{path}"  # the name `mine` is what the tables show
     config = TournamentConfig(agents=(spec, "random", "heuristic"), deals=deals)
     result = run_tournament(folder / "tournament", config, workers=workers)
     print(result)

@@ -62,6 +62,7 @@ def test_sb3_maskable_ppo_trains_then_plays_a_tournament(tmp_path):
     assert (tmp_path / "m" / "model.zip").exists()
     rows = (tmp_path / "m" / "tournament" / "log.jsonl").read_text().splitlines()
     assert len(rows) == 3 * 4 * 2  # 3 pairs x 4 deals x 2 sides, every action legal
+    assert "mine" in out  # the sb3: model under its NAME=
     assert "Duplicate results" in out
 
 
