@@ -36,7 +36,7 @@ def preset_sizes() -> str:
     from spades_env.obs_bits import bits_size
     from spades_env.rules import PRESETS, Rules
 
-    lines = ["| preset | players | `observation` (int16) | `obs_format=\"bits\"` (uint8) |"]
+    lines = ['| preset | players | `observation` (int16) | `obs_format="bits"` (uint8) |']
     lines.append("|---|---:|---:|---:|")
     for name in PRESETS:
         rules = Rules.preset(name)
