@@ -38,7 +38,7 @@ _checked = False
 #: worker processes of the same run (which inherit the environment) stay quiet
 NOTICE_ENV = "SPADES_COMPILE_NOTICE"
 NOTICE = (
-    "spades-env: compiling the numba kernels (once per checkout or install, about a minute; "
+    "spades-env: compiling the numba kernels, once per checkout or install (a minute or more; "
     "later runs load them from the cache)"
 )
 
