@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numba
 
-from spades_env.core.compile import refresh, sources_digest
+from spades_env.core.compile import announce_compile, refresh, sources_digest
 
 __all__ = ["ensure_fresh", "jit", "jit_inline", "jit_unref", "sources_digest"]
 
@@ -33,7 +33,9 @@ def ensure_fresh() -> bool:
     if _checked:
         return False
     _checked = True
-    return refresh(_SOURCES, _CACHES, _STAMP)
+    cleared = refresh(_SOURCES, _CACHES, _STAMP)
+    announce_compile(_CACHES)  # once per run: spades_env's notice silences this one
+    return cleared
 
 
 #: how every kernel is compiled: cached on disk (checked by `ensure_fresh`); numpy's error

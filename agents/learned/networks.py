@@ -206,7 +206,7 @@ class QNet(nn.Module):
 
 def policy_probs(logits: torch.Tensor) -> torch.Tensor:
     """softmax(logits): exactly 0 at masked actions. Prefer it to `log_softmax(..).exp()`,
-    whose exp of the masked entries' -1e8 takes a slow path (about 14x slower on CPU)."""
+    whose exp of the masked entries' -1e8 takes a slow path on the CPU."""
     return torch.softmax(logits, dim=1)
 
 
@@ -224,9 +224,9 @@ def sample_masked(logits: torch.Tensor, gen: torch.Generator) -> tuple[torch.Ten
 
 
 #: On the CPU in bf16, a forward pass pads its rows up to a multiple of this: oneDNN compiles
-#: a bf16 matrix product for every new batch shape (about 20 ms each, several times the
+#: a bf16 matrix product for every new batch shape (a compile costs far more than the
 #: product itself), and the games an agent acts in vary from step to step. fp32 products
-#: have no such cost (measured), so fp32 runs unpadded.
+#: have no such cost, so fp32 runs unpadded.
 PAD_ROWS = 64
 
 

@@ -13,19 +13,34 @@ kernels call `refresh` with `spades_env/` and `agents/` (agents/kernels/compile.
 
 An unwritable install (numba then caches elsewhere) or a cache another process is
 rewriting at the same moment only means a recompile; neither is an error.
+
+A cold cache (a fresh checkout or install, or sources just edited) costs about a minute of
+compiling before the first game moves, so `ensure_fresh` says so once, on a terminal
+(`announce_compile`), instead of leaving a silent pause.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _SOURCES = (_PACKAGE,)
 _CACHES = (_PACKAGE / "__pycache__", _PACKAGE / "core" / "__pycache__")
 _STAMP = _PACKAGE / "core" / "__pycache__" / "numba-sources.sha256"
 _checked = False
+
+#: set to "0" to silence the compile notice; set to "0" by the notice itself, so that the
+#: worker processes of the same run (which inherit the environment) stay quiet
+NOTICE_ENV = "SPADES_COMPILE_NOTICE"
+NOTICE = (
+    "spades-env: compiling the numba kernels, once per checkout or install (a minute or more; "
+    "later runs load them from the cache)"
+)
 
 
 def sources_digest(sources: Iterable[Path]) -> str:
@@ -59,10 +74,29 @@ def refresh(sources: Iterable[Path], caches: Iterable[Path], stamp: Path) -> boo
     return True
 
 
+def announce_compile(caches: Iterable[Path], stream: TextIO | None = None) -> bool:
+    """Print `NOTICE` to `stream` (stderr) when none of `caches` holds a compiled kernel
+    (numba's `.nbi` index files), once per run and only on a terminal. Returns True when
+    it printed."""
+    if os.environ.get(NOTICE_ENV) == "0":
+        return False
+    if any(next(Path(cache).glob("*.nbi"), None) is not None for cache in caches):
+        return False
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return False
+    print(NOTICE, file=stream, flush=True)
+    os.environ[NOTICE_ENV] = "0"
+    return True
+
+
 def ensure_fresh() -> bool:
-    """`refresh` for spades_env's own kernels, once per process."""
+    """`refresh` for spades_env's own kernels, once per process (and the compile notice)."""
     global _checked
     if _checked:
         return False
     _checked = True
-    return refresh(_SOURCES, _CACHES, _STAMP)
+    cleared = refresh(_SOURCES, _CACHES, _STAMP)
+    announce_compile(_CACHES)
+    return cleared

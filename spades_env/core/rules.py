@@ -125,8 +125,8 @@ def compiles_for_bmi2() -> bool:
 
 #: Index of the `k`-th lowest set bit of `x` (0-based, k < popcount(x)): the random
 #: opponents' pick, on the critical path of every step. With BMI2 it is a deposit and a
-#: count (`_kth_bit_deposit`; the vector env's step took 15-25% less CPU than with the
-#: halving, alternated in one process); the halving gives the same answers elsewhere.
+#: count (`_kth_bit_deposit`, the faster of the two where the CPU has it); the halving gives
+#: the same answers elsewhere.
 kth_bit = _kth_bit_deposit if compiles_for_bmi2() else _kth_bit_halving
 
 
