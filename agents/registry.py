@@ -20,7 +20,7 @@ rules an agent cannot play (an entry's `rules_check`).
 
 A tournament's workers and `--resume` rebuild every agent from its spec in the run's
 config (a file's path stored absolute, `canonical_spec`), in a fresh process: a name
-that a script `register`s is not known there, a file, module or plugin spec is.
+that a script registers (`register`) is not known there, a file, module or plugin spec is.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class AgentEntry:
     #: "module:function" called as f(rules, name): raises ValueError or
     #: NotImplementedError for rules the agent cannot play (RULES.md §6 presets)
     rules_check: str | None = None
-    #: the factory takes any option (**kwargs), typed as `_literal` reads it
+    #: the factory takes any option (`**kwargs`), typed as `_literal` reads it
     any_params: bool = False
 
 
