@@ -40,10 +40,42 @@ class Agent(Actor, Protocol):
 
 
 class BaseAgent:
-    """Shared plumbing: a seeded generator and the single-game convenience."""
+    """The class to subclass for an agent of your own: a seeded generator and the
+    single-game convenience around the one method to write, `act`.
+
+    **Contract.**
+
+    - `__init__(self, seed=None, **options)`: call `super().__init__(seed)`; all of the
+      agent's randomness comes from `self.rng` (a numpy Generator of that seed), so the
+      same seed plays the same moves. Options are what a spec sets
+      (`bot.py:MyBot:depth=2` calls `MyBot(seed=..., depth=2)`; typed by the signature's
+      annotations or defaults). A tournament builds the agents of every unit afresh with
+      seeds of the unit alone, in worker processes; keep no state between games that a
+      rebuilt agent would lack.
+    - `act(view, obs, mask) -> actions`: called for a *batch* of B games at once, each
+      with its seat to act (seats may differ between rows; bids and card plays may be
+      mixed). Return a (B,) int64 array: for each row a legal action, `mask[b, a]` True
+      (`spades_env.cards` numbers the actions: bids, then cards). An illegal action
+      stops the game with an error naming the agent.
+    - `view` (`spades_env.observation.SeatView`): what each acting seat knows, as
+      arrays with a leading batch axis: its seat, hand (a card bitmask), phase, bids,
+      tricks won, the cards on the table and played so far (and by whom), the lead
+      suit, voids shown, scores, bags, the rules. It never holds another seat's hidden
+      cards.
+    - `obs`: the RL encoding of the same seats, (B, obs_size) int16, as the Gym env's
+      observation; given only when the class sets `needs_obs = True` (building it costs
+      time), else None. `mask`: (B, NUM_ACTIONS) bool, the legal actions.
+    - `name`: set by the registry to the spec's `NAME=` (or the spec).
+
+    To name it on the command line, point at its file or module
+    (`--agents mine=path/to/bot.py:MyBot`) or ship it as a plugin
+    (`agents.registry`, `register`); `agents.from_function` and `agents.from_module`
+    wrap a function or a torch module in one call.
+    """
 
     name: str = "agent"
-    #: does `act` read the RL encoding? If not, callers may pass obs=None (it is costly).
+    #: does `act` read the RL encoding? If not, callers pass obs=None (building it costs
+    #: time); set True to receive it.
     needs_obs: ClassVar[bool] = False
 
     def __init__(self, seed: int | None = None) -> None:

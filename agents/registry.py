@@ -1,27 +1,68 @@
 """Build agents from text: `random`, `heuristic:aggression=0.2`, `pimc:worlds=64`, ...
 
-A spec is `name` or `name:key=value,key=value`. Each registered name maps to a factory
-`(seed, **params) -> Agent` and the parameters it accepts with their types. An unknown
-name or parameter is an `AgentSpecError` that lists the known ones. `check_agent_rules`
-(and `make_agent(..., rules=...)`) refuses, before any game starts, rules an agent cannot
-play (an entry's `rules_check`).
+A spec is `[NAME=]TARGET[:key=value,key=value]`. TARGET is
+
+- a registered name (`REGISTRY`, or `register`): `heuristic:aggression=0.2`;
+- a plugin's name: an installed package that declares agents in the entry-point group
+  `spades_env.agents` (`PLUGIN_GROUP`), e.g. in its pyproject.toml
+  `[project.entry-points."spades_env.agents"] lowcard = "mybots.low:LowCard"`;
+- `path/to/file.py:Class` or `package.module:Class`, options after a second colon
+  (`bots/low.py:LowCard:depth=2`): a class, a factory `(seed=..., **options) -> agent`
+  or an agent object; options are typed by the signature's annotations or defaults.
+
+`NAME=` gives the agent its name in tables, logs and ratings (default: the spec; a file
+by its file name). Each registered name maps to a factory `(seed, **params) -> Agent`
+and the parameters it accepts with their types. An unknown name or parameter is an
+`AgentSpecError` that lists the known ones; a file, module or plugin that cannot be
+imported is an `AgentImportError` (one of them) that names it and says what to do.
+`check_agent_rules` (and `make_agent(..., rules=...)`) refuses, before any game starts,
+rules an agent cannot play (an entry's `rules_check`).
+
+A tournament's workers and `--resume` rebuild every agent from its spec in the run's
+config (a file's path stored absolute, `canonical_spec`), in a fresh process: a name
+that a script registers (`register`) is not known there, a file, module or plugin spec is.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import functools
+import hashlib
 import importlib
+import importlib.metadata
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from agents.base import BaseAgent
-from agents.heuristic import HeuristicAgent
+from agents.heuristic.agent import HeuristicAgent
 from agents.random_agent import RandomAgent
 from spades_env.rules import Rules
+
+#: the entry-point group in which installed packages declare agents (name -> "module:obj")
+PLUGIN_GROUP = "spades_env.agents"
+#: an agent's name, registered or given as `NAME=` (no `,;:=#` and no spaces)
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 class AgentSpecError(ValueError):
     """An agent spec naming an unknown agent or parameter, or a bad value."""
+
+
+class AgentImportError(AgentSpecError):
+    """The file, module or plugin a spec names cannot be imported here: the spec may be
+    right (a run's config is not damaged), the code is missing or broken."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +78,12 @@ class AgentEntry:
     #: "module:function" called as f(rules, name): raises ValueError or
     #: NotImplementedError for rules the agent cannot play (RULES.md §6 presets)
     rules_check: str | None = None
+    #: the factory takes any option (`**kwargs`), typed as `_literal` reads it
+    any_params: bool = False
+
+
+#: entries of the plugins, files and modules imported so far in this process
+_LOADED: dict[str, AgentEntry] = {}
 
 
 def _lazy(target: str) -> Callable[..., Any]:
@@ -49,7 +96,7 @@ def _lazy(target: str) -> Callable[..., Any]:
     return call
 
 
-#: the options of a network agent (`checkpoint:` and `learned`; agents.rl_agent)
+#: the options of a network agent (`checkpoint:` and `learned`; agents.learned.agent)
 _NETWORK_OPTIONS: dict[str, type] = {
     "sample": bool,
     "bid": str,
@@ -80,21 +127,30 @@ REGISTRY: dict[str, AgentEntry] = {
         "aggression shades those bids, nil_risk their nils); blind_deficit the deficit for "
         "blind nil; set_tricks: once the contract is made, take tricks while that many set "
         "the opponents (3; 2 the play before)",
-        check="agents.heuristic:check_params",
+        check="agents.heuristic.agent:check_params",
     ),
     "checkpoint": AgentEntry(
-        _lazy("agents.rl_agent:checkpoint_agent"),
+        _lazy("agents.learned.agent:checkpoint_agent"),
         {"path": str, "device": str, **_NETWORK_OPTIONS},
         "a trained network: checkpoint:PATH (greedy) or checkpoint:PATH,sample=true; "
-        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.endgame), "
+        "endgame=K,worlds=W: an exact solve of the last K tricks (agents.learned.endgame), "
         "nil=N of the last N for a live nil of the team, nilplay=heuristic; "
         "bid=model|rules: the heuristic decides before card play (the fitted trick "
         "model | seed 000's count), the network plays the cards",
         positional="path",
-        check="agents.rl_agent:check_params",
+        check="agents.adapters.foreign_files:check_checkpoint",
+    ),
+    "sb3": AgentEntry(
+        _lazy("agents.adapters.sb3:SB3Agent"),
+        {"path": str, "algo": str, "sample": bool, "device": str},
+        "a Stable-Baselines3 / sb3-contrib model trained on the Gym env: sb3:PATH.zip "
+        "(PPO, A2C, MaskablePPO, DQN; algo=NAME when the file does not say); it plays the "
+        "legal action of highest probability (sample=true: drawn) or Q-value",
+        positional="path",
+        check="agents.adapters.sb3:check_params",
     ),
     "pimc": AgentEntry(
-        _lazy("agents.pimc:PIMCAgent"),
+        _lazy("agents.search.pimc:PIMCAgent"),
         {
             "worlds": int,
             "rollouts": int,
@@ -108,45 +164,79 @@ REGISTRY: dict[str, AgentEntry] = {
         "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
         "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic|model: "
         "the heuristic bids (seed 000's count | the fitted trick model), search plays",
-        check="agents.pimc:check_params",
+        check="agents.search.pimc:check_params",
     ),
     "ismcts": AgentEntry(
-        _lazy("agents.ismcts:ISMCTSAgent"),
+        _lazy("agents.search.ismcts:ISMCTSAgent"),
         {"iterations": int, "time_ms": float, "c": float, "policy": str, "bid": str},
         "Information Set MCTS (one determinization per iteration, availability UCB); "
         "policy random|greedy; bid=heuristic|model: the heuristic bids (seed 000's count | "
         "the fitted trick model), search plays",
-        check="agents.ismcts:check_params",
+        check="agents.search.ismcts:check_params",
     ),
     "learned": AgentEntry(
-        _lazy("agents.rl_agent:learned_agent"),
+        _lazy("agents.learned.agent:learned_agent"),
         dict(_NETWORK_OPTIONS),
-        "the strongest learned agent: agents/checkpoints/learned.pt (distilled from the "
+        "the strongest learned agent: agents/learned/checkpoints/learned.pt (distilled from the "
         "heuristic, then fine-tuned; recipe in learned.json) for the bids and the first "
         "tricks, and an exact solve of the last endgame=K tricks over worlds=W sampled "
-        "worlds (agents.endgame; endgame=0: the network alone), and of the last nil=N "
+        "worlds (agents.learned.endgame; endgame=0: the network alone), and of the last nil=N "
         "tricks for a live nil of its team (nilplay=heuristic: the heuristic plays the "
         "team's cards while its nil is alive); bid=model|rules: the "
         "heuristic bids (trick model, model=PATH another model file | seed 000's count), "
         "the network plays the cards",
-        check="agents.rl_agent:check_learned",
+        check="agents.learned.agent:check_learned",
     ),
     "ppo": AgentEntry(
-        _lazy("agents.rl_agent:shipped_agent"),
+        _lazy("agents.learned.agent:shipped_agent"),
         {"sample": bool, "bid": str, "model": str},
-        "the PPO checkpoint shipped in agents/checkpoints/ppo_small.pt (bid as learned)",
-        check="agents.rl_agent:check_shipped",
+        "the PPO checkpoint shipped in agents/learned/checkpoints/ppo_small.pt (bid as learned)",
+        check="agents.learned.agent:check_shipped",
     ),
 }
 
 
 def register(
-    name: str, factory: Callable[..., BaseAgent], params: dict[str, type], help: str
+    name: str,
+    factory: Callable[..., Any],
+    params: dict[str, type] | None = None,
+    help: str = "",
+    *,
+    positional: str | None = None,
 ) -> None:
-    REGISTRY[name] = AgentEntry(factory, dict(params), help)
+    """Give an agent a registry name, so that `name` and `name:key=value,...` build it.
+
+    `factory(seed=seed, **params)` returns the agent: usually the agent class itself.
+    `params` maps each option the spec may set to its type (int, float, bool, str), and
+    `positional` names the option a bare first item sets (`name:VALUE`). `help` is the
+    line `spades` shows for it.
+
+    **The agent contract** (see `agents.base.BaseAgent`, the class to subclass): an agent
+    has a `name` and `act(view, obs, mask) -> actions`, called on a batch of B games at
+    once (bids and card plays may be mixed); it returns (B,) int64, one legal action per
+    game (`mask[b, action]` is True). `obs` is the RL encoding, (B, obs_size) int16,
+    passed only when the class sets `needs_obs = True` (else None: building it costs
+    time). `view` is the `spades_env.observation.SeatView` of the acting seats. The seed
+    passed to the factory decides all of the agent's randomness (a tournament seeds each
+    unit's agents from the unit alone, so rows do not depend on the process that plays
+    them).
+
+    **Registration lives in the process that calls it.** A tournament's workers are new
+    processes (`spawn`, and Ray's), so a name registered by a user's script is unknown
+    there, and to `--resume`. For an agent of your own use a spec the workers rebuild by
+    themselves: `path/to/file.py:Class` or `package.module:Class` (each with
+    `:key=value` options), or ship it as a plugin: an installed package that declares
+    `name = "module:Class"` in the entry-point group `spades_env.agents`
+    (`PLUGIN_GROUP`), found by name in every process with no import in your script.
+    """
+    if not _NAME.fullmatch(name):
+        raise AgentSpecError(f"agent name {name!r}: use letters, digits, _ . + -")
+    REGISTRY[name] = AgentEntry(factory, dict(params or {}), help, positional)
 
 
-def _convert(name: str, key: str, raw: str, kind: type) -> Any:
+def _convert(name: str, key: str, raw: str, kind: Any) -> Any:
+    if kind is _literal:
+        return _literal(raw)
     try:
         if kind is bool:
             low = raw.lower()
@@ -160,21 +250,332 @@ def _convert(name: str, key: str, raw: str, kind: type) -> Any:
         ) from None
 
 
+# ----------------------------------------------------------------------------- plugins
+@functools.cache
+def _plugin_points() -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed packages' agents: entry points of `PLUGIN_GROUP`, by name (a
+    registered name wins over a plugin of the same name)."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP)}
+
+
+def plugin_names() -> list[str]:
+    """The names installed packages declare in `PLUGIN_GROUP` (nothing is imported)."""
+    return sorted(set(_plugin_points()) - set(REGISTRY))
+
+
+def known_names() -> list[str]:
+    """Every agent name a spec may start with: the registry's and the plugins'."""
+    return sorted({*REGISTRY, *_plugin_points()})
+
+
+def _plugin_entry(name: str) -> AgentEntry:
+    if name not in _LOADED:
+        ep = _plugin_points()[name]
+        dist = getattr(ep, "dist", None)
+        owner = f"package {dist.name!r}" if dist is not None else "an installed package"
+        try:
+            obj = ep.load()
+        except Exception as exc:
+            raise AgentImportError(
+                f"agent {name!r} (entry point {ep.value!r} of {owner}) cannot be loaded: "
+                f"{_reason(exc)}; reinstall that package, or fix its entry point"
+            ) from None
+        _LOADED[name] = _entry_for(obj, f"plugin {name!r} ({ep.value})")
+    return _LOADED[name]
+
+
+# ----------------------------------------------------------------------------- import specs
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def _missing_hint(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return (
+            f"; install the package that provides {exc.name!r}, or add the folder that "
+            "holds it to PYTHONPATH"
+        )
+    return ""
+
+
+def is_file_target(name: str) -> bool:
+    """Does a spec's first part name a Python file (`path/to/file.py`, `./x`)?"""
+    return name.endswith(".py") or "/" in name or os.sep in name
+
+
+def _load_file(path: str) -> ModuleType:
+    """Import the file at `path` (absolute) once per process, under a name of its own; its
+    folder goes on the end of sys.path, so that it can import the files beside it."""
+    modname = "spades_agent_file_" + hashlib.sha1(path.encode()).hexdigest()[:12]
+    if modname in sys.modules:
+        return sys.modules[modname]
+    if not Path(path).is_file():
+        raise AgentImportError(
+            f"agent file {path!r} does not exist (moved, renamed or deleted?); put it back, "
+            "or give the path of the .py file that defines the agent: path/to/file.py:Class"
+        )
+    folder = str(Path(path).parent)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    spec = importlib.util.spec_from_file_location(modname, path)
+    if spec is None or spec.loader is None:
+        raise AgentImportError(f"agent file {path!r} is not a Python file Python can import")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module  # dataclasses and pickle look the module up while it runs
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[modname]
+        raise AgentImportError(
+            f"agent file {path!r} failed to import ({_reason(exc)}){_missing_hint(exc)}"
+        ) from None
+    return module
+
+
+def _load_module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
+            lead = (
+                f"agent module {name!r} cannot be imported (no module named {exc.name!r})"
+                if "." in name
+                else f"unknown agent {name!r}: no registered agent or plugin of that name, "
+                "and no importable module"
+            )
+            raise AgentImportError(
+                f"{lead}; install the package that provides it or add the folder that holds "
+                "it to PYTHONPATH, or name the file: path/to/file.py:Class (known agents: "
+                f"{', '.join(known_names())})"
+            ) from None
+        raise AgentImportError(
+            f"agent module {name!r} failed to import ({_reason(exc)}){_missing_hint(exc)}"
+        ) from None
+    except Exception as exc:
+        raise AgentImportError(f"agent module {name!r} failed to import ({_reason(exc)})") from None
+
+
+def _is_agent_object(obj: Any) -> bool:
+    return not isinstance(obj, type) and callable(getattr(obj, "act", None))
+
+
+def _attribute(module: ModuleType, attr: str, where: str) -> Any:
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            found = sorted(
+                n
+                for n, v in vars(module).items()
+                if not n.startswith("_")
+                and (_is_agent_object(v) or (isinstance(v, type) and hasattr(v, "act")))
+                and getattr(v, "__module__", module.__name__) == module.__name__
+            )
+            raise AgentImportError(
+                f"{where} defines no {attr!r} (renamed?); the agents it defines: "
+                f"{', '.join(found) or 'none'}"
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
+_SIMPLE = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+def _literal(raw: str) -> Any:
+    """An option of an undeclared type: true/false, a whole number, a number, or text."""
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def _signature(obj: Any) -> tuple[dict[str, Any], bool, bool, str | None]:
+    """A factory's options from its signature: {name: type}, whether it takes any keyword
+    (**kwargs), whether it takes `seed`, and its one required option (positional)."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return {}, True, True, None
+    try:
+        hints = typing.get_type_hints(obj.__init__ if isinstance(obj, type) else obj)
+    except Exception:  # an annotation that does not evaluate: fall back on the defaults
+        hints = {}
+    params: dict[str, Any] = {}
+    any_kw = takes_seed = False
+    required: list[str] = []
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            any_kw = True
+        elif p.kind is p.VAR_POSITIONAL or p.name == "self":
+            continue
+        elif p.name == "seed":
+            takes_seed = True
+        else:
+            kind = hints.get(p.name, p.annotation)
+            if isinstance(kind, str):
+                kind = _SIMPLE.get(kind.split("|")[0].strip())
+            if kind not in (int, float, bool, str):
+                default = type(p.default)
+                kind = default if default in (int, float, bool, str) else _literal
+            params[p.name] = kind
+            if p.default is p.empty:
+                required.append(p.name)
+    return params, any_kw, takes_seed or any_kw, required[0] if len(required) == 1 else None
+
+
+def _entry_for(obj: Any, where: str) -> AgentEntry:
+    """An imported object as a registry entry: an `AgentEntry`, an agent class or factory
+    (called with the seed and the spec's options), or an agent object (copied and
+    reseeded for each use; it takes no options)."""
+    if isinstance(obj, AgentEntry):
+        return obj
+    if _is_agent_object(obj):
+
+        def copy_of(seed: int | None = None) -> Any:
+            agent = copy.copy(obj)
+            if isinstance(agent, BaseAgent):
+                agent.seed, agent.rng = seed, np.random.default_rng(seed)
+            return agent
+
+        return AgentEntry(copy_of, {}, _doc(obj))
+    if isinstance(obj, type) and not callable(getattr(obj, "act", None)):
+        raise AgentSpecError(f"{where} is a class without act(view, obs, mask): not an agent")
+    if not callable(obj):
+        raise AgentSpecError(
+            f"{where} is a {type(obj).__name__}, not an agent class, factory or agent object"
+        )
+    params, any_kw, takes_seed, positional = _signature(obj)
+
+    def build(seed: int | None = None, **kw: Any) -> Any:
+        return obj(seed=seed, **kw) if takes_seed else obj(**kw)
+
+    return AgentEntry(build, params, _doc(obj), positional, any_params=any_kw)
+
+
+def _doc(obj: Any) -> str:
+    return (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+
+
+# ----------------------------------------------------------------------------- specs
+@dataclass(frozen=True)
+class ParsedSpec:
+    """An agent spec taken apart: `label=` (None: none given), the target (a registered
+    name, `path/file.py:Class` or `package.module:Class`), the options' text and kind."""
+
+    label: str | None
+    target: str
+    options: str
+    kind: str  # "registry" | "plugin" | "file" | "module"
+
+    @property
+    def spec(self) -> str:
+        """The spec text again, label included."""
+        head = "" if self.label is None else f"{self.label}="
+        return head + self.target + (f":{self.options}" if self.options else "")
+
+    @property
+    def display(self) -> str:
+        """The agent's name in tables and logs: its label, else its spec, a file shown by
+        its file name alone."""
+        if self.label is not None:
+            return self.label
+        if self.kind == "file":
+            path, _, attr = self.target.rpartition(":")
+            shown = f"{Path(path).name}:{attr}"
+            return shown + (f":{self.options}" if self.options else "")
+        return self.target + (f":{self.options}" if self.options else "")
+
+
+def split_spec(spec: str) -> ParsedSpec:
+    """Take a spec apart (nothing is imported): `bot=path/x.py:Cls:depth=2` ->
+    label "bot", target "path/x.py:Cls", options "depth=2", kind "file"."""
+    text = spec.strip()
+    label: str | None = None
+    head, eq, rest = text.partition("=")
+    if eq and ":" not in head and not is_file_target(head):
+        label, text = head.strip(), rest.strip()
+        if not _NAME.fullmatch(label):
+            raise AgentSpecError(f"agent name {label!r}: use letters, digits, _ . + -")
+        if not text:
+            raise AgentSpecError(f"agent name {label!r} names no agent: write {label}=SPEC")
+    name, _, rest = text.partition(":")
+    if name in REGISTRY:
+        return ParsedSpec(label, name, rest, "registry")
+    if is_file_target(name):
+        attr, _, options = rest.partition(":")
+        if not attr.replace(".", "_").isidentifier():
+            raise AgentSpecError(
+                f"agent {text!r}: name the agent in the file: {name}:Class (or :factory)"
+            )
+        return ParsedSpec(label, f"{name}:{attr}", options, "file")
+    if name in _plugin_points():
+        return ParsedSpec(label, name, rest, "plugin")
+    attr, _, options = rest.partition(":")
+    if attr and attr.replace(".", "_").isidentifier() and name.replace(".", "_").isidentifier():
+        return ParsedSpec(label, f"{name}:{attr}", options, "module")
+    raise AgentImportError(  # an import error too: a plugin not installed here
+        f"unknown agent {name!r}; known agents: {', '.join(known_names())}; an installed "
+        "plugin's: install its package here; your own: path/to/file.py:Class, "
+        "package.module:Class"
+    )
+
+
+def canonical_spec(spec: str) -> str:
+    """The spec as a run stores it: a file's path made absolute (so that workers, and a
+    resume from another folder, find it); any other spec stripped, as given."""
+    parsed = split_spec(spec)
+    if parsed.kind != "file":
+        return spec.strip()
+    path, _, attr = parsed.target.rpartition(":")
+    absolute = os.path.abspath(os.path.expanduser(path))
+    return dataclasses.replace(parsed, target=f"{absolute}:{attr}").spec
+
+
+def display_name(spec: str) -> str:
+    """The name an agent of `spec` shows in tables, logs and ratings (`ParsedSpec.display`)."""
+    return split_spec(spec).display
+
+
+def _entry(parsed: ParsedSpec) -> AgentEntry:
+    if parsed.kind == "registry":
+        return REGISTRY[parsed.target]
+    if parsed.kind == "plugin":
+        return _plugin_entry(parsed.target)
+    key = parsed.kind + ":" + parsed.target
+    if key not in _LOADED:
+        where, _, attr = parsed.target.rpartition(":")
+        if parsed.kind == "file":
+            path = os.path.abspath(os.path.expanduser(where))
+            module, where = _load_file(path), f"agent file {path!r}"
+        else:
+            module, where = _load_module(where), f"agent module {where!r}"
+        _LOADED[key] = _entry_for(_attribute(module, attr, where), f"{where}: {attr!r}")
+    return _LOADED[key]
+
+
 def split_specs(text: str) -> tuple[str, ...]:
     """A list of agent specs -> the specs: `"pimc:worlds=16,policy=greedy,heuristic"` ->
     `("pimc:worlds=16,policy=greedy", "heuristic")`.
 
-    Specs are separated by `;` or by `,`; after a `,`, an item of the form `key=value`
-    (an `=` and no `:` before it; agent names hold neither) continues the previous spec's
-    parameters rather than starting a new agent."""
+    Specs are separated by `;` or by `,`. After a `,`, an item `key=value` (an `=` and no
+    `:` before it) continues the previous spec's options when `key` is one of them;
+    else it starts a named agent (`NAME=SPEC`) if its value holds a `:` or a path
+    (`bot=path/x.py:Cls`) or is an agent's name (`h2=heuristic`), and continues the
+    options otherwise (so that an unknown option is named as such)."""
     specs: list[str] = []
     for group in text.split(";"):
         current: list[str] = []
         for item in (p.strip() for p in group.split(",")):
             if not item:
                 continue
-            name, eq, _ = item.partition("=")
-            if current and eq and ":" not in name:
+            key, eq, value = item.partition("=")
+            if current and eq and ":" not in key and not _starts_agent(current[-1], key, value):
                 current[-1] += "," + item
             else:
                 current.append(item)
@@ -182,48 +583,81 @@ def split_specs(text: str) -> tuple[str, ...]:
     return tuple(specs)
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """`"heuristic:aggression=0.2"` -> ("heuristic", {"aggression": 0.2})."""
-    name, _, rest = spec.strip().partition(":")
-    if name not in REGISTRY:
-        raise AgentSpecError(f"unknown agent {name!r}; known agents: {', '.join(sorted(REGISTRY))}")
-    entry = REGISTRY[name]
+def _starts_agent(previous: str, key: str, value: str) -> bool:
+    """After `previous`, does the item `key=value` name a new agent (`NAME=SPEC`)? Not
+    when `key` is an option of the previous agent (`model=agents/heuristic/data/x.json`)."""
+    try:
+        entry: AgentEntry | None = _entry(split_spec(previous))
+    except AgentSpecError:
+        entry = None
+    if entry is not None and key.strip() in entry.params:
+        return False
+    value = value.strip()
+    if ":" in value or is_file_target(value):
+        return True
+    return value in REGISTRY or value in _plugin_points()
+
+
+def resolve(spec: str) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
+    """A spec -> its parts, its registry entry (importing a file, module or plugin) and
+    its options, converted and checked (`AgentSpecError`, `AgentImportError`)."""
+    parsed = split_spec(spec)
+    entry = _entry(parsed)
+    name = parsed.display
     params: dict[str, Any] = {}
-    for i, item in enumerate(filter(None, (p.strip() for p in rest.split(",")))):
+    for i, item in enumerate(filter(None, (p.strip() for p in parsed.options.split(",")))):
         key, eq, raw = item.partition("=")
         if i == 0 and not eq and entry.positional:
             key, eq, raw = entry.positional, "=", item
-        if key not in entry.params:
+        if key not in entry.params and not entry.any_params:
             known = ", ".join(sorted(entry.params)) or "none"
             raise AgentSpecError(f"agent {name!r} has no parameter {key!r}; known: {known}")
         if not eq:
             raise AgentSpecError(f"agent {name!r}: write parameters as {key}=VALUE")
-        params[key] = _convert(name, key, raw, entry.params[key])
+        params[key] = _convert(name, key, raw, entry.params.get(key, _literal))
     if entry.check is not None:
         try:
             _lazy(entry.check)(params)
         except ValueError as exc:
             raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
-    return name, params
+    return parsed, entry, params
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """`"heuristic:aggression=0.2"` -> ("heuristic", {"aggression": 0.2}); the target of
+    a file or module spec is `path/x.py:Class` or `package.module:Class`."""
+    parsed, _, params = resolve(spec)
+    return parsed.target, params
 
 
 def check_agent_rules(spec: str, rules: Rules) -> None:
     """Refuse rules the agent of `spec` cannot play (AgentSpecError, one line)."""
-    name, _ = parse_spec(spec)
-    entry = REGISTRY[name]
+    parsed, entry, _ = resolve(spec)
     if entry.rules_check is None:
         return
     try:
-        _lazy(entry.rules_check)(rules, name)
+        _lazy(entry.rules_check)(rules, parsed.target)
     except (ValueError, NotImplementedError) as exc:  # e.g. RulesError
         raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
 
 
 def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> BaseAgent:
-    """Build the agent a spec names, seeded; with `rules`, refuse rules it cannot play."""
+    """Build the agent a spec names, seeded; with `rules`, refuse rules it cannot play.
+
+    `spec` is `[NAME=]TARGET[:key=value,...]`: TARGET a registered name, a plugin's
+    name, `path/to/file.py:Class` or `package.module:Class` (a class, a factory
+    `(seed=..., **options) -> agent`, or an agent object). The agent's `name` is NAME,
+    else the spec (`ParsedSpec.display`)."""
     if rules is not None:
         check_agent_rules(spec, rules)
-    name, params = parse_spec(spec)
-    agent = REGISTRY[name].factory(seed=seed, **params)
-    agent.name = spec.strip()
+    parsed, entry, params = resolve(spec)
+    agent = entry.factory(seed=seed, **params)
+    if not callable(getattr(agent, "act", None)):
+        raise AgentSpecError(
+            f"agent {parsed.display!r}: {parsed.target} built a {type(agent).__name__}, "
+            "which has no act(view, obs, mask)"
+        )
+    if not hasattr(agent, "needs_obs"):
+        agent.needs_obs = True  # an agent of unknown needs gets the encoding
+    agent.name = parsed.display
     return agent

@@ -153,7 +153,7 @@ class StepInfo:
 
 
 # ----------------------------------------------------------------------------- step
-class _Scratch:
+class StepScratch:
     """Per-state buffers the kernel writes into (reused every step), and the entry points
     of the step kernels for this state (made on their first call).
 
@@ -216,11 +216,11 @@ def _entry(kernel, *args) -> Callable[..., int]:
     return kernel.compile(tuple(numba.typeof(a) for a in args))
 
 
-def _scratch(state: State) -> _Scratch:
+def _scratch(state: State) -> StepScratch:
     d = state.__dict__
     s = d.get("_scratch")
     if s is None or s.buffer is not d["buffer"]:
-        s = _Scratch(state.rules, *state.buffer.shape)
+        s = StepScratch(state.rules, *state.buffer.shape)
         s.buffer = state.buffer
         d["_scratch"] = s
     return s
@@ -341,7 +341,7 @@ def thread_ranges(n: int, num_threads: int) -> list[tuple[int, int]]:
 
 
 def _threaded(
-    scratch: _Scratch, name: str, kernel, num_threads: int, *head
+    scratch: StepScratch, name: str, kernel, num_threads: int, *head
 ) -> tuple[int, list[tuple[int, int]] | None]:
     """Run `kernel(*head, flags, points, fin, res, lo, hi)` over ranges of the games on
     up to `num_threads` threads (the first on this one); returns the kernels' results
@@ -386,11 +386,11 @@ _ENDED = (1 << 32) - 1
 
 
 def _info(
-    state: State, scratch: _Scratch, ended: int, parts: list[tuple[int, int]] | None = None
+    state: State, scratch: StepScratch, ended: int, parts: list[tuple[int, int]] | None = None
 ) -> StepInfo:
-    """The `StepInfo` of a step that has something to report (see `_Scratch`)."""
+    """The `StepInfo` of a step that has something to report (see `StepScratch`)."""
     flags, points = scratch.take_flags()
-    finished = _finished(state, scratch, ended, parts) if ended else None
+    finished = finished_rows(state, scratch, ended, parts) if ended else None
     return _make_info(flags[0], points, flags[1], finished)
 
 
@@ -437,8 +437,8 @@ class _SavedHands(HandResult):
         return value
 
 
-def _finished(
-    state: State, scratch: _Scratch, ended: int, parts: list[tuple[int, int]] | None = None
+def finished_rows(
+    state: State, scratch: StepScratch, ended: int, parts: list[tuple[int, int]] | None = None
 ) -> HandResult:
     """The records of the hands that ended, which the kernel packed into the first rows
     of `fin` and `res` (of each thread's range: `parts`, see `_threaded`)."""

@@ -18,6 +18,7 @@ the same seeds and actions produce the same games (tests/test_vector_env.py):
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,7 +27,8 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from spades_env.cards import NUM_ACTIONS
-from spades_env.core.vector import EPISODE_MULT
+from spades_env.core.deal import splitmix64_int
+from spades_env.core.vector import DECISION_MULT, EPISODE_MULT, HAND_MULT, UNIFORM_SALT
 from spades_env.engine import PHASE_BASE, HandResult, random_legal_actions
 from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
@@ -36,11 +38,11 @@ from spades_env.state import splitmix64
 
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
-_EPISODE_MULT = int(EPISODE_MULT)  # the compiled vector step derives the same keys
-_UNIFORM_SALT = 0x2545F4914F6CDD1D
-_HAND_MULT = 0xBF58476D1CE4E5B9
-_DECISION_MULT = 0x94D049BB133111EB
+# the keys of core/vector.py, which the compiled vector step derives the same way
+_EPISODE_MULT = int(EPISODE_MULT)
+_UNIFORM_SALT = int(UNIFORM_SALT)
+_HAND_MULT = int(HAND_MULT)
+_DECISION_MULT = int(DECISION_MULT)
 _PHASE_BASE = [int(b) for b in PHASE_BASE]
 
 #: What an illegal action costs in the Gymnasium envs and the wrapped PettingZoo env
@@ -55,14 +57,6 @@ EPISODES = ("hand", "game")
 
 
 # ----------------------------------------------------------------------------- seeds
-def splitmix64_int(x: int) -> int:
-    """`state.splitmix64` on one Python int (a few times faster than a numpy call)."""
-    z = (x + _GOLDEN) & _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
-
-
 def seed_base(seeds: npt.ArrayLike) -> U64:
     """(N,) uint64 episode-counter keys from non-negative integer seeds."""
     arr = np.atleast_1d(np.asarray(seeds))
@@ -163,29 +157,54 @@ def learner_seats(seats: int | Sequence[int], rules: Rules) -> tuple[int, ...]:
     return out
 
 
+#: what builds an opponent from a spec string: the agents package's registry, named here
+#: rather than imported (this package imports no later one), loaded when a string is given
+AGENT_FACTORY = "agents.registry:make_agent"
+#: the seed of an opponent built from a spec string
+OPPONENT_SEED = 0
+
+
 def opponent_table(opponents: Any, learner: tuple[int, ...], rules: Rules) -> dict[int, Any]:
     """Seat -> agent (None = the default random opponent) for every non-learner seat.
 
     `opponents` is None (all random), one agent for every other seat, a mapping
-    {seat: agent}, or a sequence with one agent per non-learner seat in seat order.
+    {seat: agent}, or a sequence with one agent per non-learner seat in seat order. An
+    agent is an object with `act(view, obs, mask)` or a registry spec string
+    (`"heuristic"`, `"pimc:worlds=16"`, `"path/to/bot.py:Class"`; `agents.registry`),
+    built once per distinct string, seeded with `OPPONENT_SEED`.
     """
     others = [s for s in range(rules.num_players) if s not in learner]
+    built: dict[str, Any] = {}
     if opponents is None:
         return dict.fromkeys(others)
     if isinstance(opponents, Mapping):
         extra = sorted(set(opponents) - set(others))
         if extra:
             raise ValueError(f"opponents given for seats {extra}, which the learner plays")
-        return {s: opponents.get(s) for s in others}
+        return {s: _opponent(opponents.get(s), rules, built) for s in others}
     if isinstance(opponents, Sequence) and not isinstance(opponents, str):
         if len(opponents) != len(others):
             raise ValueError(
                 f"{len(opponents)} opponents given for the {len(others)} seats {others}"
             )
-        return dict(zip(others, opponents, strict=True))
-    if not callable(getattr(opponents, "act", None)):
-        raise TypeError(f"an opponent must have act(view, obs, mask); got {opponents!r}")
-    return dict.fromkeys(others, opponents)
+        return {s: _opponent(o, rules, built) for s, o in zip(others, opponents, strict=True)}
+    return dict.fromkeys(others, _opponent(opponents, rules, built))
+
+
+def _opponent(value: Any, rules: Rules, built: dict[str, Any]) -> Any:
+    """One opponent: None, an agent, or the agent a spec string names (built once)."""
+    if isinstance(value, str):
+        if value not in built:
+            module, _, name = AGENT_FACTORY.partition(":")
+            make = getattr(importlib.import_module(module), name)
+            built[value] = make(value, seed=OPPONENT_SEED, rules=rules)
+        return built[value]
+    if value is not None and not callable(getattr(value, "act", None)):
+        raise TypeError(
+            f"an opponent must have act(view, obs, mask) or be an agent spec such as "
+            f"'heuristic'; got {value!r}"
+        )
+    return value
 
 
 # ----------------------------------------------------------------------------- rewards

@@ -2,8 +2,9 @@
 
 The learner plays one seat (``seats=0``, North, by default) or both seats of one
 partnership (``seats=(0, 2)``); the other seats are played by the agents given as
-``opponents`` (anything with ``act(view, obs, mask)``, see ``agents/base.py``), uniformly
-random by default. Each ``step`` applies the learner's action, then plays the opponents
+``opponents`` (anything with ``act(view, obs, mask)``, see ``agents/base.py``, or an
+agent spec string such as ``"heuristic"``: ``env_core.opponent_table``), uniformly random
+by default. Each ``step`` applies the learner's action, then plays the opponents
 until a learner seat must act again or the episode ends.
 
 - Observation: ``Box(int16, (775,))``, the engine's encoding for the learner seat to act

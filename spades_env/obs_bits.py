@@ -46,33 +46,18 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env.cards import NUM_CARDS
-from spades_env.observation import obs_blocks, obs_size
+from spades_env.core.layout import (
+    CARD_BLOCKS,
+    FLAG_BLOCKS,
+    INT_BLOCKS,
+    KERNEL_KEYS,
+    obs_blocks,
+    obs_size,
+)
 from spades_env.rules import Rules
 from spades_env.state import State
 
 BITS_VERSION = 1
-
-#: blocks of one word per 54-slot card row, and of one bit / one int16 per cell
-CARD_BLOCKS = ("hand", "played_by", "table", "passed", "received", "open_hands", "looking", "seen")
-FLAG_BLOCKS = (
-    "bids", "blind", "dealer", "leader", "to_act", "lead_suit", "broken", "phase", "voids",
-    "trump",
-)  # fmt: skip
-INT_BLOCKS = ("tricks_won", "scores", "bags", "hand_no", "stock")
-
-#: Entries of `BitsLayout.kernel` (core/observe_bits.py reads them as a tuple): the
-#: first word of each card block and of the trick planes, the plane count, the absolute
-#: bit of each flag block's first cell, the int16 slot of each int block's first cell,
-#: then the first flag word, the first int word and the row's words.
-KERNEL_KEYS = (
-    "w_hand", "w_played_by", "w_table", "w_passed", "w_received", "w_open_hands",
-    "w_looking", "w_seen", "w_trick", "planes",
-    "f_bids", "f_blind", "f_dealer", "f_leader", "f_to_act", "f_lead_suit", "f_broken",
-    "f_phase", "f_voids", "f_trump",
-    "i_tricks_won", "i_scores", "i_bags", "i_hand_no", "i_stock",
-    "flag_word", "int_word", "words",
-)  # fmt: skip
-NUM_KERNEL_KEYS = len(KERNEL_KEYS)
 
 
 @dataclass(frozen=True)

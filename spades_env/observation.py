@@ -72,63 +72,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.cards import MAX_BID, NUM_CARDS, NUM_SUITS
+from spades_env.cards import NUM_CARDS
+from spades_env.core.layout import obs_blocks as obs_blocks
+from spades_env.core.layout import obs_size as obs_size
+from spades_env.core.layout import obs_slices as obs_slices
+from spades_env.core.layout import phase_slots as phase_slots
 from spades_env.draw import looking
 from spades_env.engine import blind_allowed
 from spades_env.rules import Rules
-from spades_env.state import BID, NUM_PHASES, PLAY, State
+from spades_env.state import BID, PLAY, State
 
 OBS_VERSION = 4
-
-
-def obs_blocks(rules: Rules) -> list[tuple[str, int]]:
-    """(name, size) of each block of the encoding, in order."""
-    p, c, t, k = rules.num_players, NUM_CARDS, rules.num_teams, MAX_BID + 1
-    return [
-        ("hand", c),
-        ("played_by", p * c),
-        ("played_trick", c),
-        ("table", p * c),
-        ("bids", p * (k + 1)),
-        ("blind", p),
-        ("tricks_won", p),
-        ("passed", c),
-        ("received", c),
-        ("scores", t),
-        ("bags", t),
-        ("dealer", p),
-        ("leader", p),
-        ("to_act", p),
-        ("lead_suit", NUM_SUITS),
-        ("broken", 1),
-        ("phase", phase_slots(rules)),
-        ("voids", p * NUM_SUITS),
-        ("hand_no", 1),
-        ("open_hands", (p - 1) * c if rules.open_hands else 0),
-        ("looking", c if rules.draw else 0),
-        ("seen", c if rules.draw else 0),
-        ("stock", 1 if rules.draw else 0),
-        ("trump", NUM_SUITS if rules.trump == "named" else 0),
-    ]
-
-
-def phase_slots(rules: Rules) -> int:
-    """Slots of the phase block: the phases these rules can reach (numbers in state.py)."""
-    if rules.trump == "named":
-        return NUM_PHASES  # RULES.md §6 auction: up to TRUMP
-    return NUM_PHASES - 1 if rules.draw else NUM_PHASES - 2
-
-
-def obs_size(rules: Rules) -> int:
-    return sum(n for _, n in obs_blocks(rules))
-
-
-def obs_slices(rules: Rules) -> dict[str, slice]:
-    out, i = {}, 0
-    for name, n in obs_blocks(rules):
-        out[name] = slice(i, i + n)
-        i += n
-    return out
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ from spades_env.engine import (
     HandResult,
     IllegalActionError,
     StepInfo,
-    _finished,
-    _Scratch,
+    StepScratch,
     blind_allowed,
     explain_illegal,
+    finished_rows,
     legal_actions,
 )
 from spades_env.observation import obs_size
@@ -116,7 +116,7 @@ class SingleGame:
         """Hold `state` (a batch of one, not copied)."""
         self._st = state
         self._buf = state.buffer
-        self._scratch = _Scratch(self.rules, 1, state.buffer.shape[1])
+        self._scratch = StepScratch(self.rules, 1, state.buffer.shape[1])
 
     def restart(self, seed: int) -> None:
         """Start a new game in place with deal key `seed`, as `SingleGame(rules, seed=seed)`
@@ -206,7 +206,7 @@ class SingleGame:
                     0, int(st.to_act[0]), a, explain_illegal(st, 0, a), legal_actions(st, 0)
                 )
             return self._info(None, True)
-        return self._info(_finished(self._st, sc, 1), False)
+        return self._info(finished_rows(self._st, sc, 1), False)
 
     def _info(self, finished: HandResult | None, illegal: bool) -> StepInfo:
         pts = np.zeros((1, self.rules.num_teams), dtype=np.int32)

@@ -25,17 +25,18 @@ from numba import njit
 from spades_env.cards import CARD_BIT, DECKS, NUM_CARDS
 from spades_env.core import deal as _deal
 from spades_env.core import kernel as _kernel
+from spades_env.core.layout import BID as BID
+from spades_env.core.layout import BLIND as BLIND
+from spades_env.core.layout import DONE as DONE
+from spades_env.core.layout import DRAW as DRAW
+from spades_env.core.layout import EXCHANGE as EXCHANGE
+from spades_env.core.layout import NUM_PHASES as NUM_PHASES
+from spades_env.core.layout import PHASE_NAMES as PHASE_NAMES
+from spades_env.core.layout import PLAY as PLAY
+from spades_env.core.layout import TRUMP as TRUMP
 from spades_env.core.spec import FIELD_NAMES, FIELDS, layout, spec
 from spades_env.core.spec import max_history as max_history
 from spades_env.rules import Rules
-
-# Phases (RULES.md §2-§3). DONE: the game is over (RULES.md §5). DRAW: RULES.md §6
-# two_player's draw from the stock, before the bidding; TRUMP: RULES.md §6 auction's
-# naming of the trump suit, after the bidding (numbered last so that the other phases
-# keep their numbers).
-BLIND, BID, EXCHANGE, PLAY, DONE, DRAW, TRUMP = 0, 1, 2, 3, 4, 5, 6
-PHASE_NAMES = ("blind", "bid", "exchange", "play", "done", "draw", "trump")
-NUM_PHASES = 7
 
 U64 = npt.NDArray[np.uint64]
 I8 = npt.NDArray[np.int8]

@@ -7,8 +7,9 @@ observations, rewards, ends and masks step for step (tests/test_vector_env.py). 
 loops over games in Python. With the default opponents a step is one compiled call
 (core/vector.py: the learner's action, the opponents' moves, the end-of-hand infos, the
 observation and the mask, game by game, and the next episodes' starts: no other numpy
-work); with opponent agents, their actions are
-batched per agent and the engine steps the whole `State` at a time.
+work); with opponent agents (objects or spec strings such as ``"heuristic"``, as
+``SpadesEnv`` takes them), their actions are batched per agent and the engine steps the
+whole `State` at a time.
 
 - Autoreset: ``AutoresetMode.NEXT_STEP`` (Gymnasium's default). The step after a sub-env
   ends starts its next episode and ignores its action; on that step its reward is 0.

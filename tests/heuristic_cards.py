@@ -3,7 +3,7 @@
 The fixture `tests/data/heuristic_cards.json` holds, for every preset of RULES.md §6 and
 two option sets (the two-of-clubs lead with blind nil and nil_tricks=count, standard and
 auction), card-play positions of one seat (the fields of
-`agents.heuristic_play.decide_card`) and the card and reason the heuristic chose. It
+`agents.heuristic.play.decide_card`) and the card and reason the heuristic chose. It
 was written by the plain-Python card play the compiled one replaced, which had been
 checked card for card and reason for reason against it on 558,000 positions; run this
 module as a script to rewrite it (only for an intended change of the heuristic's play).
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.heuristic import HeuristicAgent
+from agents.heuristic.agent import HeuristicAgent
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import seat_view
 from spades_env.rules import PRESETS, Rules
@@ -85,6 +85,6 @@ def load() -> dict:
 
 
 if __name__ == "__main__":
-    from agents.heuristic_play import decide_card
+    from agents.heuristic.play import decide_card
 
     record(Path(sys.argv[1]) if len(sys.argv) > 1 else FIXTURE, decide_card)

@@ -10,9 +10,9 @@ import pytest
 from engine_helpers import act, bid_all, fill_deal, start
 from gymnasium.utils.env_checker import check_env
 
-from agents.heuristic import HeuristicAgent
-from agents.heuristic_bidding import best_trump, choose_bid
-from agents.seat_table import rows_from_view
+from agents.heuristic.agent import HeuristicAgent
+from agents.heuristic.bidding import best_trump, choose_bid
+from agents.heuristic.seat_table import rows_from_view
 from experiments.play.session import InputError, Session, make_setup, parse_move, prompt_line
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament

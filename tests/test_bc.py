@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.rl_agent import CheckpointError, read_checkpoint
+from agents.learned.checkpoint import CheckpointError, read_checkpoint
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION
 from training import bc, ppo_selfplay
@@ -253,8 +253,8 @@ def test_cli_init_refuses_a_foreign_checkpoint_in_one_line(bc_run, tmp_path):
 
 
 def test_the_learned_agent_is_shipped_with_its_recipe():
+    from agents.learned.agent import LEARNED
     from agents.registry import make_agent
-    from agents.rl_agent import LEARNED
     from spades_env.engine import legal_action_mask
     from spades_env.rules import Rules
     from spades_env.state import init

@@ -1,10 +1,10 @@
 """The shipped checkpoint survived the auction's action-space change unchanged in play.
 
-`agents/checkpoints/ppo_small.pt` was converted from observation version 3 with 76
+`agents/learned/checkpoints/ppo_small.pt` was converted from observation version 3 with 76
 actions to version 4 with 80 (RULES.md §6 auction's trump-naming actions; the standard
 encoding did not change): its policy head was padded with four zero rows. `BEFORE` holds
 the greedy actions the unconverted file chose on 720 standard positions (60 games of
-seeded random play, observed at 12 points of the hand; agents/checkpoints/ppo_small.json
+seeded random play, observed at 12 points of the hand; agents/learned/checkpoints/ppo_small.json
 records the conversion); the converted agent must choose exactly the same.
 """
 

@@ -126,3 +126,59 @@ def test_unknown_grouping_is_refused(run_dir):
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+@pytest.fixture(scope="module")
+def round_robin(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("analyze") / "rr"
+    agents = ("random", "heuristic", "heuristic:aggression=1")
+    run_tournament(folder, TournamentConfig(agents=agents, deals=6, chunk=6, seed=4), workers=1)
+    return folder
+
+
+def test_by_opponent_gives_each_agents_figures_against_each_opponent(round_robin, tmp_path):
+    import pandas as pd
+
+    result = spades(
+        "analyze", str(round_robin), "--by", "opponent", "--no-dd", "--format", "csv",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(tmp_path / "accuracy_by_opponent.csv")
+    pairs = set(zip(table["agent"], table["opponent"], strict=True))
+    agents = ["random", "heuristic", "heuristic:aggression=1"]
+    assert pairs == {(a, b) for a in agents for b in agents if a != b}
+    # each agent sat in 6 deals x 2 sides x 2 seats against each opponent
+    assert (table["seat_hands"] == 24).all() and (table["team_hands"] == 12).all()
+    # the split adds up to the agent's whole: bids over its two opponents
+    from experiments.bid_analysis import analyze
+
+    whole = analyze(round_robin).accuracy.set_index("agent")["bids"].to_dict()
+    assert table.groupby("agent")["bids"].sum().to_dict() == whole
+    assert "opponent" in result.stdout
+
+
+def test_format_json_writes_every_table_with_its_intervals(run_dir, tmp_path):
+    import json
+
+    result = spades("analyze", str(run_dir), "--no-dd", "--format", "json", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    names = {p.stem for p in tmp_path.glob("*.json")}
+    assert names == {
+        "accuracy_by_agent", "calibration", "confusion", "bid_totals", "bid_total_counts",
+        "nil_outcomes",
+    }  # fmt: skip
+    accuracy = json.loads((tmp_path / "accuracy_by_agent.json").read_text())
+    assert {r["agent"] for r in accuracy} == {"random", "heuristic"}
+    assert all(r["mean_bid_lo"] <= r["mean_bid"] <= r["mean_bid_hi"] for r in accuracy)
+    confusion = json.loads((tmp_path / "confusion.json").read_text())
+    hands = sum(r["hands"] for r in confusion)
+    assert hands == len(read_rows(run_dir)) * 4  # every seat-hand once
+    for line in result.stdout.splitlines():
+        if line.startswith("table: "):
+            assert Path(line.removeprefix("table: ")).exists()
+
+
+def test_a_bad_format_is_a_one_line_error(run_dir):
+    result = spades("analyze", str(run_dir), "--format", "xlsx")
+    assert result.returncode == 2 and "--format" in result.stderr

@@ -18,7 +18,17 @@ from experiments.tournament.results_log import read_rows
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]
-COMMANDS = ("demo", "bench", "tournament", "show", "analyze", "play", "train")
+COMMANDS = (
+    "demo",
+    "bench",
+    "tournament",
+    "evaluate",
+    "leaderboard",
+    "show",
+    "analyze",
+    "play",
+    "train",
+)
 
 
 @pytest.fixture(scope="module")

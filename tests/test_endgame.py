@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from agents.dd import DDSolver, Position, score_objective
-from agents.endgame import EndgameSolver, live_nil, value_table
-from agents.endgame_kernel import solve_rows
-from agents.heuristic import HeuristicAgent
+from agents.dd.endgame_kernel import solve_rows
+from agents.heuristic.agent import HeuristicAgent
+from agents.learned.endgame import EndgameSolver, live_nil, value_table
 from agents.registry import AgentSpecError, make_agent
-from agents.sampling import sample_worlds, world_violations
+from agents.search.sampling import sample_worlds, world_violations
 from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
@@ -109,7 +109,7 @@ def test_endgame_zero_is_the_network_alone():
     assert plain.endgame is None
     np.testing.assert_array_equal(
         plain.act(view, obs, mask),
-        make_agent("checkpoint:agents/checkpoints/learned.pt").act(view, obs, mask),
+        make_agent("checkpoint:agents/learned/checkpoints/learned.pt").act(view, obs, mask),
     )
 
 

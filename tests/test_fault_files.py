@@ -24,7 +24,7 @@ import pytest
 import torch
 from cli_helpers import one_line_error, spades
 
-from agents.rl_agent import CheckpointError
+from agents.learned.agent import CheckpointError
 from training.bc_data import DatasetError, DatasetSpec, generate, load_dataset, shard_path
 from training.checkpoint import save_checkpoint
 
@@ -101,7 +101,7 @@ def test_many_damaged_last_checkpoints(dmc_run, tmp_path, seed):
 
 
 def test_a_checkpoint_with_nan_weights_is_never_saved(tmp_path):
-    from agents.networks import build_network, network_config
+    from agents.learned.networks import build_network, network_config
     from spades_env.rules import Rules
 
     net = build_network(network_config("dmc", [8]), Rules())

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.heuristic import HeuristicAgent
-from agents.heuristic_bidding import estimate_tricks
+from agents.heuristic.agent import HeuristicAgent
+from agents.heuristic.bidding import estimate_tricks
 from agents.random_agent import RandomAgent
 from agents.registry import AgentSpecError, make_agent
 from spades_env import Rules, init, step

@@ -1,4 +1,4 @@
-"""The heuristic's card play (agents/heuristic_play.py, compiled) chooses the card and
+"""The heuristic's card play (agents/heuristic/play.py, compiled) chooses the card and
 gives the reason recorded in tests/data/heuristic_cards.json on every preset
 (`heuristic_cards`: the fixture and how it was made), and plays whole hands out as the
 agent does on the engine."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from heuristic_cards import RULES, load
 
-from agents.heuristic import HeuristicAgent
-from agents.heuristic_play import _WHOLE, WHYS, decide_card, play_out_state
+from agents.heuristic.agent import HeuristicAgent
+from agents.heuristic.play import _WHOLE, WHYS, decide_card, play_out_state
 from spades_env.engine import random_legal_actions, step
 from spades_env.rules import Rules
 from spades_env.state import PLAY, init

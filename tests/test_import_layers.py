@@ -1,5 +1,7 @@
-"""The packages import one way (spades_env -> agents -> training -> experiments), and
-training/ and experiments/ hold no import cycle, lazy imports inside functions included."""
+"""The packages import one way (spades_env -> agents -> training -> experiments), no module
+imports itself through others (lazy imports inside functions and TYPE_CHECKING imports
+included), the compiled core imports only itself and the two leaf definitions it is built
+from, and agents/ is layered by concept."""
 
 from __future__ import annotations
 
@@ -49,12 +51,7 @@ def test_no_package_imports_a_later_one():
     assert wrong == []
 
 
-def test_training_and_experiments_have_no_import_cycle():
-    graph = {
-        a: {b for b in deps if b.split(".")[0] in ("training", "experiments")}
-        for a, deps in _graph().items()
-        if a.split(".")[0] in ("training", "experiments")
-    }
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     state: dict[str, int] = {}  # 1 on the stack, 2 done
     cycles: list[list[str]] = []
 
@@ -70,7 +67,86 @@ def test_training_and_experiments_have_no_import_cycle():
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
-    assert cycles == []
+    return cycles
+
+
+def test_no_package_has_an_import_cycle():
+    assert _cycles(_graph()) == []
+
+
+def test_a_cycle_is_found():
+    """The cycle search on a graph with one circle (so the test above can fail)."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+#: what spades_env/core may import besides itself: the card and rules definitions, which
+#: import nothing else from the package (so the core never reaches up to a face of its own)
+CORE_LEAVES = {"spades_env.cards", "spades_env.rules"}
+
+
+def test_the_core_imports_only_the_core():
+    graph = _graph()
+    outside = {
+        (a, b)
+        for a, deps in graph.items()
+        if a.startswith("spades_env.core")
+        for b in deps
+        if not b.startswith("spades_env.core") and b not in CORE_LEAVES
+    }
+    assert outside == set()
+    assert all(graph[leaf] <= CORE_LEAVES for leaf in CORE_LEAVES)
+
+
+#: agents/ by concept, lowest first: a package imports only those before it. `base` (the
+#: agent interface) comes first; the adapters of agents from outside the project, then the
+#: registry and the play loop, sit on top of them all.
+AGENT_LAYERS = (
+    ("agents.base", "agents.random_agent"),
+    ("agents.kernels",),
+    ("agents.dd",),
+    ("agents.heuristic",),
+    ("agents.search",),
+    ("agents.learned",),
+    ("agents.adapters",),
+    ("agents.registry", "agents.play_loop"),
+)
+
+
+def _agent_package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_agents_import_down_their_layers():
+    rank = {pkg: k for k, layer in enumerate(AGENT_LAYERS) for pkg in layer}
+    graph = _graph()
+    packages = {_agent_package(m) for m in graph if m.startswith("agents.")}
+    assert packages == set(rank)  # every package of agents/ has its place
+    wrong = [
+        (a, b)
+        for a, deps in graph.items()
+        if a.startswith("agents.")
+        for b in deps
+        if b.startswith("agents.") and rank[_agent_package(b)] > rank[_agent_package(a)]
+    ]
+    assert wrong == []
+
+
+def test_no_private_name_is_imported_across_modules():
+    """A name another module needs is public: no `from x import _name` between modules."""
+    private = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.split(".")[0] in LAYERS
+            ):
+                private += [
+                    (name, node.module, a.name)
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    assert private == []
 
 
 def test_the_checker_sees_imports_inside_functions():

@@ -9,12 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from agents import ismcts as ismcts_mod
-from agents.ismcts import FastGame, ISMCTSAgent, Node, select_child
-from agents.kernel_random import below, new_stream, next_u64
+from agents.kernels.play import GREEDY, RANDOM, play_out, play_out_state
+from agents.kernels.streams import below, new_stream, next_u64
 from agents.registry import make_agent
-from agents.search_common import state_from_world
-from agents.search_kernel import GREEDY, RANDOM, play_out, play_out_state
+from agents.search import ismcts as ismcts_mod
+from agents.search.common import state_from_world
+from agents.search.ismcts import FastGame, ISMCTSAgent, Node
+from agents.search.reference import ReferenceISMCTSAgent, select_child
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
@@ -112,16 +113,15 @@ def test_one_determinization_per_iteration(monkeypatch):
 
     monkeypatch.setattr(ismcts_mod.WorldSampler, "sample", counting)
     worlds = []
-    real_iterate = ISMCTSAgent.iterate
+    real_iterate = ReferenceISMCTSAgent.iterate
 
     def spy(self, root, game):
         worlds.append(tuple(game.hands))
         return real_iterate(self, root, game)
 
-    monkeypatch.setattr(ISMCTSAgent, "iterate", spy)
+    monkeypatch.setattr(ReferenceISMCTSAgent, "iterate", spy)
     state = _opening()
-    agent = ISMCTSAgent(seed=0, iterations=300)
-    agent.use_kernel = False  # the reference loop (the kernel's own test: below)
+    agent = ReferenceISMCTSAgent(seed=0, iterations=300)
     agent.act_state(state)
     assert sum(drawn) == 1 + 300  # one world to build the root game, then one each
     assert len(worlds) == 300 and len(set(worlds)) > 250  # a fresh world each iteration
@@ -231,8 +231,7 @@ def test_kernel_search_is_the_reference_search(rules, cards, policy):
     state = _mid_trick(rules, 7 + cards, cards)
     view = seat_view(state)
     fast = ISMCTSAgent(seed=3, iterations=150, policy=policy)
-    ref = ISMCTSAgent(seed=3, iterations=150, policy=policy)
-    ref.use_kernel = False
+    ref = ReferenceISMCTSAgent(seed=3, iterations=150, policy=policy)
     for _ in range(2):  # twice: the second decision starts from the generators' states
         assert fast.decide(view) == ref.decide(view)
         assert _tree(fast.last_root) == _tree(ref.last_root)

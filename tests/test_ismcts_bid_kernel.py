@@ -1,4 +1,4 @@
-"""ISMCTS before the card play in the numba kernel (agents/ismcts_bid_kernel.py): the
+"""ISMCTS before the card play in the numba kernel (agents/search/ismcts_bid_kernel.py): the
 very tree, decision and generator states of the reference Python loop over `iterate`,
 from bids, blind-nil choices and the RULES.md §2 exchange, over the §6 bid constraints;
 its pieces (the rollouts' bid, the team score tables) against the Python originals."""
@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.ismcts import FastGame, ISMCTSAgent
-from agents.ismcts_bid_kernel import bid_search, team_tables
-from agents.ismcts_kernel import Tree
-from agents.search_common import quick_bid
-from agents.search_kernel import _quick_bid
+from agents.kernels.play import quick_bid_hand
+from agents.search.common import quick_bid
+from agents.search.ismcts import FastGame, ISMCTSAgent
+from agents.search.ismcts_bid_kernel import bid_search, team_tables
+from agents.search.ismcts_kernel import Tree
+from agents.search.reference import ReferenceISMCTSAgent
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import seat_view
@@ -74,8 +75,7 @@ def test_kernel_bid_search_is_the_reference_search(case):
     state = _before_play(rules, 11 + skip, phase, skip, scores)
     view = seat_view(state)
     fast = ISMCTSAgent(seed=3, iterations=150, policy=policy)
-    ref = ISMCTSAgent(seed=3, iterations=150, policy=policy)
-    ref.use_kernel = False
+    ref = ReferenceISMCTSAgent(seed=3, iterations=150, policy=policy)
     for _ in range(2):
         assert fast.decide(view) == ref.decide(view)
         assert _tree(fast.last_root) == _tree(ref.last_root)
@@ -116,7 +116,7 @@ def test_quick_bid_is_the_count_rounded_half_to_even():
     want = [_quick_bid_oracle(h, m) for h, m in zip(hands, masks, strict=True)]
     got = quick_bid(np.array(hands, dtype=np.uint64), np.array(masks, dtype=np.uint64))
     assert got.tolist() == want
-    assert [_quick_bid(h, m) for h, m in zip(hands, masks, strict=True)] == want
+    assert [quick_bid_hand(h, m) for h, m in zip(hands, masks, strict=True)] == want
 
 
 @pytest.mark.parametrize(

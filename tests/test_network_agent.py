@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.networks import PAD_ROWS, padded_rows
-from agents.rl_agent import NetworkAgent, load_network, read_checkpoint
+from agents.learned.agent import (
+    NetworkAgent,
+    load_network,
+)
+from agents.learned.checkpoint import read_checkpoint
+from agents.learned.networks import PAD_ROWS, padded_rows
 from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode
 from spades_env.rules import Rules
@@ -24,7 +28,7 @@ def test_padded_and_unpadded_bf16_decisions_are_equal(rows):
     for _ in range(4 + rows % 30):  # bids, then card play
         step(st, np.argmax(legal_action_mask(st), axis=1))
     obs, mask = encode(st), legal_action_mask(st)
-    ckpt = read_checkpoint("agents/checkpoints/learned.pt")
+    ckpt = read_checkpoint("agents/learned/checkpoints/learned.pt")
     padded = NetworkAgent(load_network(ckpt), rules, precision="bf16")
     plain = NetworkAgent(load_network(ckpt), rules, precision="bf16")
     plain.pad = False

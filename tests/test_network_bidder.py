@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from cli_helpers import one_line_error, run_module
 
-from agents.heuristic import HeuristicAgent
+from agents.heuristic.agent import HeuristicAgent
+from agents.heuristic.trick_model import FEATURES, load
 from agents.registry import AgentSpecError, make_agent
-from agents.trick_model import FEATURES, load
 from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
@@ -71,7 +71,7 @@ def test_an_unknown_bidder_is_refused_in_one_line(spec: str) -> None:
 
 def test_a_model_file_needs_bid_model() -> None:
     with pytest.raises(AgentSpecError, match="add bid=model"):
-        make_agent("learned:model=agents/data/trick_model.json")
+        make_agent("learned:model=agents/heuristic/data/trick_model.json")
 
 
 def test_a_trick_model_fitted_to_the_networks_card_play_bids_for_it(tmp_path) -> None:

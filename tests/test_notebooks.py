@@ -2,12 +2,16 @@
 
 Each notebook is executed with nbclient in a fresh kernel (the `python3` kernel of the
 interpreter running the tests), its parameter cell overridden the way papermill does it:
-assignments appended to the cell tagged `parameters`.
+assignments appended to the cell tagged `parameters`. They run with their defaults on a
+cold double-dummy cache (a new file in tmp_path): the shipped sample
+(`experiments/bid_analysis/data/dd_sample.sqlite`) must answer every deal, so nothing is
+solved.
 """
 
 from __future__ import annotations
 
-import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import nbclient
@@ -15,11 +19,9 @@ import nbformat
 import pytest
 
 from agents.dd.tables import DDCache
+from experiments.bid_analysis.double_dummy import SAMPLE
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-#: the double-dummy answers of the notebooks' seeded tournaments at the sizes run here
-#: (made by `python tests/data/make_dd_notebooks.py`)
-DD_SAMPLE = Path(__file__).resolve().parent / "data" / "dd_notebooks.sqlite"
 
 
 def load(name: str):
@@ -67,24 +69,32 @@ def kernel_tmpdir(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
-def dd_cache(tmp_path: Path) -> tuple[str, int]:
-    """A copy of the committed double-dummy sample (the notebook may not write the
-    repository's file) and its number of answers."""
-    path = tmp_path / "dd.sqlite"
-    shutil.copyfile(DD_SAMPLE, path)
-    return str(path), len(DDCache(path))
+def sample_size() -> int:
+    with closing(sqlite3.connect(f"file:{SAMPLE}?mode=ro", uri=True)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM tricks").fetchone()[0])
+
+
+def test_notebooks_document_their_parameters():
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        (k,) = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+        doc = nb.cells[k - 1]
+        assert doc.cell_type == "markdown" and doc.source.startswith("## Parameters"), path.name
+        names = [line.split("=")[0].strip() for line in nb.cells[k].source.splitlines()]
+        for name in names:
+            assert f"`{name}`" in doc.source, (path.name, name)
 
 
 def test_bid_accuracy_runs_a_seeded_tournament_and_draws_every_plot(tmp_path):
     nb = load("bid_accuracy.ipynb")
-    cache, answers = dd_cache(tmp_path)
-    set_parameters(nb, DEALS=30, DD_CACHE=cache)
+    cache = str(tmp_path / "cold" / "dd.sqlite")  # the defaults, on a cold cache
+    set_parameters(nb, DD_CACHE=cache)
     execute(nb, tmp_path)
     assert not [o for o in outputs(nb) if o["output_type"] == "error"]
     # calibration, confusion, bid totals, set rates, nil outcomes, against double dummy
     assert images(nb) == 6
     assert any("bid_vs_dd" in str(o.get("data", {})) for o in outputs(nb))
-    assert len(DDCache(cache)) == answers  # every answer came from the cache
+    assert len(DDCache(cache)) == sample_size()  # every answer came from the sample
     last = nb.cells[-1].outputs[0]["data"]["text/markdown"]
     assert "**heuristic**" in last and "**random**" in last
     assert list(tmp_path.glob("spades-*/log.jsonl"))
@@ -106,11 +116,11 @@ def tensorboard_run(folder: Path) -> Path | None:
 def test_agent_comparison_runs_a_round_robin_and_draws_its_plots(tmp_path):
     nb = load("agent_comparison.ipynb")
     run = tensorboard_run(tmp_path / "run")
-    cache, answers = dd_cache(tmp_path)
-    set_parameters(nb, DEALS=20, RUN=None if run is None else str(run), DD_CACHE=cache)
+    cache = str(tmp_path / "cold" / "dd.sqlite")  # the defaults, on a cold cache
+    set_parameters(nb, RUN=None if run is None else str(run), DD_CACHE=cache)
     execute(nb, tmp_path)
     assert not [o for o in outputs(nb) if o["output_type"] == "error"]
     # ratings, margins, bids against double dummy (, learning curve)
     assert images(nb) == (3 if run is None else 4)
     assert any("bid_vs_dd" in str(o.get("data", {})) for o in outputs(nb))
-    assert len(DDCache(cache)) == answers  # every answer came from the cache
+    assert len(DDCache(cache)) == sample_size()  # every answer came from the sample

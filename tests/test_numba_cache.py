@@ -1,4 +1,4 @@
-"""agents/numba_cache.py: cached kernels are dropped exactly when a source changed."""
+"""agents/kernels/compile.py: cached kernels are dropped exactly when a source changed."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import numba_cache
+from agents.kernels import compile as numba_cache
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents.pimc as pimc_mod
+import agents.search.pimc as pimc_mod
 from agents.dd import DDSolver, Position, score_objective
-from agents.pimc import PIMCAgent
 from agents.registry import make_agent
-from agents.search_common import greedy_actions, state_from_world
+from agents.search.common import greedy_actions, state_from_world
+from agents.search.pimc import PIMCAgent
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step

@@ -1,11 +1,11 @@
-"""PPO's sampler (`agents.networks.sample_masked`) and the precision switch."""
+"""PPO's sampler (`agents.learned.networks.sample_masked`) and the precision switch."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from agents.networks import MASKED_LOGIT, resolve_precision, sample_masked
+from agents.learned.networks import MASKED_LOGIT, resolve_precision, sample_masked
 
 
 def test_sampling_never_draws_a_masked_action_and_follows_the_policy():

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.learned.checkpoint import read_checkpoint
 from agents.registry import make_agent
-from agents.rl_agent import read_checkpoint
 from experiments.cli.app import main as spades
 from spades_env.rules import Rules
 from spades_env.state import init

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RULES_MD = ROOT / "RULES.md"
 #: `RULES.md §6`, `RULES.md §1-§5`, `RULES.md §1/§6`, `RULES.md §4, §5`.
 CITATION = re.compile(r"RULES\.md\s*(§\s*\d+(?:\s*[-/,]\s*§?\s*\d+)*)")
-SOURCES = ("spades_env", "agents", "training", "experiments", "tests", "notebooks")
+SOURCES = ("spades_env", "agents", "training", "experiments", "tests", "notebooks", "docs")
 
 
 def _headings() -> set[int]:

@@ -10,14 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from agents.bid_model import bid_probability, hand_tricks, world_bid_weights
-from agents.sampling import (
+from agents.search.sampling import (
     WorldSampler,
     knowledge,
     sample_worlds,
     sample_worlds_batch,
     world_violations,
 )
+from agents.search.world_weights import bid_probability, hand_tricks, world_bid_weights
 from spades_env.cards import (
     BID_BASE,
     SPADE_MASK,

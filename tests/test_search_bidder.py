@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from agents.heuristic import HeuristicAgent
+from agents.heuristic.agent import HeuristicAgent
 from agents.registry import AgentSpecError, make_agent
 from spades_env.engine import step
 from spades_env.observation import seat_view

@@ -1,5 +1,5 @@
-"""The fitted trick model and the bids of highest expected score (agents.trick_model,
-agents.model_bidding, training.bid_fit): the file is validated, the bid choice is the
+"""The fitted trick model and the bids of highest expected score (agents.heuristic.trick_model,
+agents.heuristic.model_bids, training.bid_fit): the file is validated, the bid choice is the
 argmax of the expected team score on hand-built cases, and the fit runs as a command."""
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 from cli_helpers import one_line_error, run_module
 
-from agents.heuristic import HeuristicAgent
-from agents.heuristic_bidding import choose_bid
-from agents.model_bidding import choose_model_bid, expected_scores, seat_features
-from agents.registry import AgentSpecError, make_agent
-from agents.seat_table import Table
-from agents.trick_model import (
+from agents.heuristic.agent import HeuristicAgent
+from agents.heuristic.bidding import choose_bid
+from agents.heuristic.model_bids import choose_model_bid, expected_scores, seat_features
+from agents.heuristic.seat_table import Table
+from agents.heuristic.trick_model import (
     DEFAULT_PATH,
     FEATURES,
     TRICKS,
@@ -28,6 +27,7 @@ from agents.trick_model import (
     applies,
     load,
 )
+from agents.registry import AgentSpecError, make_agent
 from spades_env.cards import BID_BASE, str_to_card
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
@@ -284,7 +284,7 @@ def test_a_bag_cost_of_zero_bids_for_the_hand_alone():
 def test_the_batched_bid_choice_is_each_seats_own():
     """`choose_model_bids` (one pass for the heuristic's batch) bids each seat as
     `choose_model_bid` does on its own: no row sees another row's partner or hand."""
-    from agents.model_bidding import choose_model_bids
+    from agents.heuristic.model_bids import choose_model_bids
 
     model = load(DEFAULT_PATH)
     rng = np.random.default_rng(7)
@@ -313,8 +313,8 @@ def _hands(rng: np.random.Generator, n: int) -> list[int]:
 
 
 def test_batched_hand_features_are_the_scalar_ones_bit_for_bit():
-    from agents.trick_features import hand_features_batch
-    from agents.trick_model import hand_features
+    from agents.heuristic.trick_features import hand_features_batch
+    from agents.heuristic.trick_model import hand_features
 
     hands = _hands(np.random.default_rng(3), 4000)
     batch = hand_features_batch(np.array(hands, dtype=np.uint64))
@@ -325,8 +325,8 @@ def test_batched_hand_features_are_the_scalar_ones_bit_for_bit():
 
 
 def test_batched_context_features_are_the_scalar_ones():
-    from agents.trick_features import context_features_batch
-    from agents.trick_model import bidding_order, context_features
+    from agents.heuristic.trick_features import context_features_batch
+    from agents.heuristic.trick_model import bidding_order, context_features
 
     rng = np.random.default_rng(4)
     n = 500
@@ -347,7 +347,7 @@ def test_batched_context_features_are_the_scalar_ones():
 def test_the_heuristic_bids_a_batch_as_each_seat_alone():
     """`HeuristicAgent.act` (the features from arrays, one pass) chooses the bids and
     reasons that the one-table path (`choose_model_bid`, scalar features) gives."""
-    from agents.seat_table import rows_from_view
+    from agents.heuristic.seat_table import rows_from_view
     from spades_env import init, step
     from spades_env.engine import random_legal_actions
     from spades_env.observation import seat_view

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from agents.heuristic import HeuristicAgent
+from agents.heuristic.agent import HeuristicAgent
 from agents.random_agent import RandomAgent
 from experiments.tournament.match import play_batch
 from spades_env import spades_v0

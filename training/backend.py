@@ -13,8 +13,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from agents.networks import resolve_precision
-from agents.rl_agent import NetworkAgent
+from agents.learned.agent import NetworkAgent
+from agents.learned.networks import resolve_precision
 from spades_env.rules import Rules
 from training.rollout import Hands, LearnerFn
 

@@ -42,13 +42,13 @@ import torch
 from torch import nn, optim
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.networks import POLICY_KINDS, Network, build_network, network_config
+from agents.learned.checkpoint import save_checkpoint
+from agents.learned.networks import POLICY_KINDS, Network, build_network, network_config
 from agents.registry import make_agent
 from spades_env.rules import Rules
 from spades_env.state import PLAY
 from training.arguments import parse_args
 from training.bc_data import DatasetSpec, generate, load_dataset, read_meta, spec_of
-from training.checkpoint import save_checkpoint
 from training.evaluation import duplicate_eval, greedy_fn
 from training.session import init_checkpoint, log_hyperparameters, pick_device
 

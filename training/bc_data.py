@@ -166,7 +166,7 @@ def play_shard(spec: DatasetSpec, i: int) -> dict[str, npt.NDArray]:
     student = None
     student_seat = np.zeros((n, p), dtype=bool)
     if spec.student:
-        from agents.rl_agent import RLAgent
+        from agents.learned.agent import RLAgent
 
         student = RLAgent(seed=int(rng.integers(2**62)), path=spec.student, sample=True)
         student.check_rules(rules)

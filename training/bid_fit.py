@@ -1,6 +1,7 @@
-"""Fit the trick model (`agents.trick_model`) to the project's own play.
+"""Fit the trick model (`agents.heuristic.trick_model`) to the project's own play.
 
-    python -m training.bid_fit --hands 40000 --rounds 2 --seed 0 --out agents/data/trick_model.json
+    python -m training.bid_fit --hands 40000 --rounds 2 --seed 0 \
+        --out agents/heuristic/data/trick_model.json
 
 Data: hands of four heuristic seats (one hand each, the standard rules), a share of them
 (`--context`) started from a random score and bag count so the score features are
@@ -35,9 +36,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
-from agents.heuristic import HeuristicAgent
-from agents.heuristic_bidding import nil_danger
-from agents.trick_model import (
+from agents.heuristic.agent import HeuristicAgent
+from agents.heuristic.bidding import nil_danger
+from agents.heuristic.trick_model import (
     FEATURES,
     TRICKS,
     Y_CLASSES,
@@ -162,7 +163,7 @@ def play_hands(
 
 def seat_rows(h: Hands) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], ...]:
     """Every seat-hand: (features (M, F), bid, tricks, blind, hand index, seat, team
-    tricks beyond the partner's bid (agents.trick_model))."""
+    tricks beyond the partner's bid (agents.heuristic.trick_model))."""
     x, bid, tricks, blind, idx, seat, team = [], [], [], [], [], [], []
     for i in range(h.deal.shape[0]):
         order = bidding_order(int(h.dealer[i]))
@@ -307,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--explore", type=float, default=0.2, help="share of bids changed")
     parser.add_argument("--context", type=float, default=0.3, help="share from a random score")
     parser.add_argument("--l2", type=float, default=1e-4, help="L2 penalty on the weights")
-    parser.add_argument("--out", default="agents/data/trick_model.json")
+    parser.add_argument("--out", default="agents/heuristic/data/trick_model.json")
     parser.add_argument(
         "--player", default="heuristic", help="agent spec of the card play (default heuristic)"
     )
@@ -334,7 +335,7 @@ def main(argv: list[str] | None = None) -> None:
         history.append(stats)
         print(f"round {r + 1}: {stats}", file=sys.stderr)
         bidder = HeuristicAgent(bid="rules")
-        bidder.model = model  # bid with this round's model (agents.model_bidding)
+        bidder.model = model  # bid with this round's model (agents.heuristic.model_bids)
     assert model is not None
     command = "python -m training.bid_fit " + " ".join(f"--{k} {v}" for k, v in vars(args).items())
     meta = {"recipe": command, "rounds": history, "feature_count": len(FEATURES)}

@@ -11,21 +11,58 @@ Needs matplotlib (the `train` extra).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+import pandas as pd
+
+EVENT_GLOB = "events.out.tfevents.*"
 
 
-def read_scalars(run_dir: str | Path) -> dict[str, tuple[list[int], list[float]]]:
-    """{tag: (steps, values)} of every scalar in the run's event files."""
-    ea = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    ea.Reload()
-    out = {}
-    for tag in ea.Tags()["scalars"]:
-        events = ea.Scalars(tag)
-        out[tag] = ([e.step for e in events], [e.value for e in events])
-    return out
+class LearningCurveError(ValueError):
+    """A run folder without TensorBoard events, or tags it does not have."""
+
+
+def tensorboard_available() -> bool:
+    return importlib.util.find_spec("tensorboard") is not None
+
+
+def read_scalars(run_dir: str | Path, tags: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every scalar under `run_dir` (or only `tags`): columns run, tag, step, value,
+    wall_time; `run` is the event file's folder relative to `run_dir` ("." for itself)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise LearningCurveError(f"run folder {str(run_dir)!r} does not exist")
+    folders = sorted({p.parent for p in run_dir.rglob(EVENT_GLOB)})
+    if not folders:
+        raise LearningCurveError(
+            f"{str(run_dir)!r} holds no TensorBoard event files ({EVENT_GLOB}); "
+            "give the folder of a training run"
+        )
+    out = []
+    for folder in folders:
+        acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+        acc.Reload()
+        for tag in acc.Tags()["scalars"]:
+            if tags is not None and tag not in tags:
+                continue
+            for e in acc.Scalars(tag):
+                run = str(folder.relative_to(run_dir))
+                out.append((run, tag, e.step, e.value, e.wall_time))
+    table = pd.DataFrame(out, columns=["run", "tag", "step", "value", "wall_time"])
+    if tags is not None:
+        missing = sorted(set(tags) - set(table["tag"]))
+        if missing:
+            raise LearningCurveError(f"no scalars tagged {', '.join(missing)} in {str(run_dir)!r}")
+    return table.sort_values(["run", "tag", "step"], ignore_index=True)
+
+
+def _series(table: pd.DataFrame, tag: str) -> tuple[list[int], list[float]]:
+    rows = table[table["tag"] == tag]
+    return rows["step"].tolist(), rows["value"].tolist()
 
 
 def plot_learning_curve(run_dir: str | Path, out: str | Path, title: str | None = None) -> Path:
@@ -35,7 +72,8 @@ def plot_learning_curve(run_dir: str | Path, out: str | Path, title: str | None 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    s = read_scalars(run_dir)
+    table = read_scalars(run_dir)
+    s = {tag: _series(table, tag) for tag in table["tag"].unique()}
     fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
     steps, margin = s["eval/margin"]
     _, lo = s["eval/margin_ci_low"]

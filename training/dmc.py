@@ -8,9 +8,9 @@ decision taken on the episode's return. No bootstrapping, no policy gradient, so
 stable with large, changing action sets; action features let similar actions share
 what they learn.
 
-- **Model.** `agents.networks.QNet`: the seat-relative int16 encoding goes through an MLP
+- **Model.** `agents.learned.networks.QNet`: the seat-relative int16 encoding goes through an MLP
   trunk to a state embedding; Q(s, a) is a small MLP on (embedding, action features),
-  scored for all 74 actions at once and masked to the legal ones. One network plays
+  scored for all 80 actions at once and masked to the legal ones. One network plays
   every seat, bids and cards.
 - **Acting.** Epsilon-greedy: the legal action of highest Q, or with probability
   `epsilon` a uniformly random legal one.
@@ -38,8 +38,8 @@ import numpy as np
 import torch
 from torch import nn, optim
 
-from agents.networks import QNet, network_config
-from agents.rl_agent import epsilon_greedy
+from agents.learned.agent import epsilon_greedy
+from agents.learned.networks import QNet, network_config
 from spades_env.rules import Rules
 from training.arguments import parse_args
 from training.rollout import Hands, learner_batch

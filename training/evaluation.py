@@ -22,7 +22,7 @@ import numpy.typing as npt
 import torch
 
 from agents.base import BaseAgent
-from agents.networks import PolicyValueNet, QNet
+from agents.learned.networks import PolicyValueNet, QNet
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
 from spades_env.state import init

@@ -2,8 +2,8 @@
 
     python -m training.ppo_selfplay --total-timesteps 2000000     # or: spades train ppo
 
-- **Model.** `agents.networks.PolicyValueNet`: an MLP over the seat-relative int16
-  information-state encoding, with masked policy logits over the 74 actions (illegal ones
+- **Model.** `agents.learned.networks.PolicyValueNet`: an MLP over the seat-relative int16
+  information-state encoding, with masked policy logits over the 80 actions (illegal ones
   get probability 0) and a value head. Because observations are relative to the seat,
   one set of weights serves every seat, in bidding and in play.
 - **Data.** Each rollout deals `num_games` hands (`training.rollout`); the learner's
@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn, optim
 
-from agents.networks import (
+from agents.learned.networks import (
     PAD_ROWS,
     PolicyValueNet,
     SplitPolicyValueNet,

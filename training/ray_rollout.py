@@ -65,8 +65,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.heuristic import HeuristicAgent
-from agents.networks import build_network
+from agents.heuristic.agent import HeuristicAgent
+from agents.learned.networks import build_network
 from spades_env.rules import Rules
 from training.backend import RAY_HINT, Behaviour, LearnerState, ToBatch, pool_agent
 from training.ray_address import check_address

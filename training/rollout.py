@@ -28,7 +28,7 @@ from spades_env.rules import Rules
 from spades_env.state import State, init
 
 if TYPE_CHECKING:
-    from agents.rl_agent import NetworkAgent
+    from agents.learned.agent import NetworkAgent
 
 #: (obs (K, D) int16, mask (K, A) bool) -> (actions (K,), logp (K,), value (K,)).
 LearnerFn = Callable[

@@ -45,24 +45,21 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 
-from agents.heuristic import HeuristicAgent
-from agents.networks import POLICY_KINDS, build_network, resolve_precision
-from agents.registry import make_agent
-from agents.rl_agent import (
-    CheckpointError,
+from agents.heuristic.agent import HeuristicAgent
+from agents.learned.agent import (
     NetworkAgent,
     load_network,
-    read_checkpoint,
     rules_mismatch,
 )
+from agents.learned.checkpoint import CheckpointError, read_checkpoint, save_checkpoint, slim
+from agents.learned.networks import POLICY_KINDS, build_network, resolve_precision
+from agents.registry import make_agent
 from spades_env.rules import Rules
 from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
 from training.checkpoint import (
     restore_rngs,
     resume_checkpoint,
-    save_checkpoint,
     saved_updates,
-    slim,
     update_path,
 )
 from training.evaluation import duplicate_eval, greedy_fn

@@ -2,6 +2,8 @@
 
 - `Position`: a card-play position with every hand visible (`agents.dd.position`).
 - `DDSolver`, `solve_tricks`, `solve_score`, `tricks_table` (`agents.dd.solver`).
+- `endgame_kernel`: the exact solver of the last tricks over many sampled worlds, for the
+  learned agent's endgame (`agents.learned.endgame`).
 - `tricks_tables`: `tricks_table` for many deals on every core, with an on-disk cache
   (`agents.dd.tables`).
 - `score_objective`: the hand score with nil and bags as a value table

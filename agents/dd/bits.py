@@ -17,11 +17,11 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from agents.numba_cache import ensure_fresh
+from agents.kernels.compile import ensure_fresh
 from spades_env.cards import SPADES
-from spades_env.core.rules import _compiles_for_bmi2, card_strength
+from spades_env.core.rules import card_strength, compiles_for_bmi2
 
-ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
+ensure_fresh()  # agents/kernels/compile.py: no stale kernels from the on-disk cache
 
 POP = np.array([bin(i).count("1") for i in range(1 << 13)], dtype=np.int64)
 HIGH = np.array([i.bit_length() - 1 for i in range(1 << 13)], dtype=np.int64)  # -1 for 0
@@ -119,7 +119,7 @@ def _pdep13_bmi2(x, m):
 
 #: `pext13(x, m)`: the bits of x at the set positions of the 13-bit m, packed low;
 #: `pdep13(x, m)`: the low bits of x spread to the set positions of m (its inverse).
-BMI2 = _compiles_for_bmi2()
+BMI2 = compiles_for_bmi2()
 pext13 = _pext13_bmi2 if BMI2 else pext13_tables
 pdep13 = _pdep13_bmi2 if BMI2 else pdep13_tables
 

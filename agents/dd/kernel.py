@@ -19,7 +19,7 @@ the highest spade wins the trick, else the highest card of the suit led.
 Speed-ups, none of which changes a result:
 - `search` and `playout` are compiled without numba's reference counting (`_nrt=False`):
   every array lives for the whole call, and counting them at each inlined helper (an
-  atomic increment and decrement) took about 60% of the kernel's time;
+  atomic increment and decrement) would cost more than the search itself;
 - equivalent cards: a seat's cards that are adjacent among the cards still in play
   (hands and the trick on the table) win and lose the same tricks, so one is tried;
 - partition search (DDS's "winning ranks"): every search returns, with its answer, the

@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.numba_cache import ensure_fresh
+from agents.kernels.compile import ensure_fresh
 
-ensure_fresh()  # agents/numba_cache.py: no stale kernels from the on-disk cache
+ensure_fresh()  # agents/kernels/compile.py: no stale kernels from the on-disk cache
 
 #: Slots of the int64 parameter vector shared by the kernel and its driver.
 P_GEN, P_MODE, P_MAXT, P_NODES, P_MASK, P_HITS, P_STORES = 0, 1, 2, 3, 4, 5, 6

@@ -34,7 +34,7 @@ def ppo_rates(seconds: float) -> tuple[float, float, float, int]:
     the default PPO config."""
     import torch
 
-    from agents.rl_agent import read_checkpoint
+    from agents.learned.checkpoint import read_checkpoint
     from training import ppo_selfplay
 
     with tempfile.TemporaryDirectory() as tmp:

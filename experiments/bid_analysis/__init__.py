@@ -16,7 +16,18 @@ from experiments.bid_analysis.analysis import (
     analyze,
     figures,
     save_figures,
+    save_tables,
+    table_frames,
 )
 from experiments.bid_analysis.log_frames import load_log
 
-__all__ = ["FIGURE_FILES", "BidAnalysis", "analyze", "figures", "load_log", "save_figures"]
+__all__ = [
+    "FIGURE_FILES",
+    "BidAnalysis",
+    "analyze",
+    "figures",
+    "load_log",
+    "save_figures",
+    "save_tables",
+    "table_frames",
+]

@@ -2,7 +2,8 @@
 
 `analyze(LOG)` reads the log (file or run folder) and builds the tables of
 `experiments.bid_analysis.tables` and the double-dummy comparison (answers cached by
-`agents.dd.tables`). `figures(analysis)` draws them; `save_figures` writes PNGs.
+`agents.dd.tables`). `figures(analysis)` draws them; `save_figures` writes PNGs;
+`table_frames` gives every table as numbers and `save_tables` writes them as CSV or JSON.
 """
 
 from __future__ import annotations
@@ -120,6 +121,53 @@ def _dd_supported(rows: Sequence[dict[str, Any]]) -> bool:
 
     kinds = {json.dumps(r["rules"], sort_keys=True) for r in rows}
     return any(supported(Rules.from_dict(json.loads(k))) for k in kinds)
+
+
+TABLE_FORMATS = ("csv", "json")
+
+
+def table_frames(analysis: BidAnalysis) -> dict[str, pd.DataFrame]:
+    """Every table of an analysis as numbers (each statistic `x` with `x_lo`, `x_hi`),
+    keyed by the file name `save_tables` gives it. The bid x tricks matrices are one long
+    table (agent, bid, tricks, hands); the DD ones are there with a DD analysis."""
+    confusion = [
+        m.stack().rename("hands").reset_index().assign(agent=agent)
+        for agent, m in analysis.confusion.items()
+    ]
+    counts = analysis.bid_total_counts.copy()
+    counts.columns.name = None
+    frames = {
+        f"accuracy_by_{analysis.by}": analysis.accuracy,
+        "calibration": analysis.calibration,
+        "confusion": pd.concat(confusion, ignore_index=True)[["agent", "bid", "tricks", "hands"]]
+        if confusion
+        else pd.DataFrame(columns=["agent", "bid", "tricks", "hands"]),
+        "bid_totals": analysis.bid_totals,
+        "bid_total_counts": counts.rename_axis("bid_total").reset_index(),
+        "nil_outcomes": analysis.nils,
+    }
+    if analysis.dd_summary is not None:
+        frames["double_dummy_summary"] = analysis.dd_summary
+    if analysis.dd is not None:
+        frames["double_dummy"] = analysis.dd
+    return frames
+
+
+def save_tables(analysis: BidAnalysis, folder: str | Path, fmt: str = "csv") -> list[Path]:
+    """Write every table of `table_frames` into `folder` as `NAME.csv` or `NAME.json` (a
+    list of records, NaN as null); return the paths."""
+    if fmt not in TABLE_FORMATS:
+        raise ValueError(f"--format {fmt!r}: choose one of {', '.join(TABLE_FORMATS)}")
+    folder = Path(folder)
+    paths = []
+    for name, frame in table_frames(analysis).items():
+        path = folder / f"{name}.{fmt}"
+        if fmt == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            frame.to_json(path, orient="records", indent=1)
+        paths.append(path)
+    return paths
 
 
 def figures(analysis: BidAnalysis) -> dict[str, Figure]:

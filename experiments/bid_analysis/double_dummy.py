@@ -22,6 +22,8 @@ solved on every core and saved as they come, so a rerun solves only what is miss
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -33,6 +35,32 @@ from spades_env.rules import Rules
 #: new positions solved by default in one analysis (`dd="auto"`): at the bench's median
 #: solve time, about half a minute on two cores; cached answers are always used.
 AUTO_SOLVES = 200
+
+#: The shipped sample: the double-dummy answers of the first `SAMPLE_DEALS` deals of the
+#: deal set of seed 0 under the standard rules, the deals of the notebooks' default seeded
+#: tournaments (made by `python -m experiments.bid_analysis.make_sample`).
+SAMPLE = Path(__file__).resolve().parent / "data" / "dd_sample.sqlite"
+SAMPLE_DEALS = 200
+
+
+def add_sample(cache: Any = None, sample: str | Path = SAMPLE) -> int:
+    """Copy the answers of `sample` that `cache` lacks into it (a `DDCache`, a path, or
+    None for the default cache); return how many were added. Answers are facts of the
+    deal, so adding them never changes a result; it saves solving them."""
+    import sqlite3
+
+    from agents.dd.tables import DDCache
+
+    store = cache if isinstance(cache, DDCache) else DDCache(cache)
+    with closing(sqlite3.connect(f"file:{sample}?mode=ro", uri=True)) as db:
+        answers = dict(db.execute("SELECT key, team0 FROM tricks").fetchall())
+    missing = {k: v for k, v in answers.items() if k not in store.get(answers)}
+    if missing:
+        store.put(missing)
+    if store is not cache:
+        store.close()
+    return len(missing)
+
 
 #: solve(hands, leader, rules) -> tricks of team 0 (seats 0, 2), or None if unsupported
 Solver = Callable[[Sequence[int], int, Rules], int | None]

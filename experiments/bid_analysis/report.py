@@ -60,7 +60,7 @@ DD_VIEW: View = (
     ("sets", "sets", "count"),
     ("sets_unmakeable", "sets unmakeable", "rate"),
 )
-KEYS = ("agent", "position", "situation", "bid", "matchup", "kind")
+KEYS = ("agent", "opponent", "position", "situation", "bid", "matchup", "kind")
 
 
 def _missing(x: Any) -> bool:

@@ -1,4 +1,5 @@
-"""`spades analyze LOG`: bid accuracy of a tournament, as tables and PNG plots.
+"""`spades analyze LOG`: bid accuracy of a tournament, as tables and PNG plots
+(and, with `--format csv|json`, every table as a file).
 
 Reads only the tournament log (`log.jsonl`, or the run folder holding it), prints the
 tables of `experiments.bid_analysis` and writes its plots beside the log, with the
@@ -38,7 +39,14 @@ def add_parser(sub) -> None:
         choices=list(GROUPINGS),
         default="agent",
         help="split the accuracy tables by agent (default), bidding position (seat), "
-        "score situation (ahead / level / behind by 100+) or the bid made (nil = 0)",
+        "score situation (ahead / level / behind by 100+), the bid made (nil = 0) or the "
+        "opponent (each agent's figures against each other agent)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("csv", "json"),
+        help="also write every table, as numbers with their interval bounds, to NAME.csv "
+        "or NAME.json files in the --out folder",
     )
     dd = p.add_mutually_exclusive_group()
     dd.add_argument(
@@ -61,7 +69,9 @@ def add_parser(sub) -> None:
         help="the double-dummy cache (default: $SPADES_DD_CACHE or "
         "~/.cache/spades-env/dd_tricks.sqlite)",
     )
-    p.add_argument("--out", metavar="DIR", help="folder for the PNGs (default: beside the log)")
+    p.add_argument(
+        "--out", metavar="DIR", help="folder for the PNGs and tables (default: beside the log)"
+    )
     p.set_defaults(run=run)
 
 
@@ -77,7 +87,7 @@ def rich_table(title: str, frame: pd.DataFrame, keys: tuple[str, ...] = ()) -> T
 
 def run(args: argparse.Namespace) -> int:
     # pandas and matplotlib load here, not when `spades` starts
-    from experiments.bid_analysis import analyze, save_figures
+    from experiments.bid_analysis import analyze, save_figures, save_tables
     from experiments.bid_analysis.log_frames import load_log, log_path
     from experiments.bid_analysis.report import KEYS, confusion_view, report_tables
     from experiments.cli.checks import output_folder
@@ -137,4 +147,7 @@ def run(args: argparse.Namespace) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     for path in save_figures(analysis, folder):
         out.print(f"plot: {path}")
+    if args.format:
+        for path in save_tables(analysis, folder, args.format):
+            out.print(f"table: {path}")
     return 0

@@ -17,9 +17,20 @@ import argcomplete
 def commands() -> list[ModuleType]:
     """The subcommand modules, imported by `main` under its Ctrl-C guard (they load numpy,
     rich and the engine: the moments when a Ctrl-C is most likely to land)."""
-    from experiments.cli import analyze, bench, dd_table, demo, play, show, tournament, train
+    from experiments.cli import (
+        analyze,
+        bench,
+        dd_table,
+        demo,
+        evaluate,
+        leaderboard,
+        play,
+        show,
+        tournament,
+        train,
+    )
 
-    return [demo, bench, tournament, show, analyze, dd_table, play, train]
+    return [demo, bench, tournament, evaluate, leaderboard, show, analyze, dd_table, play, train]
 
 
 class _Parser(argparse.ArgumentParser):

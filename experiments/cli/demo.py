@@ -1,4 +1,8 @@
-"""`spades demo`: a few seeded hands of random play, rendered as text with their scores."""
+"""`spades demo`: a few seeded hands, rendered as text with their scores.
+
+Random play by default; `--agents` seats agents (any spec of `spades tournament`, one
+per seat, repeated round the table), each seat's name printed above each hand.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ import argparse
 import numpy as np
 
 from agents.random_agent import random_legal_actions
+from agents.registry import make_agent, split_specs
 from experiments.cli.tournament import add_rules_arguments, build_rules
-from spades_env.engine import step
+from spades_env.engine import seat_name, step
 from spades_env.records import hand_records
 from spades_env.render import render_record
 from spades_env.state import init
@@ -18,6 +23,12 @@ def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="play a few seeded hands and print them")
     p.add_argument("--hands", type=int, default=2, help="number of hands")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and the play")
+    p.add_argument(
+        "--agents",
+        metavar="[NAME=]SPEC,...",
+        help="the seats' agents, as spades tournament --agents takes them, repeated round "
+        "the table (default: random play)",
+    )
     add_rules_arguments(p)
     p.set_defaults(run=run)
 
@@ -29,11 +40,27 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed must be at least 0, got {args.seed}")
     rules = build_rules(args.rules or "standard", args.option or [])
     rng = np.random.default_rng(args.seed)
+    seats = None
+    if args.agents is not None:
+        specs = split_specs(args.agents)
+        if not specs:
+            raise ValueError("--agents names no agent")
+        seats = [
+            make_agent(specs[s % len(specs)], seed=args.seed + s, rules=rules)
+            for s in range(rules.num_players)
+        ]
     state = init(rules, 1, rng)
     shown = 0
     while shown < args.hands and state.phase[0] != 4:
-        info = step(state, random_legal_actions(state.legal, state.phase, rng))
+        if seats is None:
+            actions = random_legal_actions(state.legal, state.phase, rng)
+        else:
+            actions = seats[int(state.to_act[0])].act_state(state)
+        info = step(state, actions)
         if info.finished is not None:
+            if seats is not None:
+                names = (f"{seat_name(s)} {a.name}" for s, a in enumerate(seats))
+                print("seats: " + ", ".join(names))
             print(render_record(hand_records(rules, info.finished)[0]))
             print()
             shown += 1

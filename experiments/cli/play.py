@@ -18,6 +18,7 @@ import numpy as np
 from rich.console import Console, RenderableType
 from rich.text import Text
 
+from agents.registry import display_name
 from experiments.cli.tournament import add_rules_arguments, build_rules
 from experiments.play import screen as ui
 from experiments.play import sheets
@@ -68,7 +69,10 @@ def add_parser(sub) -> None:
         help="your partner's agent (default heuristic; only with partnerships)",
     )
     p.add_argument(
-        "--opponents", metavar="SPEC", help="every other seat's agent (default heuristic)"
+        "--opponents",
+        metavar="SPEC",
+        help="every other seat's agent (default heuristic); a SPEC as in spades tournament "
+        "--agents: heuristic, path/to/file.py:Class, package.module:Class, NAME=SPEC",
     )
     p.add_argument("--hint-agent", metavar="SPEC", help="agent behind 'hint' (default heuristic)")
     add_rules_arguments(p)
@@ -134,7 +138,7 @@ def _draw(session: Session, term: Terminal, events: list[str]) -> None:
     term.show(
         ui.screen(
             session.view(),
-            list(s.players),
+            s.names,
             s.human,
             _header(session),
             session.last_trick,
@@ -153,7 +157,7 @@ def _command(session: Session, term: Terminal, text: str, save_to: Path | None) 
         return False
     if cmd == "hint":
         action, why = session.hint()
-        line = f"hint ({session.setup.hint_agent}): {hint_label(action)}"
+        line = f"hint ({display_name(session.setup.hint_agent)}): {hint_label(action)}"
         term.show(line + (f" — {why}" if why else ""))
     elif cmd == "last":
         term.show(Text.assemble("last ", ui.trick_text(session.last_trick)))
@@ -209,7 +213,7 @@ def _loop(session: Session, term: Terminal, save_to: Path | None) -> None:
             if pending:
                 term.show("\n".join(pending))
                 pending = []
-            term.show(sheets.hand_summary(record, list(s.players), s.human, s.rules))
+            term.show(sheets.hand_summary(record, s.names, s.human, s.rules))
             if not session.game.done:
                 term.pause()
     _game_over(session, term)

@@ -15,12 +15,12 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from agents.registry import AgentSpecError, parse_spec, split_specs
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import MODES, RunContext, TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
+from experiments.tournament.report import print_summary
 from experiments.tournament.runner import (
     BACKENDS,
     CONFIG_FILE,
@@ -80,8 +80,13 @@ def add_parser(sub) -> None:
     d = DEFAULTS
     p.add_argument(
         "--agents",
-        help="agent specs separated by , or ; (after a comma, key=value continues the agent "
-        f"before it: pimc:worlds=16,policy=greedy,heuristic) (default {d['agents']})",
+        metavar="[NAME=]SPEC,...",
+        help="agents separated by , or ; (after a comma, key=value continues the agent "
+        "before it: pimc:worlds=16,policy=greedy,heuristic). SPEC: a registered agent "
+        "(random, heuristic, pimc, learned, checkpoint:PATH, sb3:PATH.zip, ...), an installed "
+        "plugin's, path/to/file.py:Class or package.module:Class (options after a colon: "
+        "file.py:Class:depth=2); NAME= names it in the tables and log: "
+        f"mine=checkpoint:runs/ppo/final.pt (default {d['agents']})",
     )
     p.add_argument("--deals", type=_positive, help=f"duplicate deals (default {d['deals']})")
     p.add_argument("--mode", choices=MODES, help="hand: one hand per deal; game: whole games")
@@ -281,86 +286,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- output
-def _num(x: float | None, fmt: str = "{:.1f}") -> str:
-    return "-" if x is None else fmt.format(x)
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.0f}%"
-
-
-def _ci(stat: dict[str, Any], fmt: str = "{:+.1f}") -> str:
-    if stat["ci"] is None:
-        return "-"
-    lo, hi = stat["ci"]
-    return f"[{fmt.format(lo)}, {fmt.format(hi)}]"
-
-
-def _flip(stat: dict[str, Any], top: float = 0.0) -> dict[str, Any]:
-    """A statistic of A - B (top = 0) or of A's rate (top = 1) seen from B's side."""
-    if stat["mean"] is None:
-        return stat
-    ci = None if stat["ci"] is None else [top - stat["ci"][1], top - stat["ci"][0]]
-    return {**stat, "mean": top - stat["mean"], "ci": ci}
-
-
-def _leader_first(pair: dict[str, Any]) -> dict[str, Any]:
-    """Show each pair with the agent ahead first, so margins read as 'A beats B by'."""
-    if pair["margin"]["mean"] is None or pair["margin"]["mean"] >= 0:
-        return pair
-    out = {**pair, "a": pair["b"], "b": pair["a"], "margin": _flip(pair["margin"])}
-    if "win_rate" in pair:
-        out["win_rate"] = _flip(pair["win_rate"], 1.0)
-        out["final_margin"] = _flip(pair["final_margin"])
-    return out
-
-
-def print_summary(summary: dict[str, Any], console: Console) -> None:
-    """The summary as three tables: pairs, ratings, bid accuracy."""
-    game = summary["mode"] == "game"
-    unit = "pts/hand" if game else "pts/deal"
-    pairs = Table(title=f"Duplicate results ({summary['mode']} mode)")
-    for col in ("A", "B", "deals", f"A - B ({unit})", "95% CI"):
-        pairs.add_column(col, justify="right" if col not in ("A", "B") else "left")
-    if game:
-        for col in ("A wins", "95% CI ", "hands/game"):
-            pairs.add_column(col, justify="right")
-    for p in map(_leader_first, summary["pairs"]):
-        cells = [p["a"], p["b"], str(p["deals"]), _num(p["margin"]["mean"], "{:+.1f}")]
-        cells.append(_ci(p["margin"]))
-        if game:
-            wr = p["win_rate"]
-            cells += [_pct(wr["mean"]), _ci(wr, "{:.0%}"), _num(p["hands_per_game"])]
-        pairs.add_row(*cells)
-    console.print(pairs)
-
-    ratings = Table(
-        title="Ratings (OpenSkill)", caption="one match per duplicate deal; ranked by mu - 3 sigma"
-    )
-    for col in ("agent", "mu", "sigma", "mu - 3 sigma"):
-        ratings.add_column(col, justify="left" if col == "agent" else "right")
-    for r in summary["ratings"]:
-        ratings.add_row(r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}")
-    console.print(ratings)
-
-    bids = Table(
-        title="Bid accuracy",
-        caption="err: tricks - bid over non-nil bids; made/set: team contracts; "
-        "nil: attempts (share made); bags: team bags per hand",
-    )
-    cols = ("agent", "mean bid", "|err|", "err", "made", "set", "nil", "blind nil", "bags")
-    for col in cols:
-        bids.add_column(col, justify="left" if col == "agent" else "right")
-    for b in summary["bids"]:
-        bids.add_row(
-            b["agent"],
-            _num(b["mean_bid"], "{:.2f}"),
-            _num(b["bid_error"], "{:.2f}"),
-            _num(b["signed_error"], "{:+.2f}"),
-            _pct(b["make_rate"]),
-            _pct(b["set_rate"]),
-            f"{b['nil_attempts']} ({_pct(b['nil_success'])})",
-            f"{b['blind_nil_attempts']} ({_pct(b['blind_nil_success'])})",
-            _num(b["bags_per_hand"], "{:.2f}"),
-        )
-    console.print(bids)
+# The tables are drawn by experiments.tournament.report, the renderer the Python API's
+# TournamentResult shares; print_summary stays importable from here.
+__all__ = ["add_parser", "build_config", "print_summary", "run"]

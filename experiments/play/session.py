@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
-from agents.registry import check_agent_rules, make_agent, parse_spec
+from agents.registry import (
+    canonical_spec,
+    check_agent_rules,
+    display_name,
+    make_agent,
+    parse_spec,
+)
 from experiments.play import screen as ui
 from spades_env.cards import (
     BID_BASE,
@@ -95,6 +101,11 @@ class Setup:
     players: tuple[str, ...]  # agent spec per seat; HUMAN at the person's seat
     hint_agent: str = "heuristic"
 
+    @property
+    def names(self) -> list[str]:
+        """Each seat's name on the screen: an agent's `NAME=` (or spec), HUMAN."""
+        return [p if p == HUMAN else display_name(p) for p in self.players]
+
 
 def make_setup(
     rules: Rules,
@@ -118,7 +129,10 @@ def make_setup(
             f"{rules.name} has one-player teams, so there is no partner: drop --partner "
             "(--opponents sets every other seat)"
         )
-    partner = partner or "heuristic"
+    # a file's path absolute, so that a saved game loads from another folder
+    partner, opponents, hint_agent = (
+        canonical_spec(x) for x in (partner or "heuristic", opponents, hint_agent)
+    )
     for spec in (partner, opponents, hint_agent):
         parse_spec(spec)  # an unknown agent fails here, before the game starts
         check_agent_rules(spec, rules)  # so does one that cannot play these rules

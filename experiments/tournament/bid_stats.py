@@ -20,6 +20,9 @@ Definitions:
 - situation: the team's score against the best other team before the hand: `ahead` or
   `behind` by at least `SITUATION_MARGIN` points (RULES.md §2's blind-nil threshold), else
   `level`. Hand-mode tournaments start every hand from 0-0, so all their hands are level.
+- opponent: the agent of the other partnership at the table (in a round robin, each
+  agent's figures against each other agent; the agents of the other teams joined by `/`
+  where there are more than two).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ GROUPINGS: dict[str, str | None] = {
     "seat": "position",
     "situation": "situation",
     "bid": "bid",
+    "opponent": "opponent",
 }
 
 
@@ -64,9 +68,15 @@ def bid_position(seat: int, dealer: int | None, players: int) -> int | None:
     return None if dealer is None else (seat - dealer - 1) % players + 1
 
 
+def opponent_of(row: dict[str, Any], team: int) -> str:
+    """The agent(s) of the teams other than `team` at the table of `row`."""
+    others = dict.fromkeys(a for k, a in enumerate(row["teams"]) if k != team)
+    return "/".join(others)
+
+
 def seat_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per (hand, seat): agent, seat, team, bid, blind, tricks, position and
-    the team's score situation."""
+    """One entry per (hand, seat): agent, seat, team, bid, blind, tricks, position, the
+    team's score situation and the opponent."""
     out = []
     for row in rows:
         t = len(row["teams"])
@@ -87,6 +97,7 @@ def seat_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     "position": bid_position(s, row.get("dealer"), p),
                     "score_diff": diffs[s % t],
                     "situation": situation(diffs[s % t]),
+                    "opponent": opponent_of(row, s % t),
                 }
             )
     return out
@@ -95,7 +106,7 @@ def seat_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def team_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per (hand, team): agent, contract, made, bags gained, hand score, the
     team's tricks, whether a member bid nil, its members' bids and bidding positions and
-    the score situation."""
+    the score situation and the opponent."""
     out = []
     for row in rows:
         t = len(row["teams"])
@@ -120,6 +131,7 @@ def team_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     "positions": [bid_position(s, row.get("dealer"), p) for s in members],
                     "score_diff": diffs[k],
                     "situation": situation(diffs[k]),
+                    "opponent": opponent_of(row, k),
                 }
             )
     return out

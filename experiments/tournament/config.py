@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import check_agent_rules, parse_spec
+from agents.registry import (
+    canonical_spec,
+    check_agent_rules,
+    display_name,
+    parse_spec,
+    split_spec,
+)
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.deals import DealSet
 from spades_env.rules import Rules
@@ -42,6 +48,14 @@ class TournamentConfig:
     def __post_init__(self) -> None:
         if len(self.agents) < 2:
             raise TournamentError(f"--agents needs at least two agents, got {len(self.agents)}")
+        # a file's path absolute: workers, and a resume from another folder, find it
+        object.__setattr__(self, "agents", tuple(canonical_spec(s) for s in self.agents))
+        shown = [display_name(s) for s in self.agents]
+        named = {split_spec(s).label for s in self.agents} - {None}
+        for name in sorted(n for n in named if shown.count(n) > 1):
+            raise TournamentError(
+                f"--agents: the name {name!r} is given to more than one agent; give each its own"
+            )
         rules = Rules.from_dict(self.rules)
         for spec in self.agents:
             parse_spec(spec)  # AgentSpecError names the unknown agent or parameter
@@ -59,11 +73,13 @@ class TournamentConfig:
 
     @property
     def labels(self) -> list[str]:
-        """Agent names for the log: the specs, with repeats numbered (`random#2`)."""
+        """Agent names for the log, tables and ratings: each agent's `NAME=`, else its spec
+        (a file by its file name), with repeats numbered (`random#2`)."""
+        shown = [display_name(s) for s in self.agents]
         out: list[str] = []
-        for spec in self.agents:
-            k = sum(1 for s in self.agents[: len(out)] if s == spec)
-            out.append(spec if k == 0 else f"{spec}#{k + 1}")
+        for name in shown:
+            k = shown[: len(out)].count(name)
+            out.append(name if k == 0 else f"{name}#{k + 1}")
         return out
 
     @property

@@ -54,6 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agents.registry import AgentImportError, AgentSpecError
 from experiments.tournament import deals as deals_mod
 from experiments.tournament import run_lock
 from experiments.tournament.config import (
@@ -65,6 +66,7 @@ from experiments.tournament.config import (
 from experiments.tournament.deals import DealSet
 from experiments.tournament.local_pool import ordered_results
 from experiments.tournament.ray_backend import ray_results
+from experiments.tournament.report import TournamentResult
 from experiments.tournament.results_log import append_unit, read_rows, repair, seal
 from experiments.tournament.summary import summarize
 from experiments.tournament.units import execute_unit, unit_rows
@@ -89,6 +91,16 @@ def load_context(run_dir: Path) -> RunContext:
         saved = json.loads((run_dir / CONFIG_FILE).read_text())
         config = TournamentConfig.from_dict(saved["config"])
         tid = saved["tournament"]
+    except AgentImportError as exc:  # the file is fine: the agent's code is not here
+        raise TournamentError(
+            f"the tournament in {str(run_dir)!r} plays an agent this process cannot import: "
+            f"{exc}; then --resume again"
+        ) from None
+    except AgentSpecError as exc:  # e.g. an option a newer release renamed
+        raise TournamentError(
+            f"the tournament in {str(run_dir)!r} plays an agent this installation cannot "
+            f"build: {exc}"
+        ) from None
     except (FileNotFoundError, NotADirectoryError):
         raise TournamentError(
             f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
@@ -340,8 +352,10 @@ def run_tournament(
     on_unit: Callable[[int, int], None] | None = None,
     backend: str = "local",
     address: str | None = None,
-) -> dict[str, Any]:
-    """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary."""
+) -> TournamentResult:
+    """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary as a
+    `TournamentResult`: the `summary.json` dict, which prints the command line's tables
+    (`print(result)`) and gives `margins`, `ratings` and `bids` as data frames."""
     run_dir = Path(run_dir)
     if not resume and config is not None and deal_set is None:
         deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
@@ -350,4 +364,15 @@ def run_tournament(
         ctx = open_run(run_dir, config, deal_set, resume)
         todo = pending_units(run_dir, ctx)
         play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
-        return finish(run_dir, ctx)
+        return TournamentResult(finish(run_dir, ctx), run_dir)
+
+
+def load_result(run_dir: str | Path) -> TournamentResult:
+    """The result of a finished run folder, read from its `summary.json`."""
+    run_dir = Path(run_dir)
+    path = run_dir / SUMMARY_FILE
+    if not path.exists():
+        raise TournamentError(
+            f"{str(run_dir)!r} has no {SUMMARY_FILE}: the tournament is not finished"
+        )
+    return TournamentResult(json.loads(path.read_text()), run_dir)

@@ -17,6 +17,8 @@ from spades_env.cards import BID_BASE, BLIND_NIL, DRAW_KEEP, NAME_TRUMP, SPADES
 from spades_env.core import deal as _deal
 from spades_env.core import rules as core
 from spades_env.core.borrow import borrow, prefetch, stack_array
+from spades_env.core.compile import ensure_fresh
+from spades_env.core.layout import BID, BLIND, DONE, DRAW, EXCHANGE, PLAY, TRUMP
 from spades_env.core.scoring import apply_bags, game_winner, score_hand
 from spades_env.core.spec import (
     L_BAGS,
@@ -71,11 +73,9 @@ from spades_env.core.spec import (
     SPEC_SIZE,
 )
 from spades_env.core.tuples import fixed_tuple
-from spades_env.numba_cache import ensure_fresh
 
 ensure_fresh()
 
-BLIND, BID, EXCHANGE, PLAY, DONE, DRAW, TRUMP = 0, 1, 2, 3, 4, 5, 6
 #: first action of each phase: bit i of `legal` is action PHASE_BASE[phase] + i.
 PHASE_BASE = np.array([BLIND_NIL, BID_BASE, 0, 0, 0, DRAW_KEEP, NAME_TRUMP], dtype=np.int64)
 HISTORY_SEAT_SHIFT = 7  # history entries are (seat << 7) | action
@@ -84,7 +84,7 @@ _U1 = np.uint64(1)
 
 # ------------------------------------------------------------------ small accessors
 @njit(cache=True, inline="always")
-def _views(buf):
+def row_views(buf):
     """The packed rows as every dtype, borrowed for this call (core/borrow.py)."""
     buf = borrow(buf)
     return buf, buf.view(np.uint64), buf.view(np.int32), buf.view(np.int16), buf.view(np.int8)
@@ -480,7 +480,7 @@ def step_batch(spec, buf, actions, mode, flags, points, fin, res, lo, hi):
     zero on entry. Ranges of rows share nothing: threads may step them at once (the GIL
     is released)."""
     r = as_tuple(spec)
-    buf, u64, i32, i16, i8 = _views(buf)
+    buf, u64, i32, i16, i8 = row_views(buf)
     actions, flags, points = borrow(actions), borrow(flags), borrow(points)
     fin, res = borrow(fin), borrow(res)
     report = mode == REPORT
@@ -560,7 +560,7 @@ def _first_illegal(r, u64, i8, actions, lo, hi):
 def first_illegal(spec, buf, actions):
     """The first game whose action is illegal, or -1 (`step_batch`'s check, alone)."""
     r = as_tuple(spec)
-    buf, u64, _, _, i8 = _views(buf)
+    buf, u64, _, _, i8 = row_views(buf)
     return _first_illegal(r, u64, i8, borrow(actions), 0, buf.shape[0])
 
 
@@ -576,7 +576,7 @@ def step_batch_random(spec, buf, key, flags, points, fin, res, lo, hi):
     as it is, `flags[1, g]` is set and the return value is then -1 - (the number of such
     games)."""
     r = as_tuple(spec)
-    buf, u64, i32, i16, i8 = _views(buf)
+    buf, u64, i32, i16, i8 = row_views(buf)
     flags, points = borrow(flags), borrow(points)
     fin, res = borrow(fin), borrow(res)
     k = key[0]
@@ -623,7 +623,7 @@ def keyed(key, g):
 def start_hands(spec, buf, rows, given):
     """Start the current hand of the games in `rows` (deal, or `given` deals kept)."""
     r = as_tuple(spec)
-    buf, u64, i32, i16, i8 = _views(buf)
+    buf, u64, i32, i16, i8 = row_views(buf)
     work = new_work()
     for g in rows:
         start_hand(r, u64, i32, i16, i8, g, given, work)
@@ -633,7 +633,7 @@ def start_hands(spec, buf, rows, given):
 def new_games(spec, buf, rows, seeds):
     """Start a fresh game (scores 0, dealer from the seed) in each game of `rows`."""
     r = as_tuple(spec)
-    buf, u64, i32, i16, i8 = _views(buf)
+    buf, u64, i32, i16, i8 = row_views(buf)
     work = new_work()
     for k in range(rows.size):
         new_game(r, u64, i32, i16, i8, rows[k], seeds[k], work)
@@ -657,7 +657,7 @@ def stop_games(spec, buf, rows):
     """End the games of `rows` where they stand: phase DONE, no legal action. Their
     scores and `winner` stay as they are (-1 unless the game had been decided)."""
     r = as_tuple(spec)
-    buf, u64, _, _, i8 = _views(buf)
+    buf, u64, _, _, i8 = row_views(buf)
     for g in rows:
         i8[g, r[L_PHASE]] = DONE
         u64[g, r[L_LEGAL]] = 0
@@ -667,7 +667,7 @@ def stop_games(spec, buf, rows):
 def refresh_legal(spec, buf):
     """Recompute the cached legal bits of every game (after a caller edited the state)."""
     r = as_tuple(spec)
-    buf, u64, i32, _, i8 = _views(buf)
+    buf, u64, i32, _, i8 = row_views(buf)
     for g in range(buf.shape[0]):
         u64[g, r[L_LEGAL]] = legal_bits(r, u64, i32, i8, g)
 
@@ -675,7 +675,7 @@ def refresh_legal(spec, buf):
 @njit(cache=True, _nrt=False)
 def blind_allowed_rows(spec, buf, rows, seats, out):
     r = as_tuple(spec)
-    buf, _, i32, _, i8 = _views(buf)
+    buf, _, i32, _, i8 = row_views(buf)
     for k in range(rows.size):
         out[k] = blind_ok(r, i32, i8, rows[k], seats[k])
 
@@ -733,7 +733,7 @@ def step_one(spec, buf, a, fin, res):
     """`step_batch` for a batch of one (SingleGame): 0 stepped, 1 the hand ended (`fin`,
     `res` hold its record, as `pack_records` leaves it), -1 illegal (nothing changed)."""
     r = as_tuple(spec)
-    buf, u64, i32, i16, i8 = _views(buf)
+    buf, u64, i32, i16, i8 = row_views(buf)
     fin, res = borrow(fin), borrow(res)
     if not is_legal(r, u64, i8, 0, a):
         return -1

@@ -18,16 +18,18 @@ from numba.extending import intrinsic
 
 from spades_env.cards import MAX_BID, NUM_CARDS
 from spades_env.core.borrow import borrow
+from spades_env.core.compile import ensure_fresh
 from spades_env.core.kernel import (
     BID,
     DONE,
     DRAW,
     PHASE_BASE,
     PLAY,
-    _views,
     as_tuple,
     blind_ok,
+    row_views,
 )
+from spades_env.core.layout import obs_slices
 from spades_env.core.rules import partner_of, seat_after, seat_rel
 from spades_env.core.spec import (
     L_BAGS,
@@ -62,7 +64,6 @@ from spades_env.core.spec import (
     R_T,
 )
 from spades_env.core.tuples import fixed_tuple
-from spades_env.numba_cache import ensure_fresh
 from spades_env.rules import Rules
 
 ensure_fresh()
@@ -89,8 +90,6 @@ _BID_SLOTS = MAX_BID + 2  # not bid yet, then bids 0..MAX_BID
 @functools.cache
 def obs_offsets(rules: Rules) -> np.ndarray:
     """(len(BLOCKS),) int64 start of each block in the encoding of `rules`."""
-    from spades_env.observation import obs_slices
-
     sl = obs_slices(rules)
     return np.array([sl[name].start for name in BLOCKS], dtype=np.int64)
 
@@ -267,7 +266,7 @@ def offsets_tuple(ob):
 def encode_rows(spec, offsets, buf, seats, out):
     """Row g of `out`: the encoding of game g seen from `seats[g]`."""
     r, ob = as_tuple(spec), offsets_tuple(offsets)
-    buf, u64, i32, _, i8 = _views(buf)
+    buf, u64, i32, _, i8 = row_views(buf)
     seats, out = borrow(seats), borrow(out)
     for g in range(buf.shape[0]):
         encode_one(r, ob, u64, i32, i8, g, seats[g], out, g)
@@ -277,7 +276,7 @@ def encode_rows(spec, offsets, buf, seats, out):
 def encode_seats(spec, offsets, buf, g, out):
     """Row s of `out`: the encoding of game g seen from seat s, for every seat."""
     r, ob = as_tuple(spec), offsets_tuple(offsets)
-    buf, u64, i32, _, i8 = _views(buf)
+    buf, u64, i32, _, i8 = row_views(buf)
     out = borrow(out)
     for seat in range(r[R_P]):
         encode_one(r, ob, u64, i32, i8, g, seat, out, seat)
@@ -289,7 +288,7 @@ def encode_masked(spec, offsets, buf, seat, masked, out, mask):
     legal actions of the seat to act as 1s in `mask` ((NUM_ACTIONS,) int8, zeroed by
     the caller). One call for a PettingZoo observation."""
     r, ob = as_tuple(spec), offsets_tuple(offsets)
-    buf, u64, i32, _, i8 = _views(buf)
+    buf, u64, i32, _, i8 = row_views(buf)
     out, mask = borrow(out), borrow(mask)
     encode_one(r, ob, u64, i32, i8, 0, seat, out, 0)
     if masked:

@@ -14,7 +14,9 @@ from numba import njit
 
 from spades_env.cards import MAX_BID, NUM_CARDS
 from spades_env.core.borrow import borrow, stack_array
-from spades_env.core.kernel import DRAW, PLAY, _views, as_tuple
+from spades_env.core.compile import ensure_fresh
+from spades_env.core.kernel import DRAW, PLAY, as_tuple, row_views
+from spades_env.core.layout import NUM_KERNEL_KEYS
 from spades_env.core.observe import hand_hidden, low_bit
 from spades_env.core.rules import partner_of, seat_after, seat_rel
 from spades_env.core.spec import (
@@ -50,8 +52,6 @@ from spades_env.core.spec import (
     R_T,
 )
 from spades_env.core.tuples import fixed_tuple
-from spades_env.numba_cache import ensure_fresh
-from spades_env.obs_bits import NUM_KERNEL_KEYS
 
 ensure_fresh()
 
@@ -205,7 +205,7 @@ def encode_bits_one(r, lay, u64, i32, i8, g, seat, w, memo):
 def encode_bits_rows(spec, lay, buf, seats, out):
     """Row g of `out` ((B, 8 W) uint8): the packed row of game g seen from `seats[g]`."""
     r, k = as_tuple(spec), layout_tuple(lay)
-    buf, u64, i32, _, i8 = _views(buf)
+    buf, u64, i32, _, i8 = row_views(buf)
     seats, out = borrow(seats), borrow(out)
     words = out.view(np.uint64)
     memo = stack_array(MEMO_SIZE, np.uint64)[: MEMO_PLANES + k[K_PLANES]]

@@ -19,6 +19,7 @@ from numba.core import cgutils, config
 from numba.extending import intrinsic, overload
 
 from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_SUITS, SUIT_MASK, TWO_OF_CLUBS
+from spades_env.core.compile import ensure_fresh
 from spades_env.core.spec import (
     BID_MIRROR,
     BID_SUICIDE,
@@ -26,9 +27,8 @@ from spades_env.core.spec import (
     BLIND_ALWAYS,
     BLIND_NEVER,
 )
-from spades_env.numba_cache import ensure_fresh
 
-ensure_fresh()  # spades_env/numba_cache.py: no stale kernels from the on-disk cache
+ensure_fresh()  # spades_env/core/compile.py: no stale kernels from the on-disk cache
 
 _SUIT = CARD_SUIT.astype(np.int64)
 _RANK = CARD_RANK.astype(np.int64)
@@ -113,7 +113,7 @@ def _kth_bit_deposit(x: np.uint64, k: int) -> int:
     return np.int64(lowest(deposit_bits(_U1 << np.uint64(k), np.uint64(x))))
 
 
-def _compiles_for_bmi2() -> bool:
+def compiles_for_bmi2() -> bool:
     """Do the kernels compile for an x86 CPU with BMI2 (the host's, unless
     NUMBA_CPU_NAME names another)?"""
     if platform.machine().lower() not in ("x86_64", "amd64"):
@@ -125,9 +125,9 @@ def _compiles_for_bmi2() -> bool:
 
 #: Index of the `k`-th lowest set bit of `x` (0-based, k < popcount(x)): the random
 #: opponents' pick, on the critical path of every step. With BMI2 it is a deposit and a
-#: count (`_kth_bit_deposit`; the vector env's step took 15-25% less CPU than with the
-#: halving, alternated in one process); the halving gives the same answers elsewhere.
-kth_bit = _kth_bit_deposit if _compiles_for_bmi2() else _kth_bit_halving
+#: count (`_kth_bit_deposit`, the faster of the two where the CPU has it); the halving gives
+#: the same answers elsewhere.
+kth_bit = _kth_bit_deposit if compiles_for_bmi2() else _kth_bit_halving
 
 
 @njit(cache=True)

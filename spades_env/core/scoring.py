@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from spades_env.core.compile import ensure_fresh
 from spades_env.core.spec import (
     R_BAG_LIMIT,
     R_BAG_PENALTY,
@@ -26,7 +27,6 @@ from spades_env.core.spec import (
     R_TEN_200,
     R_THIRTEEN,
 )
-from spades_env.numba_cache import ensure_fresh
 
 ensure_fresh()
 

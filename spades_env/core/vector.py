@@ -17,15 +17,16 @@ from numba import njit
 from spades_env.cards import NUM_ACTIONS
 from spades_env.core import deal as _deal
 from spades_env.core.borrow import borrow
+from spades_env.core.compile import ensure_fresh
 from spades_env.core.kernel import (
     DONE,
     PHASE_BASE,
-    _views,
     as_tuple,
     is_legal,
     new_game,
     new_work,
     pick_legal,
+    row_views,
     step_game,
 )
 from spades_env.core.observe import encode_one, offsets_tuple
@@ -47,7 +48,6 @@ from spades_env.core.spec import (
     R_ROW,
     R_T,
 )
-from spades_env.numba_cache import ensure_fresh
 
 ensure_fresh()
 
@@ -162,7 +162,7 @@ def env_step(spec, buf, actions, learner_acts, ended, base, episode, first_seat,
     r, ob, k = as_tuple(spec), offsets_tuple(offsets), layout_tuple(lay)
     memo, obs = borrow(memo), borrow(obs)
     obs16 = obs.view(np.int16)
-    buf, u64, i32, i16, i8 = _views(buf)
+    buf, u64, i32, i16, i8 = row_views(buf)
     fin = borrow(fin)
     fin8, fin32 = fin.view(np.int8), fin.view(np.int32)
     actions, learner, ended = borrow(actions), borrow(learner), borrow(ended)

@@ -1,0 +1,168 @@
+"""`spades evaluate SPEC`: the fixed, versioned evaluation ladder of
+`experiments.tournament.protocol`, one table and one JSON result.
+
+The candidate plays a duplicate tournament against each opponent of the ladder, each in
+its own run folder under `--dir` (`1-random/`, `2-heuristic/`, ...), so `--resume`
+finishes an interrupted evaluation the way `spades tournament --resume` finishes a
+tournament: the rows already logged are kept, the rest is played. The work is
+`protocol.run_evaluation`, which Python callers use directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from experiments.cli.tournament import whole_number
+from experiments.tournament import protocol
+from experiments.tournament.config import TournamentError
+from experiments.tournament.runner import BACKENDS
+
+RUNS_DIR = Path("runs")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "evaluate",
+        help="the fixed evaluation ladder (protocol "
+        f"{protocol.VERSION}) of one agent: a table and a JSON result",
+        description=f"Protocol {protocol.VERSION}: duplicate deals of one published deal "
+        "set (its SHA-256 printed) against "
+        + ", ".join(r.opponent for r in protocol.LADDER)
+        + ", with deal counts for a 95% CI of about ±2.5 points per deal "
+        "(experiments/tournament/protocol.py). Resumable like a tournament.",
+    )
+    p.add_argument("spec", metavar="SPEC", help="the agent to evaluate (an agent spec)")
+    p.add_argument("--out", metavar="FILE", help="also write the result JSON here")
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="the evaluation's folder, one run folder per opponent "
+        "(default runs/evaluate-<agent>-<time>)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the evaluation in --dir (default: the latest runs/evaluate-*)",
+    )
+    p.add_argument("--workers", type=whole_number(1), help="processes (default 2), as tournament")
+    p.add_argument("--backend", choices=BACKENDS, default="local", help="as tournament")
+    p.add_argument("--address", metavar="auto|HOST:PORT", help="ray: join this cluster")
+    p.add_argument(
+        "--test-deals",
+        type=whole_number(1),
+        metavar="N",
+        help="TESTS ONLY, NOT THE PROTOCOL: at most N deals per opponent; the result is "
+        "marked as a test and its CIs are far wider than the protocol's",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(run=run)
+
+
+def _folder(args: argparse.Namespace) -> Path:
+    if args.dir:
+        return Path(args.dir)
+    if args.resume:
+        found = sorted(
+            RUNS_DIR.glob(f"evaluate-*/{protocol.HEADER_FILE}"), key=lambda p: p.stat().st_mtime
+        )
+        if not found:
+            raise TournamentError(f"--resume: no evaluation under {str(RUNS_DIR)!r}; give --dir")
+        return found[-1].parent
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return RUNS_DIR / f"evaluate-{protocol.slug(args.spec)}-{stamp}"
+
+
+def _bar(progress: Progress, opponent: str, total: int, done: int) -> Callable[[int, int], None]:
+    task = progress.add_task(f"vs {opponent}", total=total, completed=done)
+    return lambda _unit, deals: progress.advance(task, deals)
+
+
+def result_table(result: dict[str, Any]) -> Table:
+    """The ladder as one table; the caption names the protocol and the deal set."""
+    test = result["test_deals"]
+    caption = [
+        f"protocol {result['protocol']} {result['version']}; deal set sha256 "
+        f"{result['deal_set_sha256'][:16]} (seed {result['deal_seed']})",
+        "candidate - opponent, points per deal; standard rules, hand mode, duplicate",
+    ]
+    if test is not None:
+        caption.append(f"TEST SCALE (--test-deals {test}): NOT THE PROTOCOL, do not report")
+    table = Table(
+        title=f"spades evaluate {result['candidate']} (protocol {result['version']})",
+        caption="\n".join(caption),
+        min_width=max(len(c) for c in caption) + 2,
+    )
+    for col in ("opponent", "deals", "margin", "95% CI", "±"):
+        table.add_column(col, justify="left" if col == "opponent" else "right")
+    for r in result["rungs"]:
+        ci = r["ci"]
+        table.add_row(
+            r["opponent"],
+            str(r["deals"]),
+            "-" if r["margin"] is None else f"{r['margin']:+.1f}",
+            "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]",
+            "-" if ci is None else f"{(ci[1] - ci[0]) / 2:.1f}",
+        )
+    return table
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.address is not None and args.backend != "ray":
+        raise TournamentError("--address needs --backend ray")
+    if args.backend == "ray":
+        from experiments.tournament.ray_backend import require_ray
+
+        require_ray()
+    out_file = Path(args.out) if args.out else None
+    if out_file is not None and out_file.is_dir():
+        raise TournamentError(f"--out {str(out_file)!r} is a folder; give a .json file")
+    root = _folder(args)
+    err = Console(stderr=True)
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=args.no_progress,
+    )
+    try:
+        with progress:
+            result = protocol.run_evaluation(
+                args.spec,
+                root,
+                resume=args.resume,
+                test_deals=args.test_deals,
+                workers=args.workers,
+                backend=args.backend,
+                address=args.address,
+                on_rung=lambda opponent, total, done: _bar(progress, opponent, total, done),
+                on_start=lambda: err.print(
+                    f"evaluation of {args.spec}, protocol {protocol.VERSION}; folder {root}"
+                ),
+            )
+    except KeyboardInterrupt:
+        err.print(
+            "interrupted; every finished unit is kept: spades evaluate "
+            f"{args.spec!r} --resume --dir {root} finishes it"
+        )
+        return 130
+    text = json.dumps(result, indent=2) + "\n"
+    if out_file is not None:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        out_file.write_text(text)
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=120)
+    out.print(result_table(result))
+    out.print(f"result: {out_file or root / protocol.RESULT_FILE}")
+    return 0

@@ -1,0 +1,125 @@
+"""`spades leaderboard RESULT.json...`: the results of `spades evaluate` as one Markdown page.
+
+The page (the project's one leaderboard: `docs/results/leaderboard.md`) is written by this
+command from the result files alone, never by hand: one row per agent, one column per
+rung of the ladder, each cell the agent's margin with its 95% CI. Results of different
+protocol versions, deal sets or scales are refused, so every row of a page was played
+under the same protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from experiments.tournament import protocol
+
+_SAME = ("protocol", "version", "deal_seed", "deal_set_sha256", "test_deals")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "leaderboard",
+        help="spades evaluate results as one Markdown leaderboard page",
+        description="Render `spades evaluate` result files (same protocol version and deal "
+        "set) as one Markdown page: one row per agent, one column per opponent.",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULT.json", help="spades evaluate results")
+    p.add_argument("--out", metavar="FILE", help="write the page here (default: print it)")
+    p.set_defaults(run=run)
+
+
+def load(path: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{path!r} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path!r} is not JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("protocol") != protocol.PROTOCOL:
+        raise ValueError(f"{path!r} is not a spades evaluate result")
+    return data
+
+
+def _cell(r: dict[str, Any]) -> str:
+    if r["margin"] is None:
+        return "-"
+    ci = "" if r["ci"] is None else f" [{r['ci'][0]:+.1f}, {r['ci'][1]:+.1f}]"
+    return f"{r['margin']:+.1f}{ci}"
+
+
+def render(results: list[dict[str, Any]], sources: list[str]) -> str:
+    """The page for `results` (checked to share one protocol, deal set and scale)."""
+    first = results[0]
+    for res, src in zip(results[1:], sources[1:], strict=True):
+        for key in _SAME:
+            if res.get(key) != first.get(key):
+                raise ValueError(
+                    f"{src!r} has another {key} ({res.get(key)!r}) than {sources[0]!r} "
+                    f"({first.get(key)!r}); one page holds one protocol"
+                )
+    opponents = [r["opponent"] for r in first["rungs"]]
+    seen: dict[str, str] = {}
+    for res, src in zip(results, sources, strict=True):
+        if [r["opponent"] for r in res["rungs"]] != opponents:
+            raise ValueError(f"{src!r}: its ladder differs from {sources[0]!r}'s")
+        if res["candidate"] in seen:
+            raise ValueError(
+                f"{res['candidate']!r} is in both {seen[res['candidate']]!r} and {src!r}"
+            )
+        seen[res["candidate"]] = src
+
+    def score(res: dict[str, Any]) -> float:
+        ms = [r["margin"] for r in res["rungs"] if r["margin"] is not None]
+        return sum(ms) / len(ms) if ms else float("-inf")
+
+    deals = ", ".join(f"{r['opponent']} {r['deals']}" for r in first["rungs"])
+    lines = [
+        "# Leaderboard",
+        "",
+        "<!-- made by `spades leaderboard`; do not edit: rerun the command -->",
+        "",
+    ]
+    if first["test_deals"] is not None:
+        lines += [
+            f"**TEST SCALE (--test-deals {first['test_deals']}): NOT THE PROTOCOL.** "
+            "These rows check the page's making only; do not cite them.",
+            "",
+        ]
+    lines += [
+        f"Protocol `{first['protocol']}` version {first['version']} "
+        "(`experiments/tournament/protocol.py`): standard rules, hand mode, duplicate deals "
+        f"of the deal set of seed {first['deal_seed']} (SHA-256 "
+        f"`{first['deal_set_sha256']}`). Each cell is the agent's margin over the opponent "
+        "in points per deal with its 95% CI; deals per opponent: "
+        f"{deals}. Rows are ordered by the mean of their margins. Run "
+        "`spades evaluate SPEC --out RESULT.json` on an agent of your own for its row.",
+        "",
+        "| agent | " + " | ".join(f"vs `{o}`" for o in opponents) + " | version |",
+        "|---|" + "---:|" * len(opponents) + "---|",
+    ]
+    for res in sorted(results, key=score, reverse=True):
+        cells = [_cell(r) for r in res["rungs"]]
+        lines.append(
+            f"| `{res['candidate']}` | " + " | ".join(cells) + f" | {res['spades_version']} |"
+        )
+    missing = [a for a in protocol.SHIPPED if a not in seen]
+    if missing:
+        names = ", ".join(f"`{a}`" for a in missing)
+        lines += ["", f"Shipped agents without a result on this page: {names}."]
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    results = [load(p) for p in args.results]
+    page = render(results, list(args.results))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(page)
+        print(f"leaderboard: {out} ({len(results)} agents)")
+    else:
+        print(page, end="")
+    return 0

@@ -1,0 +1,282 @@
+"""The evaluation protocol (`spades evaluate SPEC`): one fixed, versioned ladder a paper can
+cite and a user can run on their own agent.
+
+**Protocol 1.** Standard rules (RULES.md), hand mode, duplicate deals (both sides of
+every deal; `experiments.tournament.runner`). The candidate plays one two-agent
+tournament per rung against each opponent of `LADDER`, on the first `deals` deals of one
+published deal set: `DEAL_SEED` through `experiments.tournament.deals.generate`, whose
+SHA-256 (of the deal-set file's JSON, `deal_set_hash`) every result and table prints, so
+a reader can check they were played on the same cards. Game seed `i` depends only on the
+seed and `i`, so every rung plays a prefix of the same set.
+
+**Deal counts.** Each rung's count makes the 95% CI of its margin about
+±`TARGET_HALF_WIDTH` points per deal: n = (1.96 sd / 2.5)^2, in whole chunks of 50, with
+sd the per-deal standard deviation of the duplicate margin against that opponent. The sd
+was measured on a pilot, a 200-deal round robin of heuristic, learned, random and
+pimc:worlds=64 (`spades tournament --agents "heuristic;learned;random;pimc:worlds=64"
+--deals 200 --seed 20261203 --out PILOT`; `python -m experiments.tournament.protocol
+PILOT` prints the counts a pilot gives); each rung takes the largest sd over the
+candidates tried, so the interval holds for candidates from random to PIMC strength.
+
+**Time.** The deal counts are fixed and the time is what gives way: it depends on the
+candidate's speed. Estimated from the CPU time per duplicate deal of each pairing, the
+ladder is about 19 CPU minutes for a candidate as fast as `learned` (PIMC's own moves are
+two thirds of it), about 10 minutes of wall time on 2 cores; about 6 for random or
+heuristic, 12 for ppo, 15 for ismcts:iterations=1000 and 25 for pimc:worlds=64 as the
+candidate. A slower candidate takes longer; `--workers` or `--backend ray` spread it.
+
+`run_evaluation(spec, folder)` plays it (what `spades evaluate` calls): one run folder per
+rung under the folder, resumable as any tournament's, and `result.json` at the end.
+
+A change of opponents, counts, rules or deal seed is a new `VERSION`; results of
+different versions are never put in one table (`spades leaderboard` refuses).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from experiments.tournament import deals as deals_mod
+from experiments.tournament.config import TournamentConfig, TournamentError
+from experiments.tournament.deals import DealSet
+from experiments.tournament.runner import (
+    CONFIG_FILE,
+    finish,
+    open_run,
+    pending_units,
+    play_units,
+    run_folder,
+    unit_deals,
+)
+from spades_env.rules import Rules
+
+PROTOCOL = "spades-evaluate"
+VERSION = 1
+DEAL_SEED = 26_2026
+TARGET_HALF_WIDTH = 2.5
+CHUNK = 50
+#: an evaluation folder: the header (what fixes it, written first) and the result
+HEADER_FILE, RESULT_FILE = "evaluation.json", "result.json"
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One opponent of the ladder: its spec, deals, and the pilot's sd they come from."""
+
+    opponent: str
+    deals: int
+    pilot_sd: float
+
+
+#: the ladder of protocol 1 (sd: per-deal margin sd measured on the pilot, see above)
+LADDER: tuple[Rung, ...] = (
+    Rung("random", 2300, 60.54),  # by candidate: heuristic 48.4, learned 58.1, pimc 60.5
+    Rung("heuristic", 1450, 48.41),  # learned 45.2, pimc 47.6, random 48.4
+    Rung("pimc:worlds=64", 2300, 60.54),  # heuristic 47.6, learned 51.1, random 60.5
+    Rung("learned", 2100, 58.13),  # heuristic 45.2, pimc 51.1, random 58.1
+)
+
+
+#: the shipped agents the leaderboard lists, as their specs (`agents.registry`)
+SHIPPED = ("random", "heuristic", "pimc:worlds=64", "ismcts:iterations=1000", "learned", "ppo")
+
+
+def deals_for(sd: float, half_width: float = TARGET_HALF_WIDTH, chunk: int = CHUNK) -> int:
+    """Duplicate deals for a 95% CI of ±`half_width` at per-deal sd `sd`, in whole chunks."""
+    n = (1.959963984540054 * sd / half_width) ** 2
+    return max(chunk, chunk * math.ceil(n / chunk))
+
+
+def rules() -> Rules:
+    return Rules()
+
+
+def deal_set(n: int | None = None) -> DealSet:
+    """The published deal set (its first `n` deals; default: all the ladder needs)."""
+    return deals_mod.generate(rules(), DEAL_SEED, n or max(r.deals for r in LADDER))
+
+
+def deal_set_hash(deals: DealSet | None = None) -> str:
+    """SHA-256 of the deal set as its file holds it (`deals.json`, keys sorted)."""
+    blob = json.dumps(deals_mod.to_dict(deals or deal_set()), sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def slug(spec: str) -> str:
+    """A folder-safe name for an agent spec."""
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", spec).strip("_") or "agent"
+
+
+def rung_config(candidate: str, rung: Rung, deals: int) -> TournamentConfig:
+    return TournamentConfig(
+        agents=(candidate, rung.opponent),
+        mode="hand",
+        rules=rules().to_dict(),
+        seed=DEAL_SEED,
+        deals=deals,
+        chunk=CHUNK,
+    )
+
+
+def rung_dir(root: Path, k: int, rung: Rung) -> Path:
+    return root / f"{k + 1}-{slug(rung.opponent)}"
+
+
+def header_of(candidate: str, test_deals: int | None) -> dict[str, Any]:
+    """What fixes an evaluation (written first in its folder; a resume checks it)."""
+    return {
+        "protocol": PROTOCOL,
+        "version": VERSION,
+        "candidate": candidate,
+        "deal_seed": DEAL_SEED,
+        "deal_set_sha256": deal_set_hash(),
+        "test_deals": test_deals,
+    }
+
+
+def rung_deals(rung: Rung, test_deals: int | None) -> int:
+    return rung.deals if test_deals is None else min(test_deals, rung.deals)
+
+
+def rung_entry(rung: Rung, summary: dict[str, Any], candidate_label: str) -> dict[str, Any]:
+    """The candidate's margin over the rung's opponent (points per deal, 95% CI)."""
+    (pair,) = summary["pairs"]
+    m = pair["margin"]
+    sign = 1 if pair["a"] == candidate_label else -1
+    ci = None if m["ci"] is None else sorted(sign * x for x in m["ci"])
+    return {
+        "opponent": rung.opponent,
+        "deals": pair["deals"],
+        "margin": None if m["mean"] is None else sign * m["mean"],
+        "ci": ci,
+        "sd": m["sd"],
+        "tournament": summary["tournament"],
+    }
+
+
+def check_header(saved: dict[str, Any], wanted: dict[str, Any], folder: Path) -> None:
+    for key, value in wanted.items():
+        if saved.get(key) != value:
+            raise TournamentError(
+                f"{str(folder)!r} holds an evaluation with another {key} "
+                f"({saved.get(key)!r}, not {value!r}); drop --resume or choose another --dir"
+            )
+
+
+def _open_folder(root: Path, header: dict[str, Any], resume: bool) -> None:
+    path = root / HEADER_FILE
+    if path.exists():
+        if not resume:
+            raise TournamentError(
+                f"{str(root)!r} already holds an evaluation; add --resume to finish it, "
+                "or choose another --dir"
+            )
+        check_header(json.loads(path.read_text()), header, root)
+        return
+    if resume:
+        raise TournamentError(f"{str(root)!r} holds no evaluation ({HEADER_FILE} is missing)")
+    if root.exists() and any(root.iterdir()):
+        raise TournamentError(f"--dir {str(root)!r} is not empty; choose a new folder")
+    root.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(header, indent=2) + "\n")
+
+
+def run_evaluation(
+    spec: str,
+    root: str | Path,
+    *,
+    resume: bool = False,
+    test_deals: int | None = None,
+    workers: int | None = 2,
+    backend: str = "local",
+    address: str | None = None,
+    on_rung: Callable[[str, int, int], Callable[[int, int], None] | None] | None = None,
+    on_start: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Play (or, with `resume`, finish) the ladder for `spec` in the folder `root`, write
+    `result.json` there and return the result (JSON-ready).
+
+    `test_deals` caps every rung's deals: for tests only, and marked in the result as not
+    the protocol. `on_rung(opponent, deals, done)` is called as each rung starts and may
+    return the `on_unit(unit, deals)` progress callback of `runner.play_units`;
+    `on_start()` once the folder is checked. `workers`, `backend`, `address`: as
+    `runner.run_tournament`.
+    """
+    root = Path(root)
+    header = header_of(spec, test_deals)
+    configs = [rung_config(spec, r, rung_deals(r, test_deals)) for r in LADDER]
+    # (the configs check the spec and its rules before any folder is made)
+    _open_folder(root, header, resume)
+    if on_start is not None:
+        on_start()
+    deals = deal_set()
+    rungs, started = [], time.monotonic()
+    for k, (rung, config) in enumerate(zip(LADDER, configs, strict=True)):
+        run_dir = rung_dir(root, k, rung)
+        with run_folder(run_dir, create=True):
+            if (run_dir / CONFIG_FILE).exists():
+                ctx = open_run(run_dir, resume=True)
+                if ctx.config != config:
+                    raise TournamentError(
+                        f"{str(run_dir)!r} holds another tournament than this rung's; "
+                        "start the evaluation in a new --dir"
+                    )
+            else:
+                ctx = open_run(run_dir, config, deals.head(config.deals))
+            todo = pending_units(run_dir, ctx)
+            on_unit = None
+            if on_rung is not None:
+                left = sum(unit_deals(config, u) for u in todo)
+                on_unit = on_rung(rung.opponent, config.deals, config.deals - left)
+            play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
+            summary = finish(run_dir, ctx)
+        rungs.append({**rung_entry(rung, summary, config.labels[0]), "run": str(run_dir)})
+    result = {
+        **header,
+        "official": test_deals is None,
+        "rules": "standard",
+        "mode": "hand",
+        "metric": "points per deal (candidate - opponent), 95% t-interval over duplicate deals",
+        "spades_version": _version(),
+        "rungs": rungs,
+        "seconds_this_run": round(time.monotonic() - started, 1),
+    }
+    (root / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def _version() -> str:
+    """The installed spades-env version (what `spades --version` prints)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("spades-env")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def counts_from_pilot(run_dir: str | Path) -> dict[str, tuple[float, int]]:
+    """{opponent: (largest sd over the other agents, deals)} from a pilot round robin."""
+    from experiments.tournament.results_log import read_rows
+    from experiments.tournament.summary import pair_results
+
+    sd: dict[str, float] = {}
+    for p in pair_results(read_rows(Path(run_dir)), "hand"):
+        for opponent in (p["a"], p["b"]):
+            sd[opponent] = max(sd.get(opponent, 0.0), p["margin"]["sd"] or 0.0)
+    return {o: (s, deals_for(s)) for o, s in sd.items()}
+
+
+if __name__ == "__main__":
+    import sys
+
+    for opponent, (sd, n) in counts_from_pilot(sys.argv[1]).items():
+        print(f"{opponent}: sd {sd:.2f}, {n} deals")

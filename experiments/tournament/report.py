@@ -1,0 +1,197 @@
+"""A tournament's summary as tables: the one renderer of `spades tournament` and of the
+Python API.
+
+`TournamentResult` is what `experiments.tournament.runner.run_tournament` returns: the
+summary dict (`summary.json`, unchanged, so `result["pairs"]` reads as before) that also
+prints the command line's tables and gives them as data frames:
+
+    from experiments.tournament.runner import run_tournament
+    from experiments.tournament.config import TournamentConfig
+
+    result = run_tournament("runs/mine", TournamentConfig(agents=("random", "heuristic")))
+    print(result)            # the tables `spades tournament` prints
+    result.margins           # pandas: a, b, deals, metric, margin, lo, hi (a - b)
+    result.ratings           # pandas: agent, mu, sigma, ordinal (best first)
+    result.bids              # pandas: one bid-accuracy line per agent
+
+`print_summary(summary, console)` draws the three tables on a rich console; the command
+line calls it on the same summary.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["TournamentResult", "print_summary", "render"]
+
+
+# ----------------------------------------------------------------------------- cells
+def _num(x: float | None, fmt: str = "{:.1f}") -> str:
+    return "-" if x is None else fmt.format(x)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _ci(stat: dict[str, Any], fmt: str = "{:+.1f}") -> str:
+    if stat["ci"] is None:
+        return "-"
+    lo, hi = stat["ci"]
+    return f"[{fmt.format(lo)}, {fmt.format(hi)}]"
+
+
+def _flip(stat: dict[str, Any], top: float = 0.0) -> dict[str, Any]:
+    """A statistic of A - B (top = 0) or of A's rate (top = 1) seen from B's side."""
+    if stat["mean"] is None:
+        return stat
+    ci = None if stat["ci"] is None else [top - stat["ci"][1], top - stat["ci"][0]]
+    return {**stat, "mean": top - stat["mean"], "ci": ci}
+
+
+def leader_first(pair: dict[str, Any]) -> dict[str, Any]:
+    """Show each pair with the agent ahead first, so margins read as 'A beats B by'."""
+    if pair["margin"]["mean"] is None or pair["margin"]["mean"] >= 0:
+        return pair
+    out = {**pair, "a": pair["b"], "b": pair["a"], "margin": _flip(pair["margin"])}
+    if "win_rate" in pair:
+        out["win_rate"] = _flip(pair["win_rate"], 1.0)
+        out["final_margin"] = _flip(pair["final_margin"])
+    return out
+
+
+# ----------------------------------------------------------------------------- tables
+def pairs_table(summary: dict[str, Any]) -> Table:
+    game = summary["mode"] == "game"
+    unit = "pts/hand" if game else "pts/deal"
+    pairs = Table(title=f"Duplicate results ({summary['mode']} mode)")
+    for col in ("A", "B", "deals", f"A - B ({unit})", "95% CI"):
+        pairs.add_column(col, justify="right" if col not in ("A", "B") else "left")
+    if game:
+        for col in ("A wins", "95% CI ", "hands/game"):
+            pairs.add_column(col, justify="right")
+    for p in map(leader_first, summary["pairs"]):
+        cells = [p["a"], p["b"], str(p["deals"]), _num(p["margin"]["mean"], "{:+.1f}")]
+        cells.append(_ci(p["margin"]))
+        if game:
+            wr = p["win_rate"]
+            cells += [_pct(wr["mean"]), _ci(wr, "{:.0%}"), _num(p["hands_per_game"])]
+        pairs.add_row(*cells)
+    return pairs
+
+
+def ratings_table(summary: dict[str, Any]) -> Table:
+    ratings = Table(
+        title="Ratings (OpenSkill)", caption="one match per duplicate deal; ranked by mu - 3 sigma"
+    )
+    for col in ("agent", "mu", "sigma", "mu - 3 sigma"):
+        ratings.add_column(col, justify="left" if col == "agent" else "right")
+    for r in summary["ratings"]:
+        ratings.add_row(r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}")
+    return ratings
+
+
+def bids_table(summary: dict[str, Any]) -> Table:
+    bids = Table(
+        title="Bid accuracy",
+        caption="err: tricks - bid over non-nil bids; made/set: team contracts; "
+        "nil: attempts (share made); bags: team bags per hand",
+    )
+    cols = ("agent", "mean bid", "|err|", "err", "made", "set", "nil", "blind nil", "bags")
+    for col in cols:
+        bids.add_column(col, justify="left" if col == "agent" else "right")
+    for b in summary["bids"]:
+        bids.add_row(
+            b["agent"],
+            _num(b["mean_bid"], "{:.2f}"),
+            _num(b["bid_error"], "{:.2f}"),
+            _num(b["signed_error"], "{:+.2f}"),
+            _pct(b["make_rate"]),
+            _pct(b["set_rate"]),
+            f"{b['nil_attempts']} ({_pct(b['nil_success'])})",
+            f"{b['blind_nil_attempts']} ({_pct(b['blind_nil_success'])})",
+            _num(b["bags_per_hand"], "{:.2f}"),
+        )
+    return bids
+
+
+def print_summary(summary: dict[str, Any], console: Console) -> None:
+    """The summary as three tables: pairs, ratings, bid accuracy."""
+    for table in (pairs_table(summary), ratings_table(summary), bids_table(summary)):
+        console.print(table)
+
+
+def render(summary: dict[str, Any], width: int = 120) -> str:
+    """The three tables as plain text, `width` columns wide."""
+    buf = io.StringIO()
+    print_summary(summary, Console(file=buf, width=width, color_system=None))
+    return buf.getvalue()
+
+
+# ----------------------------------------------------------------------------- result
+class TournamentResult(dict):
+    """A tournament's summary (a dict: the content of `summary.json`) that prints the
+    command line's tables (`print(result)`, `result.show()`) and gives them as pandas data
+    frames (`margins`, `ratings`, `bids`). `run_dir` is the run folder (None when built
+    from a dict alone)."""
+
+    def __init__(self, summary: dict[str, Any], run_dir: str | Path | None = None) -> None:
+        super().__init__(summary)
+        self.run_dir = None if run_dir is None else Path(run_dir)
+
+    def __str__(self) -> str:
+        return render(self)
+
+    def show(self, console: Console | None = None) -> None:
+        """Print the tables on `console` (default: a rich console on standard output)."""
+        print_summary(self, console or Console())
+
+    def __rich_console__(self, console, options):  # rich.print(result) draws the tables
+        yield pairs_table(self)
+        yield ratings_table(self)
+        yield bids_table(self)
+
+    @property
+    def margins(self) -> pd.DataFrame:
+        """One row per pair as the table shows it (leader first): a, b, deals, metric,
+        margin (a - b), lo and hi (its 95% CI); in game mode also the win rate of a and
+        its CI, the final-score margin and hands per game."""
+        import pandas as pd
+
+        out = []
+        for p in map(leader_first, self["pairs"]):
+            m = p["margin"]
+            lo, hi = m["ci"] if m["ci"] is not None else (None, None)
+            row = {"a": p["a"], "b": p["b"], "deals": p["deals"], "metric": p["metric"]}
+            row.update(margin=m["mean"], lo=lo, hi=hi, sd=m.get("sd"))
+            if "win_rate" in p:
+                w = p["win_rate"]
+                wlo, whi = w["ci"] if w["ci"] is not None else (None, None)
+                row.update(win_rate=w["mean"], win_lo=wlo, win_hi=whi)
+                row.update(final_margin=p["final_margin"]["mean"])
+                row.update(hands_per_game=p["hands_per_game"])
+            out.append(row)
+        return pd.DataFrame(out)
+
+    @property
+    def ratings(self) -> pd.DataFrame:
+        """One row per agent, best first: agent, mu, sigma, ordinal (mu - 3 sigma)."""
+        import pandas as pd
+
+        return pd.DataFrame(self["ratings"], columns=["agent", "mu", "sigma", "ordinal"])
+
+    @property
+    def bids(self) -> pd.DataFrame:
+        """One bid-accuracy line per agent (the columns of the `Bid accuracy` table, by
+        their summary names: mean_bid, bid_error, signed_error, make_rate, ...)."""
+        import pandas as pd
+
+        return pd.DataFrame(self["bids"])
