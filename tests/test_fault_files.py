@@ -24,9 +24,8 @@ import pytest
 import torch
 from cli_helpers import one_line_error, spades
 
-from agents.learned.agent import CheckpointError
+from agents.learned.checkpoint import CheckpointError, save_checkpoint
 from training.bc_data import DatasetError, DatasetSpec, generate, load_dataset, shard_path
-from training.checkpoint import save_checkpoint
 
 OUTCOMES: Counter[str] = Counter()
 
