@@ -229,12 +229,19 @@ def test_a_game_saved_at_end_of_input_and_loaded_ends_as_if_never_stopped(full_g
 
 
 @pytest.mark.parametrize("seat, name", [("W", "West"), ("north", "North"), ("1", "East")])
-def test_the_person_sits_where_seat_says_and_end_of_input_just_leaves(tmp_path, seat, name):
+def test_the_person_sits_where_seat_says_and_end_of_input_saves_like_quit(tmp_path, seat, name):
     drv = Driver("--seed", "2", "--seat", seat, cwd=tmp_path)
     assert drv.next_prompt() is not None
     assert any(f"you are {name}" in line for line in drv.transcript)
     assert any(f"▶ {name} · you" in line for line in drv.transcript)
-    assert drv.finish() == 0 and not list(tmp_path.iterdir())  # no --save: nothing written
+    assert drv.finish() == 0
+    # no --save: the game is not dropped but saved to a new file, named in one line
+    saved = list(tmp_path.iterdir())
+    assert len(saved) == 1 and saved[0].name.startswith("spades-play-")
+    said = [x for x in drv.transcript if x.startswith("end of input: saved to")]
+    assert said == [f"end of input: saved to {saved[0].name}; resume with: "
+                    f"spades play --load {saved[0].name}"]  # fmt: skip
+    assert load(saved[0]).setup.seed == 2
 
 
 def test_ctrl_c_saves_before_exiting(tmp_path):

@@ -17,7 +17,13 @@ import pytest
 from cli_helpers import ctrl_c_reaches_it, one_line_error, spades
 
 from experiments.tournament import run_lock
-from experiments.tournament.results_log import TIMING_FIELDS, LogError, read_rows, repair
+from experiments.tournament.results_log import (
+    TIMING_FIELDS,
+    LogError,
+    read_rows,
+    repair,
+    seal,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--agents", "random,heuristic", "--deals", "6", "--chunk", "2", "--no-progress"]
@@ -133,7 +139,8 @@ def test_resume_refuses_a_unit_logged_twice_with_other_rows(finished, tmp_path):
     first_unit = [r for r in read_rows(log) if r["unit"] == 0]
     before = log.read_bytes()
     with open(log, "a") as f:
-        f.writelines(json.dumps({**r, "bids": [1, 1, 1, 1]}) + "\n" for r in first_unit)
+        # rows of another run, each with its own valid checksum
+        f.writelines(json.dumps(seal({**r, "bids": [1, 1, 1, 1]})) + "\n" for r in first_unit)
     line = one_line_error(spades("tournament", "--resume", "--out", str(run_dir)))
     assert "unit 0 twice with different rows" in line
     assert log.read_bytes().startswith(before)

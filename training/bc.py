@@ -59,6 +59,9 @@ Progress = Callable[[int, int], None]
 class Args:
     """Distillation of a teacher agent into a network (behaviour cloning, DAgger)."""
 
+    #: Counts where 0 is allowed and means none (training.session.check_args).
+    ZERO_MEANS_NONE = ("eval_deals",)
+
     exp_name: str = "bc"
     """the name of this experiment (the run folder is runs/{exp_name}__{seed}__{time})"""
     seed: int = 1
@@ -301,6 +304,8 @@ def train(args: Args, progress: Progress | None = None) -> Path:
         generate(data, spec, progress=None)
         tick(args.hands)
         folders = [data, *map(Path, filter(None, args.extra_data.split(",")))]
+        # the data is read (a corrupt shard refused) before the run folder is made
+        first_split = load_split(folders, args.holdout)
         net, config = initial_network(args, rules, device)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         run_dir = Path(args.runs_dir) / f"{args.exp_name}__{args.seed}__{stamp}"
@@ -326,7 +331,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
                 )  # fmt: skip
                 folders.append(generate(Path(f"{data}_dagger{r}"), spec_r))
                 tick(args.dagger_hands)
-            train_rows, held = load_split(folders, args.holdout)
+            train_rows, held = first_split if r == 0 else load_split(folders, args.holdout)
             if r == 0:  # the real row count, now known
                 batches = len(train_rows["action"]) // args.batch_size * args.epochs
                 total[0] = gen_rows + batches * (1 + args.dagger_rounds)

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -241,7 +242,7 @@ def read_shard(path: str | Path, dataset_id: str, rules: Rules) -> dict[str, np.
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in ("header", *COLUMNS)}
         head = json.loads(data.pop("header").tobytes().decode())
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DatasetError(
             f"shard {str(path)!r} is corrupt ({reason[:120]}); delete it and run the "
@@ -257,6 +258,16 @@ def read_shard(path: str | Path, dataset_id: str, rules: Rules) -> dict[str, np.
     if not shapes_ok or any(len(data[c]) != k for c in COLUMNS):
         raise DatasetError(f"shard {str(path)!r} has inconsistent arrays; delete and regenerate it")
     data["mask"] = np.unpackbits(data["mask"], axis=1, count=NUM_ACTIONS).astype(bool)
+    action = data["action"]
+    if action.dtype.kind not in "iu" or ((action < 0) | (action >= NUM_ACTIONS)).any():
+        raise DatasetError(
+            f"shard {str(path)!r} holds actions outside 0..{NUM_ACTIONS - 1}; delete and "
+            "regenerate it"
+        )
+    if k and not data["mask"][np.arange(k), action].all():
+        raise DatasetError(
+            f"shard {str(path)!r} holds an action its row's mask forbids; delete and regenerate it"
+        )
     return data
 
 

@@ -9,13 +9,14 @@ finds a run's checkpoints and puts its generators back.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from agents.learned.checkpoint import CheckpointError
+from agents.learned.checkpoint import CheckpointError, read_checkpoint
 
 CHECKPOINT_DIR = "checkpoints"
 _NAME = re.compile(r"update_(\d+)\.pt$")
@@ -49,3 +50,28 @@ def latest_checkpoint(run_dir: str | Path) -> Path:
             "give the folder of a run that saved at least one"
         )
     return update_path(run_dir, updates[-1])
+
+
+def resume_checkpoint(
+    run_dir: str | Path, on_note: Callable[[str], None] | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """The newest readable periodic checkpoint of a run, read: a damaged last one (a disk
+    error, a copy cut short) falls back to the one before, and `on_note` hears a line
+    saying so. Raises the newest one's `CheckpointError` when none can be read."""
+    latest = latest_checkpoint(run_dir)
+    first_error: CheckpointError | None = None
+    for update in reversed(saved_updates(run_dir)):
+        path = update_path(run_dir, update)
+        try:
+            ckpt = read_checkpoint(path)
+        except CheckpointError as exc:
+            first_error = first_error or exc
+            continue
+        if path != latest and on_note is not None:
+            on_note(
+                f"--resume: {str(latest)!r} is damaged ({first_error}); resuming from "
+                f"{str(path)!r}, the checkpoint before it"
+            )
+        return path, ckpt
+    assert first_error is not None
+    raise first_error

@@ -55,7 +55,6 @@ uninterrupted one (the local backend's are).
 
 from __future__ import annotations
 
-import socket
 import time
 import warnings
 from collections.abc import Callable
@@ -70,6 +69,7 @@ from agents.heuristic.agent import HeuristicAgent
 from agents.learned.networks import build_network
 from spades_env.rules import Rules
 from training.backend import RAY_HINT, Behaviour, LearnerState, ToBatch, pool_agent
+from training.ray_address import check_address
 from training.rollout import pool_rollout
 
 #: Times one actor's slot gets a fresh actor after its actor died; then it is left empty.
@@ -204,22 +204,6 @@ class RolloutWorker:
         net = build_network(self.network, self.rules)
         net.load_state_dict(state)
         return net.eval()
-
-
-def check_address(address: str, timeout: float = 5.0) -> None:
-    """Refuse at once a HOST:PORT where nothing listens (Ray itself retries for minutes)."""
-    if address == "auto" or "://" in address:
-        return
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"--address {address!r}: give auto or HOST:PORT (the head's, e.g. :6379)")
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
-    except OSError as exc:
-        raise ValueError(
-            f"--address {address}: nothing answers there ({exc.strerror or exc}); "
-            "start the head with `ray start --head --port=6379`"
-        ) from None
 
 
 def connect(args: Any) -> bool:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -56,8 +57,8 @@ from agents.registry import make_agent
 from spades_env.rules import Rules
 from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
 from training.checkpoint import (
-    latest_checkpoint,
     restore_rngs,
+    resume_checkpoint,
     saved_updates,
     update_path,
 )
@@ -97,18 +98,29 @@ _POSITIVE = (
     "actors",
 )
 _NON_NEGATIVE = ("pool_size", "eval_every", "stop_after", "max_policy_lag")
-_SHARES = ("selfplay_frac", "heuristic_frac", "epsilon")
+_SHARES = ("selfplay_frac", "heuristic_frac", "epsilon", "gamma", "gae_lambda")
 
 
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+#: Float args that must be above 0 (when a script has them).
+_ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm", "reward_scale")
+
+
 def check_args(args: Any) -> None:
     """Refuse values no run can use, in one line, before anything is written."""
+    for f in dataclasses.fields(args):
+        value = getattr(args, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{_flag(f.name)} must be a finite number, got {value}")
+    zero_means_none = getattr(type(args), "ZERO_MEANS_NONE", ())
     for name in _POSITIVE + _NON_NEGATIVE + _SHARES:
         value = getattr(args, name, None)
         if value is None:
+            continue
+        if name in zero_means_none and value == 0:
             continue
         if name in _POSITIVE and value < 1:
             raise ValueError(f"{_flag(name)} must be at least 1, got {value}")
@@ -116,8 +128,27 @@ def check_args(args: Any) -> None:
             raise ValueError(f"{_flag(name)} must be at least 0, got {value}")
         if name in _SHARES and not 0 <= value <= 1:
             raise ValueError(f"{_flag(name)} must be a share between 0 and 1, got {value}")
-    if getattr(args, "learning_rate", 1.0) <= 0:
-        raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+    for name in _ABOVE_ZERO:
+        if getattr(args, name, 1.0) <= 0:
+            raise ValueError(f"{_flag(name)} must be positive, got {getattr(args, name)}")
+    games, minibatches = getattr(args, "num_games", None), getattr(args, "num_minibatches", None)
+    if games is not None and minibatches is not None and minibatches > games:
+        # each game gives at least one decision per seat: a minibatch is never empty
+        raise ValueError(
+            f"--num-minibatches {minibatches} is more than --num-games {games}; "
+            "a rollout of so few games cannot be cut so finely"
+        )
+    hidden = getattr(args, "hidden", None)
+    if hidden is not None:
+        parts = str(hidden).split(",")
+        if not all(p.strip().isdigit() and int(p) >= 1 for p in parts):
+            raise ValueError(f"--hidden {hidden!r}: give layer widths of at least 1, e.g. 128,128")
+    name = getattr(args, "exp_name", None)
+    if name is not None and (not name or name in (".", "..") or any(c in name for c in "/\\\0")):
+        raise ValueError(
+            f"--exp-name {name!r}: give a plain name (no / or \\); the run folder is made "
+            "under --runs-dir"
+        )
     if hasattr(args, "precision"):
         resolve_precision(args.precision, torch.device("cpu"))  # a bad name, in one line
     Rules.build(args.rules, args.option)  # a bad preset or option names itself
@@ -182,6 +213,10 @@ def check_backend(args: Any) -> None:
         raise ValueError(f"--max-policy-lag {args.max_policy_lag}: give 0 or more updates")
     if args.address and args.backend != "ray":
         raise ValueError("--address needs --backend ray")
+    if args.address:
+        from training.ray_address import check_address
+
+        check_address(args.address)  # before any folder is made
     if args.backend == "ray":
         try:
             import ray  # noqa: F401
@@ -261,7 +296,7 @@ class Session:
     ) -> None:
         ckpt = None
         if args.resume:
-            ckpt = read_checkpoint(latest_checkpoint(args.resume))
+            ckpt = resume_checkpoint(args.resume)[1]  # a damaged last one: the one before
             check_resume_kind(args.resume, ckpt, network["kind"])
             args = resume_args(args, ckpt)
             network = ckpt["network"]
@@ -315,7 +350,11 @@ class Session:
             self.global_step = ckpt["counters"]["global_step"]
             self.learner_steps = ckpt["counters"]["learner_steps"]
             restore_rngs(ckpt, self.rng, self.torch_rng)
-            members = [u for u in saved_updates(self.run_dir) if u % args.save_every == 0]
+            members = [
+                u
+                for u in saved_updates(self.run_dir)
+                if u % args.save_every == 0 and u <= self.update  # not a damaged later one
+            ]
             for u in members[-args.pool_size :] if args.pool_size else []:
                 self._add_to_pool(load_network(read_checkpoint(update_path(self.run_dir, u))))
         else:

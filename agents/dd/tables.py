@@ -19,6 +19,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -57,43 +58,95 @@ def dd_key(hands: Sequence[int], leader: int, rules: Rules, broken: bool = False
     return f"{rules.first_lead}|{int(broken)}|{leader}|{tail}"
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite file
+MAX_TRICKS = 13  # RULES.md §1: tables are of 13-card hands
+
+
+class DDCacheError(ValueError):
+    """A double-dummy cache file that is not one, or holds what no deal can make."""
+
+
 class DDCache:
-    """Double-dummy answers on disk: key -> tricks of team 0 (seats 0 and 2)."""
+    """Double-dummy answers on disk: key -> tricks of team 0 (seats 0 and 2).
+
+    A file that is not SQLite, a SQLite file of another kind (other tables), a damaged
+    one, or one holding a value that is not a trick count 0-13 raises `DDCacheError`
+    naming it: such a value is never taken as tricks."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.exists() and self.path.is_dir():
-            raise ValueError(f"dd cache {str(self.path)!r} is a folder; give a file path")
+            raise DDCacheError(f"dd cache {str(self.path)!r} is a folder; give a file path")
+        if self.path.is_file() and self.path.stat().st_size > 0:
+            with open(self.path, "rb") as f:
+                if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                    raise self._error("is not a SQLite file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS tricks (key TEXT PRIMARY KEY, team0 INTEGER NOT NULL)"
+        with self._guard():
+            self._db = sqlite3.connect(self.path, timeout=60)
+            tables = dict(
+                self._db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'")
+            )
+            columns = [
+                (name, kind.upper())
+                for _, name, kind, *_ in self._db.execute("PRAGMA table_info(tricks)")
+            ]
+            if tables and (set(tables) != {"tricks"} or columns != _COLUMNS):
+                self._db.close()
+                names = ", ".join(sorted(tables)[:3])
+                raise self._error(f"is a SQLite file of another kind (tables {names})")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS tricks (key TEXT PRIMARY KEY, team0 INTEGER NOT NULL)"
+            )
+            self._db.commit()
+
+    def _error(self, what: str) -> DDCacheError:
+        return DDCacheError(
+            f"dd cache {str(self.path)!r} {what}; give another cache file, or delete this "
+            "one if it is a damaged double-dummy cache"
         )
-        self._db.commit()
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """SQLite's errors on a damaged file as one `DDCacheError`."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise self._error(f"cannot be read as a double-dummy cache ({exc})") from None
 
     def get(self, keys: Iterable[str]) -> dict[str, int]:
-        """The cached answers among `keys`."""
+        """The cached answers among `keys`; a value that is not 0-13 tricks raises."""
         keys = list(keys)
         out: dict[str, int] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT key, team0 FROM tricks WHERE key IN ({marks})"
-            out.update(self._db.execute(query, part).fetchall())
+        with self._guard():
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                marks = ",".join("?" * len(part))
+                query = f"SELECT key, team0 FROM tricks WHERE key IN ({marks})"
+                out.update(self._db.execute(query, part).fetchall())
+        for value in out.values():
+            if type(value) is not int or not 0 <= value <= MAX_TRICKS:
+                raise self._error(f"holds {value!r} as a deal's tricks, not 0-{MAX_TRICKS}")
         return out
 
     def put(self, answers: dict[str, int]) -> None:
-        self._db.executemany(
-            "INSERT OR REPLACE INTO tricks VALUES (?, ?)", [(k, int(v)) for k, v in answers.items()]
-        )
-        self._db.commit()
+        with self._guard():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO tricks VALUES (?, ?)",
+                [(k, int(v)) for k, v in answers.items()],
+            )
+            self._db.commit()
 
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM tricks").fetchone()[0])
+        with self._guard():
+            return int(self._db.execute("SELECT COUNT(*) FROM tricks").fetchone()[0])
 
     def close(self) -> None:
         self._db.close()
+
+
+_COLUMNS = [("key", "TEXT"), ("team0", "INTEGER")]
 
 
 # --------------------------------------------------------------------------- workers

@@ -107,14 +107,23 @@ def save_checkpoint(
     rng: np.random.Generator | None = None,
     torch_rng: torch.Generator | None = None,
 ) -> Path:
-    """Write a checkpoint atomically; without optimizer and generators it is slim."""
+    """Write a checkpoint atomically; without optimizer and generators it is slim.
+    Weights that are not all finite are refused (`CheckpointError`): a run never saves a
+    checkpoint it could not resume from."""
     path = Path(path)
+    model = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    for name, tensor in model.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(
+                f"not saving {str(path)!r}: the network's {name} holds NaN or inf (the "
+                "training diverged; try a lower --learning-rate or --reward-scale)"
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     ckpt: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "network": network,
-        "model": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+        "model": model,
         "args": args,
         "rules": rules.to_dict(),
         "obs_version": OBS_VERSION,

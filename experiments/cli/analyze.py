@@ -12,7 +12,6 @@ solves what is new.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -89,8 +88,18 @@ def rich_table(title: str, frame: pd.DataFrame, keys: tuple[str, ...] = ()) -> T
 def run(args: argparse.Namespace) -> int:
     # pandas and matplotlib load here, not when `spades` starts
     from experiments.bid_analysis import analyze, save_figures, save_tables
-    from experiments.bid_analysis.log_frames import log_path
+    from experiments.bid_analysis.log_frames import load_log, log_path
     from experiments.bid_analysis.report import KEYS, confusion_view, report_tables
+    from experiments.cli.checks import output_folder
+
+    # every argument is checked before anything is solved
+    folder = output_folder(args.out if args.out else log_path(args.log).parent)
+    rows = load_log(args.log)
+    cache = None
+    if not args.no_dd:
+        from agents.dd.tables import DDCache
+
+        cache = DDCache(args.dd_cache)  # a damaged or foreign file is refused here
 
     out = Console()
     if not out.is_terminal:
@@ -113,16 +122,18 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         analysis = analyze(
-            args.log,
+            rows,
             by=args.by,
             dd=False if args.no_dd else True if args.dd else "auto",
             max_solves=args.dd_max,
-            cache=args.dd_cache,
+            cache=cache,
             on_solve=on_solve,
         )
     finally:
         if tasks:
             progress.stop()
+        if cache is not None:
+            cache.close()
     for title, frame in report_tables(analysis).items():
         out.print(rich_table(title, frame, KEYS))
     for agent, matrix in analysis.confusion.items():
@@ -133,9 +144,6 @@ def run(args: argparse.Namespace) -> int:
             f"double dummy: {analysis.dd_unsolved} of {len(analysis.hands)} hands have no "
             "answer yet and are left out; run again (or with --dd) to solve more"
         )
-    folder = Path(args.out) if args.out else log_path(args.log).parent
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--out {str(folder)!r} is a file; give a folder for the PNGs")
     folder.mkdir(parents=True, exist_ok=True)
     for path in save_figures(analysis, folder):
         out.print(f"plot: {path}")

@@ -55,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix != ".npz":
         raise ValueError(f"--out {args.out!r}: give a .npz file")
+    if out is not None:
+        from experiments.cli.checks import output_file
+
+        output_file(out)  # before anything is solved
     deals = seeded_deals(args.deals, args.seed, rules)
     cache = DDCache(args.cache)
     counts: dict[str, int] = {}
@@ -80,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if out is not None:
         seeds = np.arange(args.seed, args.seed + args.deals, dtype=np.uint64)
+        out.parent.mkdir(parents=True, exist_ok=True)
         np.savez(out, seeds=seeds, deals=deals, tables=tables)
         print(f"tables written to {out}")
     return 0

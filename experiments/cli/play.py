@@ -230,17 +230,17 @@ def _game_over(session: Session, term: Terminal) -> None:
 
 
 def play(session: Session, term: Terminal, save_to: Path | None) -> int:
-    """Play to the end, or until quit, Ctrl-C or the end of input; saves on the way out."""
+    """Play to the end, or until quit, Ctrl-C or the end of input; saves on the way out
+    (to `save_to`, else to a new file in the current folder, named in one line)."""
     try:
         _loop(session, term, save_to)
     except (KeyboardInterrupt, Quit) as exc:
         path = session.save(save_to or default_save_path())
         term.show(f"\nsaved to {path}; resume with: spades play --load {path}")
         return 130 if isinstance(exc, KeyboardInterrupt) else 0
-    except EOFError:
-        if save_to:
-            session.save(save_to)
-            term.show(f"end of input: saved to {save_to}")
+    except EOFError:  # like quit: the game is saved, to a new file without --save
+        path = session.save(save_to or default_save_path())
+        term.show(f"end of input: saved to {path}; resume with: spades play --load {path}")
         return 0
     if save_to:
         session.save(save_to)
@@ -283,4 +283,8 @@ def run(args: argparse.Namespace) -> int:
                 f"--save {save_to} exists; resume it with --load {save_to}, or pick another name"
             )
         session = _new_session(args)
+    if save_to:
+        from experiments.cli.checks import output_file
+
+        output_file(save_to, "--save")  # before the first move, not at the first save
     return play(session, Terminal(), save_to)

@@ -204,12 +204,12 @@ def _check_resume_flags(args: argparse.Namespace, run_dir: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- run
-def _new_tournament(args: argparse.Namespace) -> tuple[TournamentConfig, DealSet | None]:
-    """The config and the deal file's deals (None: generated), checked before any folder
-    is made."""
+def _new_tournament(args: argparse.Namespace) -> tuple[TournamentConfig, DealSet]:
+    """The config and its deals (the deal file's, or generated), checked before any
+    folder is made."""
     config = build_config(args)
     if not args.deal_file:
-        return config, None
+        return config, deals_mod.generate(config.play_rules(), config.seed, config.deals)
     deal_set = deals_mod.load(config.play_rules(), args.deal_file)
     if args.deals is None:  # a deal file without --deals plays all its deals
         config = dataclasses.replace(config, deals=len(deal_set))
@@ -251,7 +251,10 @@ def run(args: argparse.Namespace) -> int:
         raise TournamentError("--address needs --backend ray")
     if args.backend == "ray":  # before the run folder is made
         from experiments.tournament.ray_backend import require_ray
+        from training.ray_address import check_address
 
+        if args.address is not None:
+            check_address(args.address)
         require_ray()
     config, deal_set = (None, None) if args.resume else _new_tournament(args)
     if args.resume:
@@ -259,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         run_dir = Path(args.out) if args.out else _new_run_dir()
     err = Console(stderr=True)
-    with run_folder(run_dir, create=not args.resume):
+    with run_folder(run_dir, create=not args.resume, deal_set=deal_set):
         if args.resume:
             _check_resume_flags(args, run_dir)
             ctx = open_run(run_dir, resume=True)

@@ -43,7 +43,13 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from training.arguments import given_flags, parse_args  # torch is imported from here on
-    from training.session import check_args, check_resume_kind, pick_device, resume_args
+    from training.session import (
+        check_args,
+        check_backend,
+        check_resume_kind,
+        pick_device,
+        resume_args,
+    )
 
     module = importlib.import_module(SCRIPTS[args.algo])
     flags = list(args.flags)
@@ -51,16 +57,18 @@ def run(args: argparse.Namespace) -> int:
     flags = [f for f in flags if f != "--no-progress"]
     train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")
     if getattr(train_args, "resume", ""):  # refuse a bad run folder or a conflicting flag
-        from agents.learned.checkpoint import read_checkpoint
-        from training.checkpoint import latest_checkpoint
+        from training.checkpoint import resume_checkpoint
 
-        ckpt = read_checkpoint(latest_checkpoint(train_args.resume))
+        _, ckpt = resume_checkpoint(train_args.resume, Console(stderr=True, soft_wrap=True).print)
         check_resume_kind(train_args.resume, ckpt, args.algo)
-        resume_args(train_args, ckpt, given_flags(module.Args, flags))
+        checked = resume_args(train_args, ckpt, given_flags(module.Args, flags))
     else:
+        checked = train_args
         check_args(train_args)
         if hasattr(module, "check_args"):  # the script's own checks (bc: teacher, datasets)
             module.check_args(train_args)
+    if hasattr(checked, "backend"):  # --backend, --address: before the progress bar
+        check_backend(checked)
     pick_device(train_args.device)
     err = Console(stderr=True)
     with Progress(

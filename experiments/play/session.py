@@ -251,6 +251,7 @@ class Session:
     def save(self, path: str | Path) -> Path:
         """Write the save file atomically (a crash never leaves half a file)."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         lines = [
             f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
@@ -321,7 +322,13 @@ def _replay(session: Session, actions: list, path: str | Path) -> None:
 
 
 def default_save_path() -> Path:
-    return Path(f"spades-play-{datetime.now():%Y%m%d-%H%M%S}.json")
+    """A new file in the current folder, named by the time (never an existing one)."""
+    stamp = f"spades-play-{datetime.now():%Y%m%d-%H%M%S}"
+    path, k = Path(f"{stamp}.json"), 1
+    while path.exists():
+        k += 1
+        path = Path(f"{stamp}-{k}.json")
+    return path
 
 
 # ----------------------------------------------------------------------------- input

@@ -22,6 +22,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -109,25 +110,54 @@ def from_dict(rules: Rules, data: dict, source: str = "deal set") -> DealSet:
     if not items:
         raise DealSetError(f"{source}: holds no deals")
     p = rules.num_players
+    if not isinstance(items, list):
+        raise DealSetError(f'{source}: "deals" must be a list of deals')
+    for i, d in enumerate(items):
+        _check_deal(d, i, p, source)
     try:
-        seeds = np.array([int(d["seed"]) for d in items], dtype=np.uint64)
-        dealers = np.array([int(d["dealer"]) for d in items], dtype=np.int8)
+        seeds = np.array([d["seed"] for d in items], dtype=np.uint64)
+        dealers = np.array([d["dealer"] for d in items], dtype=np.int8)
         cards = [[[str_to_card(c) for c in h.split()] for h in d["hands"]] for d in items]
         hands = parse_deals(rules, np.array(cards, dtype=np.int64), len(items))
     except (KeyError, TypeError, ValueError, DealError) as exc:
         raise DealSetError(f"{source}: bad deal: {exc}") from None
-    if ((dealers < 0) | (dealers >= p)).any():
-        raise DealSetError(f"{source}: dealers must be seats 0..{p - 1}")
     return DealSet(data.get("seed"), seeds, dealers, hands)
+
+
+def encode(deals: DealSet) -> bytes:
+    """The bytes `save` writes."""
+    return (json.dumps(to_dict(deals)) + "\n").encode()
+
+
+def _check_deal(d: Any, i: int, players: int, source: str) -> None:
+    """One deal's fields have the types and ranges of the format (module docstring)."""
+
+    def bad(what: str) -> DealSetError:
+        return DealSetError(f"{source}: deal {i}: {what}")
+
+    if not isinstance(d, dict):
+        raise bad(f"not an object but {type(d).__name__}")
+    for key in ("seed", "dealer", "hands"):
+        if key not in d:
+            raise bad(f'lacks "{key}"')
+    seed, dealer, hands = d["seed"], d["dealer"], d["hands"]
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        raise bad(f"seed {seed!r} is not a whole number in 0..2**64-1")
+    if type(dealer) is not int or not 0 <= dealer < players:
+        raise bad(f"dealers must be seats 0..{players - 1}, got {dealer!r}")
+    if not isinstance(hands, list) or len(hands) != players:
+        raise bad(f"hands must be a list of {players} hands, got {hands!r:.60}")
+    for seat, hand in enumerate(hands):
+        if not isinstance(hand, str):
+            raise bad(f"hand of seat {seat} is {hand!r:.40}, not a string of cards")
 
 
 def save(deals: DealSet, path: str | Path) -> None:
     """Write atomically (temporary file, then rename), so a kill leaves no half file."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(to_dict(deals), f)
-        f.write("\n")
+    with open(tmp, "wb") as f:
+        f.write(encode(deals))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

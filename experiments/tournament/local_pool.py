@@ -7,14 +7,18 @@ it sends a large result that nobody reads any more (measured: 2 hangs in 20 Ctrl
 units of 50 deals). Here the workers ignore SIGINT (only the driver takes Ctrl-C), and
 when the driver stops early, for an interrupt or an error, it kills its workers and
 leaves the pipes alone: nothing can wait on a lock a dead worker held. A worker that dies
-on its own is noticed and reported, rather than waited for.
+on its own is noticed and reported, rather than waited for. A driver killed alone (kill -9
+of its pid, not its group) cannot kill its workers: each worker watches its parent and
+exits within `PARENT_CHECK_SECONDS` of the driver's end.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import wait
@@ -25,11 +29,35 @@ from experiments.tournament.config import TournamentError
 Rows = list[dict[str, Any]]
 
 
+#: Seconds between a worker's checks that its driver is still alive.
+PARENT_CHECK_SECONDS = 0.5
+
+
+def _exit_with_driver(driver: int) -> None:
+    """In a worker: end the process as soon as the driver `driver` is gone (killed with
+    SIGKILL alone, it cannot kill its workers; they are then re-parented)."""
+
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="driver-watch", daemon=True).start()
+
+
 def _serve(
-    setup: Callable[[Any], Any], work: Callable[[Any, int], Rows], arg: Any, tasks, results
+    setup: Callable[[Any], Any],
+    work: Callable[[Any, int], Rows],
+    arg: Any,
+    tasks,
+    results,
+    driver: int | None = None,
 ) -> None:
-    """A worker: `setup(arg)` once, then `work(state, unit)` for each unit until None."""
+    """A worker: `setup(arg)` once, then `work(state, unit)` for each unit until None;
+    it exits on its own when the driver dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's
+    if driver is not None:
+        _exit_with_driver(driver)
     try:
         state = setup(arg)
     except BaseException as exc:  # sent to the driver, which raises it
@@ -73,7 +101,9 @@ def ordered_results(
     tasks, results = ctx.SimpleQueue(), ctx.SimpleQueue()
     with _sigint_ignored():
         procs = [
-            ctx.Process(target=_serve, args=(setup, work, arg, tasks, results), daemon=True)
+            ctx.Process(
+                target=_serve, args=(setup, work, arg, tasks, results, os.getpid()), daemon=True
+            )
             for _ in range(workers)
         ]
         for p in procs:

@@ -4,20 +4,26 @@ A tournament's work is cut into units (see `experiments.tournament.runner`); eve
 its `unit` and the number of rows that unit has (`unit_rows`). A unit's rows are appended
 with one write, then flushed and fsynced, so after a kill at any moment the file is a
 sequence of complete units followed by at most one partial unit, whose last line may be
-torn. `repair` finds the complete units and truncates the file after the last of them;
-the tournament then plays only the units that are missing.
+torn. `repair` keeps the units whose rows are all there, each row once, and drops the
+rest; the tournament then plays only the units that are missing.
 
-Only that torn last line is normal. Any other line that is not a JSON object is damage,
-and reading the log (`read_rows`, `repair`) raises `LogError` naming its line number
-rather than taking the rows before it as the whole log. A unit logged twice (two
-processes that resumed one run folder at once, before run folders were locked) is
-repaired when both copies hold the same rows, and refused when they differ.
+Rows are told apart by their identity (unit, deal, side, hand), never by their place or
+count. A row logged twice (two processes that resumed one run folder at once, before run
+folders were locked, or a line copied by hand) is repaired when both copies hold the
+same row, and refused when they differ. Every row the runner writes carries a checksum of
+its content (`CHECK_FIELD`), so a changed byte is found on reading.
+
+Only that torn last line is normal. Any other line that is not a JSON object, fails its
+checksum, or belongs to another tournament is damage, and reading the log (`read_rows`,
+`repair`) raises `LogError` naming its line number rather than taking the rows before it
+as the whole log; a refused repair leaves the file as it was.
 
 The log is plain JSON Lines: `pandas.read_json(path, lines=True)` reads it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -25,9 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: Fields that depend on when a row was written, not on the games (left out when
-#: comparing two runs of the same tournament).
-TIMING_FIELDS = ("logged_at",)
+#: The field holding a row's checksum (`row_check`): a changed byte is found on reading.
+CHECK_FIELD = "check"
+
+#: Fields the log adds when it writes a row (its time, its checksum), not the games':
+#: left out when comparing two runs of the same tournament, or a row with its unit's.
+TIMING_FIELDS = ("logged_at", CHECK_FIELD)
 
 
 class LogError(ValueError):
@@ -93,6 +102,12 @@ def parse(path: str | Path, data: bytes) -> list[tuple[int, int, int, dict[str, 
                 f"{type(row).__name__} {line[:40].decode(errors='replace')!r}; "
                 "every line of a tournament log is one row"
             )
+        if CHECK_FIELD in row and row[CHECK_FIELD] != row_check(row):
+            raise LogError(
+                f"log {str(path)!r} line {number} was changed after it was written (its "
+                "checksum fails); put the original log back, or delete that line and "
+                "spades tournament --resume plays its unit again"
+            )
         out.append((number, start, end, row))
     return out
 
@@ -103,12 +118,29 @@ def _field(path: Path, number: int, row: dict[str, Any], key: str) -> Any:
     return row[key]
 
 
-def _key(row: dict[str, Any]) -> tuple[Any, ...]:
-    return row.get("deal"), row.get("side"), row.get("hand")
+def _key(row: dict[str, Any]) -> Any:
+    """A row's identity within its unit: (deal, side, hand), or, for a hand-made row
+    without a deal, its whole content."""
+    if "deal" in row:
+        return row.get("deal"), row.get("side"), row.get("hand")
+    return json.dumps(_strip_timing([row])[0], sort_keys=True)
 
 
 def _strip_timing(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in rows]
+
+
+def row_check(row: dict[str, Any]) -> str:
+    """The checksum of a row: a hash of its content, timing and the checksum aside."""
+    body = {k: v for k, v in row.items() if k not in TIMING_FIELDS}
+    blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(blob.encode(), digest_size=8).hexdigest()
+
+
+def seal(row: dict[str, Any]) -> dict[str, Any]:
+    """Add the row's checksum (`CHECK_FIELD`), which `parse` verifies on every read."""
+    row[CHECK_FIELD] = row_check(row)
+    return row
 
 
 @dataclass
@@ -116,18 +148,23 @@ class Repair:
     """What `repair` found: the complete units, and what it dropped from the file."""
 
     done: set[int] = field(default_factory=set)
-    duplicates: list[int] = field(default_factory=list)  # units logged more than once
-    partial: list[int] = field(default_factory=list)  # units cut short before the end
+    duplicates: list[int] = field(default_factory=list)  # units with a row logged twice
+    partial: list[int] = field(default_factory=list)  # units that lack rows (played again)
     torn_bytes: int = 0  # bytes cut off the end (a partial last unit, a torn line)
+    repeated_rows: int = 0  # copies of rows dropped
 
     def notes(self) -> list[str]:
         out = []
         if self.duplicates:
             out.append(
-                f"dropped {len(self.duplicates)} unit(s) logged twice: {_few(self.duplicates)}"
+                f"dropped {self.repeated_rows} row(s) logged twice, of unit(s) "
+                f"{_few(self.duplicates)} (each row is kept once)"
             )
         if self.partial:
-            out.append(f"dropped {len(self.partial)} unit(s) cut short: {_few(self.partial)}")
+            out.append(
+                f"dropped {len(self.partial)} unit(s) cut short: {_few(self.partial)} "
+                "(played again)"
+            )
         return out
 
 
@@ -136,23 +173,30 @@ def _few(units: Sequence[int]) -> str:
     return shown + (", ..." if len(units) > 5 else "")
 
 
-def repair(path: str | Path, tournament: str) -> Repair:
-    """Make the log a sequence of complete units, each once; return what was found.
+@dataclass
+class _Unit:
+    size: int
+    first_line: int
+    rows: dict[Any, tuple[dict[str, Any], int, int]] = field(default_factory=dict)
 
-    A partial unit at the end (a kill) is cut off. A unit logged twice keeps its first
-    copy when the copies hold the same rows (timing aside), and raises `LogError` when
-    they differ; a unit cut short before the end is dropped (it is played again). Any
-    such change rewrites the file atomically.
+
+def repair(path: str | Path, tournament: str) -> Repair:
+    """Make the log a sequence of complete units, each row once; return what was found.
+
+    Rows are matched by their identity (unit, deal, side, hand), not by their place: a
+    row logged twice keeps its first copy when the copies hold the same row (timing
+    aside), and raises `LogError` when they differ; a unit that lacks rows is dropped (it
+    is played again, to the same rows). A row of another tournament, or one whose
+    checksum fails (bytes changed after it was written), raises `LogError`, the file
+    untouched. Any change rewrites the file atomically (a torn end alone is truncated).
     """
     path = Path(path)
     result = Repair()
     if not path.exists():
         return result
     data = path.read_bytes()
-    keep: list[tuple[int, int]] = []  # byte ranges of the units kept
-    first: dict[int, list[dict[str, Any]]] = {}
-    unit, begin, rows = None, 0, []
-    good = 0  # byte offset after the last complete unit
+    units: dict[int, _Unit] = {}  # in the order of their first row
+    dup_units: set[int] = set()
     for number, start, end, row in parse(path, data):
         if row.get("tournament") != tournament:
             raise LogError(
@@ -160,30 +204,50 @@ def repair(path: str | Path, tournament: str) -> Repair:
                 f"{row.get('tournament')!r}, not {tournament!r}; choose another --out"
             )
         this, size = _field(path, number, row, "unit"), _field(path, number, row, "unit_rows")
-        if this != unit or (rows and "deal" in row and _key(row) == _key(rows[0])):  # or a copy
-            if rows:
-                result.partial.append(unit)  # the unit before was cut short
-            unit, begin, rows = this, start, []
-        rows.append(row)
-        if len(rows) < size:
-            continue
-        if unit not in first:
-            first[unit] = rows
-            keep.append((begin, end))
-            result.done.add(unit)
-        elif _strip_timing(first[unit]) == _strip_timing(rows):
-            result.duplicates.append(unit)
+        if not isinstance(this, int) or not isinstance(size, int) or size < 1:
+            raise LogError(
+                f"log {str(path)!r} line {number}: unit {this!r} of {size!r} rows is not a "
+                "unit of a tournament; the log is damaged"
+            )
+        entry = units.setdefault(this, _Unit(size, number))
+        if size != entry.size:
+            raise LogError(
+                f"log {str(path)!r} line {number} says unit {this} has {size} rows, line "
+                f"{entry.first_line} says {entry.size}; it mixes two runs, choose another --out"
+            )
+        key = _key(row)
+        seen = entry.rows.get(key)
+        if seen is None:
+            entry.rows[key] = (row, start, end)
+        elif _strip_timing([seen[0]]) == _strip_timing([row]):
+            result.repeated_rows += 1
+            dup_units.add(this)
         else:
             raise LogError(
-                f"log {str(path)!r} holds unit {unit} twice with different rows (the "
-                f"second copy ends at line {number}); it mixes two runs, choose another --out"
+                f"log {str(path)!r} holds unit {this} twice with different rows (line "
+                f"{number} differs from an earlier copy); it mixes two runs, choose "
+                "another --out"
             )
-        unit, rows, good = None, [], end
-    result.torn_bytes = len(data) - good
-    if result.duplicates or result.partial:
-        _rewrite(path, b"".join(data[a:b] for a, b in keep))
-    elif good < len(data):
-        os.truncate(path, good)
+    keep: list[tuple[int, int]] = []
+    for unit, entry in units.items():
+        if len(entry.rows) > entry.size:
+            raise LogError(
+                f"log {str(path)!r} holds {len(entry.rows)} different rows of unit {unit}, "
+                f"which has {entry.size}; it mixes two runs, choose another --out"
+            )
+        if len(entry.rows) < entry.size:
+            result.partial.append(unit)
+            continue
+        result.done.add(unit)
+        keep.extend((start, end) for _, start, end in entry.rows.values())
+    result.duplicates = sorted(dup_units & result.done)
+    new = b"".join(data[a:b] for a, b in keep)
+    result.torn_bytes = len(data) - len(new)
+    if new != data:
+        if data.startswith(new):
+            os.truncate(path, len(new))
+        else:
+            _rewrite(path, new)
     return result
 
 
@@ -198,7 +262,9 @@ def _rewrite(path: Path, data: bytes) -> None:
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """Every row of a log (a torn last line is ignored; damage elsewhere is a `LogError`,
-    and so is a unit logged twice: `spades tournament --resume` repairs that)."""
+    and so are a row logged twice, which `spades tournament --resume` repairs, and a row
+    of another tournament than the one the run folder's config.json, or else the first
+    row, names)."""
     path = Path(path)
     if path.is_dir():
         path = path / "log.jsonl"
@@ -209,7 +275,17 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     except IsADirectoryError:
         raise LogError(f"log {str(path)!r} is a folder, not a log file") from None
     rows, seen = [], {}
+    owner, where = _config_tournament(path), "its run folder's config.json"
     for number, _, _, row in parse(path, data):
+        if "tournament" in row:
+            if owner is None:
+                owner, where = row["tournament"], f"line {number}"
+            elif row["tournament"] != owner:
+                raise LogError(
+                    f"log {str(path)!r} line {number} holds a row of tournament "
+                    f"{row['tournament']!r}, not {owner!r} ({where}): a row of another run "
+                    "was added to this log"
+                )
         key = (
             row.get("tournament"),
             row.get("unit"),
@@ -226,3 +302,13 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
         seen[key] = number
         rows.append(row)
     return rows
+
+
+def _config_tournament(log: Path) -> str | None:
+    """The tournament id in the config.json beside a log, if it holds a readable one."""
+    try:
+        saved = json.loads((log.parent / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    tid = saved.get("tournament") if isinstance(saved, dict) else None
+    return tid if isinstance(tid, str) else None

@@ -67,7 +67,7 @@ from experiments.tournament.deals import DealSet
 from experiments.tournament.local_pool import ordered_results
 from experiments.tournament.ray_backend import ray_results
 from experiments.tournament.report import TournamentResult
-from experiments.tournament.results_log import append_unit, read_rows, repair
+from experiments.tournament.results_log import append_unit, read_rows, repair, seal
 from experiments.tournament.summary import summarize
 from experiments.tournament.units import execute_unit, unit_rows
 
@@ -119,12 +119,31 @@ def load_context(run_dir: Path) -> RunContext:
 
 
 @contextmanager
-def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
+def run_folder(
+    run_dir: Path, create: bool = False, deal_set: DealSet | None = None
+) -> Iterator[None]:
     """Hold the run folder's lock (`run_lock`) for the block; with `create`, make the
-    folder first. A folder made here that holds no tournament when the block fails (a
-    refused run) is removed, so a refused run leaves nothing behind."""
+    folder first (refusing one that holds anything but a killed start's files, and, given
+    `deal_set`, a deals.json of other deals). A folder made here is removed when the
+    block fails before the log has a row (a refused run, or one whose first unit failed;
+    not one stopped by Ctrl-C or an OSError, which --resume finishes), so a refused run
+    leaves nothing behind."""
     if run_dir.exists() and not run_dir.is_dir():
         raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
+    if create:
+        _check_new_folder(run_dir)
+        if deal_set is not None:
+            _check_left_deals(run_dir, deal_set)
+    elif run_dir.is_dir() and not _is_tournament_config(run_dir / CONFIG_FILE):
+        # before the lock file is made: a folder of another kind gets nothing written
+        if not (run_dir / CONFIG_FILE).exists():
+            raise TournamentError(
+                f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
+            )
+        raise TournamentError(
+            f"{str(run_dir / CONFIG_FILE)!r} is not a tournament's config (damaged, or "
+            "another kind of run); put the original back, or choose another --out"
+        )
     made = None
     if create and not run_dir.exists():
         made = run_dir
@@ -136,10 +155,64 @@ def run_folder(run_dir: Path, create: bool = False) -> Iterator[None]:
     try:
         with run_lock.hold(run_dir):
             yield
-    except BaseException:
-        if made is not None and not (run_dir / CONFIG_FILE).exists():
+    except BaseException as exc:
+        log = run_dir / LOG_FILE
+        no_rows = not log.exists() or log.stat().st_size == 0
+        # a new run that failed before its first row for a reason a rerun meets again (a
+        # bad agent value) leaves nothing; one stopped by Ctrl-C or by the system (a full
+        # disk, a lost connection: OSError) stays, for --resume
+        failed = no_rows and not isinstance(exc, KeyboardInterrupt | OSError)
+        if made is not None and (failed or not (run_dir / CONFIG_FILE).exists()):
             shutil.rmtree(made, ignore_errors=True)
         raise
+
+
+#: What a folder may hold when a new tournament starts in it: a start killed before its
+#: config was written leaves these (and deals.json, checked against the new deals).
+_START_LEFTOVERS = {run_lock.LOCK_FILE, DEALS_FILE, DEALS_FILE + ".tmp", CONFIG_FILE + ".tmp"}
+
+
+def _check_new_folder(run_dir: Path) -> None:
+    """A new tournament starts in a new or empty folder, or one a killed start left;
+    a folder of another kind of run, or with anything else in it, is refused untouched."""
+    if not run_dir.is_dir():
+        return
+    names = {p.name for p in run_dir.iterdir()}
+    if CONFIG_FILE in names or LOG_FILE in names:
+        if CONFIG_FILE in names and not _is_tournament_config(run_dir / CONFIG_FILE):
+            raise TournamentError(
+                f"run folder {str(run_dir)!r} holds another kind of run ({CONFIG_FILE} is not "
+                "a tournament's); choose another --out"
+            )
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} already holds a tournament; "
+            "add --resume to finish it, or choose another --out"
+        )
+    others = sorted(names - _START_LEFTOVERS)
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} holds files that are not a tournament's ({shown}); "
+            "choose a new or empty folder for --out"
+        )
+
+
+def _check_left_deals(run_dir: Path, deal_set: DealSet) -> None:
+    """A deals.json already in a new run's folder (a killed start's) must be these deals."""
+    old = run_dir / DEALS_FILE
+    if old.is_file() and old.read_bytes() != deals_mod.encode(deal_set):
+        raise TournamentError(
+            f"run folder {str(run_dir)!r} holds the {DEALS_FILE} of another tournament; "
+            "choose a new or empty folder for --out"
+        )
+
+
+def _is_tournament_config(path: Path) -> bool:
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(saved, dict) and {"tournament", "config"} <= set(saved)
 
 
 def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> RunContext:
@@ -151,6 +224,7 @@ def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> Ru
         )
     run_dir.mkdir(parents=True, exist_ok=True)
     deal_set = deal_set.head(config.deals)
+    _check_left_deals(run_dir, deal_set)
     deals_mod.save(deal_set, run_dir / DEALS_FILE)
     tid = tournament_id(config, deal_set)
     _write_json(run_dir / CONFIG_FILE, {"tournament": tid, "config": config.to_dict()})
@@ -248,6 +322,7 @@ def _append_all(
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
         for row in rows:
             row["logged_at"] = stamp
+            seal(row)
         append_unit(log, rows)
         if on_unit is not None:
             on_unit(unit, unit_deals(ctx.config, unit))
@@ -282,7 +357,10 @@ def run_tournament(
     `TournamentResult`: the `summary.json` dict, which prints the command line's tables
     (`print(result)`) and gives `margins`, `ratings` and `bids` as data frames."""
     run_dir = Path(run_dir)
-    with run_folder(run_dir, create=not resume):
+    if not resume and config is not None and deal_set is None:
+        deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
+    checked = None if deal_set is None or config is None else deal_set.head(config.deals)
+    with run_folder(run_dir, create=not resume, deal_set=checked):
         ctx = open_run(run_dir, config, deal_set, resume)
         todo = pending_units(run_dir, ctx)
         play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)

@@ -1,0 +1,196 @@
+"""Fault injection for tournament run folders (the way SQLite tests its file format):
+random edits of a finished run's `log.jsonl`, `deals.json` and `config.json` (lines
+duplicated, dropped, swapped, spliced from another run, the file truncated, a byte
+flipped) and runs killed with SIGKILL at random moments. After `spades tournament
+--resume`, either the rows and summary are those of the uninterrupted run, or the command
+refuses in one line and leaves every file byte for byte as it was; never anything else.
+
+Every case is drawn from its own seed, so a failure names the seed that reproduces it.
+The default run tries a handful of cases; `-m slow` tries many. Each case's outcome
+(recovered / refused) is counted and reported at the end of the module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from cli_helpers import REPO, ctrl_c_reaches_it, one_line_error, spades
+
+from experiments.tournament.results_log import TIMING_FIELDS, read_rows
+
+SMALL = ["--agents", "random,heuristic", "--deals", "6", "--chunk", "2", "--workers", "1"]
+FILES = ("log.jsonl", "deals.json", "config.json")
+OUTCOMES: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report(request):
+    yield
+    if OUTCOMES:
+        line = ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.items()))
+        rep = request.config.pluginmanager.get_plugin("terminalreporter")
+        if rep is not None:
+            rep.write_line(f"\n{Path(__file__).name}: {sum(OUTCOMES.values())} cases: {line}")
+
+
+def rows_of(run_dir: Path) -> list[dict]:
+    rows = [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in read_rows(run_dir)]
+    return sorted(rows, key=lambda r: (r["unit"], r["deal"], r["side"], r["hand"]))
+
+
+def summary_of(run_dir: Path) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def snapshot(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(run_dir.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """A finished tournament and another one (rows, deals and config to splice in)."""
+    base = tmp_path_factory.mktemp("faults")
+    out = {"run": base / "run", "other": base / "other"}
+    for name, seed in (("run", "3"), ("other", "4")):
+        done = spades(
+            "tournament", *SMALL, "--seed", seed, "--no-progress", "--out", str(out[name])
+        )
+        assert done.returncode == 0, done.stderr
+    return out
+
+
+# ----------------------------------------------------------------------------- edits
+def _lines(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True)
+
+
+def edit(rng: random.Random, name: str, data: bytes, other: bytes) -> tuple[str, bytes]:
+    """One random edit of a file's bytes (`other`: the same file of another run)."""
+    lines, theirs = _lines(data), _lines(other)
+    kinds = ["flip", "truncate", "splice_file"]
+    if len(lines) > 1:
+        kinds += ["duplicate", "drop", "swap", "splice_line"]
+    kind = rng.choice(kinds)
+    if kind == "flip":
+        i = rng.randrange(len(data))
+        return f"flip byte {i}", data[:i] + bytes([data[i] ^ rng.randrange(1, 256)]) + data[i + 1 :]
+    if kind == "truncate":
+        n = rng.randrange(len(data))
+        return f"truncate to {n}", data[:n]
+    if kind == "splice_file":
+        return "replace with the other run's", other
+    i = rng.randrange(len(lines))
+    if kind == "duplicate":
+        j = rng.randrange(len(lines) + 1)
+        return f"line {i + 1} again at {j + 1}", b"".join([*lines[:j], lines[i], *lines[j:]])
+    if kind == "drop":
+        return f"drop line {i + 1}", b"".join(lines[:i] + lines[i + 1 :])
+    if kind == "swap":
+        j = rng.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+        return f"swap lines {i + 1} and {j + 1}", b"".join(lines)
+    line = rng.choice(theirs)
+    if rng.random() < 0.5:
+        return f"the other run's line at {i + 1}", b"".join([*lines[:i], line, *lines[i:]])
+    return f"the other run's line for line {i + 1}", b"".join([*lines[:i], line, *lines[i + 1 :]])
+
+
+def check_resume(run_dir: Path, reference: Path, what: str) -> str:
+    """Resume; the outcome is `recovered` (the reference's rows and summary) or `refused`
+    (one line, every file as it was)."""
+    before = snapshot(run_dir)
+    out = spades("tournament", "--resume", "--no-progress", "--workers", "1", "--out", str(run_dir))
+    assert "Traceback" not in out.stderr, (what, out.stderr)
+    if out.returncode == 0:
+        assert rows_of(run_dir) == rows_of(reference), what
+        assert summary_of(run_dir) == summary_of(reference), what
+        assert spades("show", str(run_dir), "--deal", "0").returncode == 0, what
+        return "recovered"
+    assert out.returncode == 2, (what, out.stderr)
+    one_line_error(out)
+    assert snapshot(run_dir) == before, f"{what}: a refused resume changed files"
+    return "refused"
+
+
+def edit_case(runs: dict[str, Path], tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    run_dir = tmp_path / "edited"
+    shutil.copytree(runs["run"], run_dir)
+    done = []
+    for _ in range(rng.choice((1, 1, 1, 2, 3))):  # mostly one edit, sometimes a few
+        name = rng.choices(FILES, weights=(6, 2, 2))[0]
+        path = run_dir / name
+        what, data = edit(rng, name, path.read_bytes(), (runs["other"] / name).read_bytes())
+        path.write_bytes(data)
+        done.append(f"{name}: {what}")
+    OUTCOMES[check_resume(run_dir, runs["run"], f"seed {seed}: " + "; ".join(done))] += 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_edited_run_folder_is_recovered_or_refused_untouched(runs, tmp_path, seed):
+    edit_case(runs, tmp_path, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 220))
+def test_many_edited_run_folders(runs, tmp_path, seed):
+    edit_case(runs, tmp_path, seed)
+
+
+# ----------------------------------------------------------------------------- kills
+KILL = ["--agents", "random,random", "--deals", "30", "--chunk", "2", "--seed", "7"]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("whole") / "run"
+    out = spades("tournament", *KILL, "--workers", "2", "--no-progress", "--out", str(run_dir))
+    assert out.returncode == 0, out.stderr
+    return run_dir
+
+
+def kill_case(uninterrupted: Path, tmp_path: Path, seed: int) -> None:
+    """SIGKILL the driver and its workers at a random moment, then finish the run."""
+    delay = random.Random(seed).uniform(0.0, 3.0)
+    run_dir = tmp_path / "killed"
+    args = [*KILL, "--workers", "2", "--no-progress", "--out", str(run_dir)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "experiments.cli", "tournament", *args],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=ctrl_c_reaches_it,
+    )
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    if not (run_dir / "config.json").exists():
+        # killed before the run began: a new start in the same folder must work
+        out = spades("tournament", *args)
+        assert out.returncode == 0, (f"seed {seed}", out.stderr)
+        OUTCOMES["killed before it began"] += 1
+        assert rows_of(run_dir) == rows_of(uninterrupted)
+        return
+    OUTCOMES[check_resume(run_dir, uninterrupted, f"kill seed {seed} after {delay:.2f} s")] += 1
+
+
+@pytest.mark.parametrize("seed", range(1))
+def test_a_run_killed_at_a_random_moment_is_finished_by_resume(uninterrupted, tmp_path, seed):
+    kill_case(uninterrupted, tmp_path, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 116))
+def test_runs_killed_at_many_moments(uninterrupted, tmp_path, seed):
+    kill_case(uninterrupted, tmp_path, seed)
