@@ -359,6 +359,10 @@ def _fill(
 
 
 _U64_MAX = (1 << 64) - 1
+#: The most games one State holds: 16.7 million rows of a few hundred bytes each (some
+#: GB); a larger batch is refused before its buffer is allocated (an allocation beyond
+#: memory may succeed and then be killed when the first hands are dealt into it).
+MAX_BATCH = 1 << 24
 
 
 def seed_array(seeds: npt.ArrayLike, b: int) -> U64:
@@ -417,8 +421,8 @@ def init(
         )
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
         raise ValueError(f"batch_size must be a whole number >= 1; got {batch_size!r}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1; got {batch_size}")
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"batch_size must be 1..{MAX_BATCH:,}; got {batch_size}")
     b, t = int(batch_size), rules.num_teams
     if seeds is None:
         if rng is None:

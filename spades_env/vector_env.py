@@ -92,7 +92,7 @@ from spades_env.env_core import (
 from spades_env.obs_bits import bits_layout, encode_bits
 from spades_env.observation import encode, obs_size, seat_view
 from spades_env.rules import Rules
-from spades_env.state import DONE, State, init
+from spades_env.state import DONE, MAX_BATCH, State, init
 
 #: Action for a game that must not move in an engine step: never legal, so the engine
 #: (with on_illegal="report") leaves that game exactly as it was.
@@ -123,8 +123,10 @@ class SpadesVectorEnv(VectorEnv):
     ) -> None:
         if render_mode is not None:
             raise ValueError("the vector env does not render; render a single SpadesEnv")
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1; got {num_envs}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer):
+            raise ValueError(f"num_envs must be a whole number >= 1; got {num_envs!r}")
+        if not 1 <= num_envs <= MAX_BATCH:
+            raise ValueError(f"num_envs must be 1..{MAX_BATCH:,} (one engine batch); got {num_envs}")
         self.num_envs = int(num_envs)
         self.rules = env_rules(rules)  # a Rules value or a preset name
         self.seats = learner_seats(seats, self.rules)
