@@ -17,6 +17,7 @@ whatever the rules. Assigning a field (`state.phase = ...`) writes into the buff
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -192,14 +193,14 @@ def index_array(values: npt.ArrayLike, size: int, what: str) -> npt.NDArray[np.i
         try:
             raw = np.asarray(values)
         except (ValueError, TypeError, OverflowError):  # ragged or odd input
-            raw = np.asarray([None])
+            _index_error(what, size, values)
         if raw.size == 0 and raw.dtype.kind in "fiu":
             return np.zeros(0, dtype=np.int64)
         if raw.dtype.kind == "O":  # Python ints too big for int64 (or other objects)
             flat = raw.reshape(-1).tolist()
-            bad = next((x for x in flat if not _whole_in(x, size)), None)
-            if bad is not None or not flat:
-                _index_error(what, size, bad)
+            bad = [x for x in flat if not _whole_in(x, size)]
+            if bad or not flat:
+                _index_error(what, size, bad[0] if bad else values)
             return np.array(flat, dtype=np.int64)
         if raw.dtype.kind not in "iu":
             _index_error(what, size, raw.reshape(-1)[0].item() if raw.size else raw)
@@ -228,7 +229,7 @@ def _whole_in(x: object, size: int) -> bool:
     return isinstance(x, int | np.integer) and not isinstance(x, bool) and 0 <= x < size
 
 
-def _index_error(what: str, size: int, bad: object) -> None:
+def _index_error(what: str, size: int, bad: object) -> NoReturn:
     if size <= 0:
         raise ValueError(f"{what} indices: there are none to index (0 {what}s); got {bad!r}")
     raise ValueError(

@@ -126,7 +126,9 @@ class SpadesVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer):
             raise ValueError(f"num_envs must be a whole number >= 1; got {num_envs!r}")
         if not 1 <= num_envs <= MAX_BATCH:
-            raise ValueError(f"num_envs must be 1..{MAX_BATCH:,} (one engine batch); got {num_envs}")
+            raise ValueError(
+                f"num_envs must be 1..{MAX_BATCH:,} (one engine batch), got {num_envs}"
+            )
         self.num_envs = int(num_envs)
         self.rules = env_rules(rules)  # a Rules value or a preset name
         self.seats = learner_seats(seats, self.rules)
