@@ -13,6 +13,8 @@ from types import ModuleType
 
 import argcomplete
 
+from training.arguments import FlagParser
+
 
 def commands() -> list[ModuleType]:
     """The subcommand modules, imported by `main` under its Ctrl-C guard (they load numpy,
@@ -22,28 +24,10 @@ def commands() -> list[ModuleType]:
     return [demo, bench, tournament, show, analyze, dd_table, play, train]
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(FlagParser):
     """argparse that reports a bad flag or value as one line, without the usage dump, and
-    refuses a single-valued flag given twice (`values.StoreOnce`)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        from experiments.cli.values import StoreOnce
-
-        # every plain flag of this parser (and its groups, which share the registry)
-        self.register("action", None, StoreOnce)
-        self.register("action", "store", StoreOnce)
-
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
-        from experiments.cli.values import GIVEN
-
-        parsed, extras = super().parse_known_args(args, namespace)
-        parsed.__dict__.pop(GIVEN, None)  # StoreOnce's notes, not an argument
-        return parsed, extras
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
+    refuses a single-valued flag given twice (`training.arguments.FlagParser`, which the
+    training scripts' flags share)."""
 
 
 def version() -> str:

@@ -1,6 +1,7 @@
 """The argparse pieces every `spades` command shares: value types that refuse what they
 cannot take (a seed past 64 bits, a NaN number of seconds, a deal count no machine could
-hold) in one line, and the action that refuses a single-valued flag given twice.
+hold) in one line. (The action that refuses a single-valued flag given twice,
+`StoreOnce`, is `training.arguments`', which every `spades` parser shares.)
 
 argparse adds the flag to a type's error: `--seed: must be 0..2**64-1, got 2**64`."""
 
@@ -55,22 +56,3 @@ def positive_seconds(text: str) -> float:
 
 
 deal_count = whole_number(1, MAX_DEALS)
-
-
-class StoreOnce(argparse._StoreAction):
-    """argparse's `store`, refusing a flag given twice (`--deals 4 --deals 8` would
-    silently take the last). It is the `store` action of every `spades` parser
-    (`app._Parser`)."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        if option_string is not None:
-            seen = namespace.__dict__.setdefault(GIVEN, set())
-            if self.dest in seen:
-                names = "/".join(self.option_strings)
-                parser.error(f"argument {names}: given twice; give it once")
-            seen.add(self.dest)
-        super().__call__(parser, namespace, values, option_string)
-
-
-#: The namespace attribute where `StoreOnce` notes the flags given (removed after parsing).
-GIVEN = "_spades_flags_given"
