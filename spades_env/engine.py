@@ -57,6 +57,7 @@ from spades_env.state import (
     State,
     field_view,
     index_array,
+    one_index,
     seat_rows,
 )
 from spades_env.variants import describe
@@ -508,11 +509,7 @@ def blind_allowed(state: State, rows: npt.ArrayLike, seats: npt.ArrayLike) -> np
 
 def _one_game(state: State, game: int) -> int:
     """`game` if it is one game of the batch (an index 0..B-1), else a ValueError."""
-    if type(game) is int and 0 <= game < state.batch_size:
-        return game
-    if np.ndim(game) != 0:
-        raise ValueError(f"give one game index 0..{state.batch_size - 1}; got {game!r}")
-    return int(index_array(game, state.batch_size, "game")[0])
+    return one_index(game, state.batch_size, "game")
 
 
 def legal_action_mask(state: State) -> npt.NDArray[np.bool_]:

@@ -34,7 +34,7 @@ from spades_env.engine import (
 )
 from spades_env.observation import obs_size
 from spades_env.rules import Rules
-from spades_env.state import DONE, State, index_array, init, seed_array
+from spades_env.state import DONE, State, init, one_index, seed_array
 
 _PHASE_BASE = [int(b) for b in PHASE_BASE]
 
@@ -192,11 +192,7 @@ class SingleGame:
 
     def _check_seat(self, seat: int) -> int:
         """`seat` if it is a seat of the table (the compiled encoders do not check it)."""
-        if type(seat) is int and 0 <= seat < self._p:
-            return seat
-        if np.ndim(seat) != 0:
-            raise ValueError(f"seat must be one whole number 0..{self._p - 1}; got {seat!r}")
-        return int(index_array(seat, self._p, "seat")[0])
+        return one_index(seat, self._p, "seat")
 
     def _blind_allowed(self, seat: int) -> bool:
         """RULES.md §2: may `seat` declare blind nil now (core.rules.blind_allowed)."""

@@ -214,6 +214,15 @@ def index_array(values: npt.ArrayLike, size: int, what: str) -> npt.NDArray[np.i
     return arr
 
 
+def one_index(value: object, size: int, what: str) -> int:
+    """One index 0..size-1 (a game or a seat), checked as `index_array` checks them."""
+    if type(value) is int and 0 <= value < size:
+        return value
+    if np.ndim(value) != 0:
+        raise ValueError(f"give one {what} index 0..{size - 1}; got {value!r}")
+    return int(index_array(value, size, what)[0])
+
+
 def seat_rows(rules: Rules, seats: npt.ArrayLike, n: int) -> npt.NDArray[np.int64]:
     """(n,) int64 seats from one seat or one per game, each checked to be a seat of the
     table (0..num_players-1; `index_array`)."""

@@ -33,6 +33,7 @@ from spades_env.env_core import check_hand_limit
 from spades_env.gym_env import SpadesEnv
 from spades_env.obs_bits import encode_bits
 from spades_env.observation import encode, seat_view
+from spades_env.render import render_state
 from spades_env.rules import _BOUNDS, PRESETS, Rules, RulesError
 from spades_env.scoring import score_hand
 from spades_env.single import SingleGame
@@ -301,7 +302,7 @@ index_values = st.one_of(
 )
 ENGINE_CALLS = [
     "stop_games", "start_hand", "blind_allowed rows", "blind_allowed seats", "legal_actions",
-    "explain_illegal", "take", "encode", "encode_bits", "seat_view", "observe",
+    "explain_illegal", "take", "encode", "encode_bits", "seat_view", "observe", "render_state",
 ]  # fmt: skip
 
 
@@ -324,6 +325,7 @@ def _engine_call(call: str, value, batch: int) -> None:
         "encode_bits": lambda: encode_bits(state, value),
         "seat_view": lambda: seat_view(state, value),
         "observe": lambda: game.observe(value),
+        "render_state": lambda: render_state(state, value),
     }
     try:
         calls[call]()

@@ -16,10 +16,12 @@ from agents.registry import AgentSpecError, parse_spec
 from spades_env import engine, spades_v0
 from spades_env.obs_bits import encode_bits
 from spades_env.observation import encode, seat_view
+from spades_env.render import render_state
 from spades_env.rules import MAX_VALUE, PRESETS, Rules, RulesError
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.single import SingleGame
 from spades_env.state import DONE, DealError, init
+from spades_env.table_image import table_image
 
 ROW_RANGE = r"0\.\.3 \(4 games\)"
 
@@ -63,6 +65,8 @@ def test_every_public_call_that_takes_a_game_or_a_seat_checks_it(state):
         lambda: engine.explain_illegal(state, 10**9, 0),
         lambda: state.take([0, 9]),
         lambda: SingleGame.from_state(state, -2),
+        lambda: render_state(state, -1),  # numpy showed the last game
+        lambda: table_image(state, 4),
     ):
         with pytest.raises(ValueError, match=ROW_RANGE):
             call()
