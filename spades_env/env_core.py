@@ -34,7 +34,7 @@ from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
 from spades_env.rules import MAX_HANDS, Rules
 from spades_env.single import SingleGame
-from spades_env.state import splitmix64
+from spades_env.state import seed_array, splitmix64
 
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
@@ -60,9 +60,9 @@ EPISODES = ("hand", "game")
 def seed_base(seeds: npt.ArrayLike) -> U64:
     """(N,) uint64 episode-counter keys from non-negative integer seeds."""
     arr = np.atleast_1d(np.asarray(seeds))
-    if arr.dtype.kind not in "iu" or (arr.dtype.kind == "i" and (arr < 0).any()):
-        raise ValueError(f"seeds must be non-negative integers; got {seeds!r}")
-    return splitmix64(arr.astype(np.uint64))
+    if arr.dtype.kind not in "iuO" or (arr.dtype.kind == "i" and (arr < 0).any()):
+        raise ValueError(f"seeds must be whole numbers 0..2**64-1; got {seeds!r}")
+    return splitmix64(seed_array(arr, arr.size))  # 2**64 and beyond refused, not wrapped
 
 
 def game_seeds(base: U64, episode: npt.ArrayLike) -> U64:
