@@ -202,7 +202,9 @@ class SingleGame:
     def step(self, action: int, on_illegal: str = "raise", last_hand: bool = False) -> StepInfo:
         """Apply the action of the seat to act; same contract as `engine.step`."""
         # whole numbers only: never truncate 54.7 to a bid (cards.py)
-        a = action if type(action) is int else action_index(action)
+        given = a = action if type(action) is int else action_index(action)
+        if not 0 <= a < NUM_ACTIONS:  # never legal; a huge int must not reach the kernel
+            a = -1
         if on_illegal != "raise" and on_illegal != "report":
             raise ValueError(f"on_illegal must be 'raise' or 'report'; got {on_illegal!r}")
         sc = self._scratch
@@ -214,7 +216,7 @@ class SingleGame:
             if on_illegal == "raise":
                 st = self._st
                 raise IllegalActionError(
-                    0, int(st.to_act[0]), a, explain_illegal(st, 0, a), legal_actions(st, 0)
+                    0, int(st.to_act[0]), given, explain_illegal(st, 0, a), legal_actions(st, 0)
                 )
             return self._info(None, True)
         return self._info(finished_rows(self._st, sc, 1), False)

@@ -13,7 +13,7 @@ import pytest
 from cli_helpers import one_line_error, spades
 
 from agents.registry import AgentSpecError, parse_spec
-from spades_env import engine, spades_v0
+from spades_env import IllegalActionError, engine, spades_v0
 from spades_env.obs_bits import encode_bits
 from spades_env.observation import encode, seat_view
 from spades_env.render import render_state
@@ -281,6 +281,18 @@ def test_pettingzoo_raw_env_before_reset_and_after_the_end():
     assert env.agents == []
     with pytest.raises(ValueError, match="unknown agent 'player_9'"):
         env.observe("player_9")
+
+
+@pytest.mark.parametrize("action", [1e308, 10**30, 2**63, -5])
+def test_a_huge_action_is_illegal_not_an_overflow(action):
+    # found by the fuzz suite: 1e308 reached the compiled step as an OverflowError
+    env = spades_v0.raw_env()
+    env.reset(seed=1)
+    with pytest.raises(IllegalActionError, match="is illegal"):
+        env.step(action)
+    state = init(Rules(), 2, seeds=[1, 2])
+    with pytest.raises(IllegalActionError):
+        engine.step(state, np.array([action, 54], dtype=np.float64 if action == 1e308 else object))
 
 
 def test_envs_take_a_preset_by_name_and_refuse_an_unknown_one():
