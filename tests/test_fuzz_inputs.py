@@ -334,6 +334,8 @@ def _engine_call(call: str, value, batch: int) -> None:
         assert "indices" in str(exc) or "give one" in str(exc), exc
         np.testing.assert_array_equal(state.buffer, before)
         return
+    if value is None and call in ("encode", "encode_bits", "seat_view"):
+        return  # None: the seat to act (documented)
     size = 4 if "seat" in call or call in ("encode", "encode_bits", "observe") else batch
     flat = np.asarray(value).reshape(-1)  # it worked: every index was a valid one
     assert flat.dtype.kind in "iu" and ((flat >= 0) & (flat < size)).all(), (call, value)
