@@ -448,7 +448,7 @@ def test_hand_limit_values(value):
 
 # ----------------------------------------------------------------------------- command line
 #: few cases: each is a subprocess of a second or two
-CLI_CASES = 6
+CLI_CASES = 4
 
 
 @st.composite
