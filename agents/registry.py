@@ -256,6 +256,11 @@ def register(
     REGISTRY[name] = AgentEntry(factory, dict(params or {}), help, positional)
 
 
+def _one_line(exc: BaseException) -> str:
+    """An error's text on one line: a path or a value it quotes may hold a line break."""
+    return str(exc).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _convert(name: str, key: str, raw: str, kind: Any, entry: AgentEntry | None = None) -> Any:
     """The value of parameter `key` from its text: a bool, an int or a finite float within
     the entry's `bounds` (NaN, infinities and numbers beyond the bounds are refused, so
@@ -658,7 +663,7 @@ def resolve(spec: str) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
         try:
             _lazy(entry.check)(params)
         except ValueError as exc:
-            raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
+            raise AgentSpecError(f"agent {spec.strip()!r}: {_one_line(exc)}") from None
     return parsed, entry, params
 
 
@@ -677,7 +682,7 @@ def check_agent_rules(spec: str, rules: Rules) -> None:
     try:
         _lazy(entry.rules_check)(rules, parsed.target)
     except (ValueError, NotImplementedError) as exc:  # e.g. RulesError
-        raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
+        raise AgentSpecError(f"agent {spec.strip()!r}: {_one_line(exc)}") from None
 
 
 def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> BaseAgent:

@@ -178,6 +178,18 @@ def test_an_agent_parameter_given_twice_is_refused():
     )
 
 
+def test_an_error_quoting_a_line_break_stays_one_line(tmp_path):
+    # found by the fuzz suite: a model path holding a line break broke the one-line error
+    with pytest.raises(AgentSpecError) as caught:
+        parse_spec("heuristic:model=a\nb")
+    assert "\n" not in str(caught.value) and "a\\nb" in str(caught.value)
+    out = tmp_path / "r"
+    agents = "heuristic:bid=model,model=a\nb,random"
+    line = one_line_error(spades("tournament", "--agents", agents, "--out", str(out)))
+    assert "a\\nb" in line
+    assert not out.exists()
+
+
 def test_a_nan_agent_parameter_stops_a_tournament_before_its_folder(tmp_path):
     out = tmp_path / "r"
     agents = "heuristic:aggression=nan,random"
