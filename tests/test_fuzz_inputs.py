@@ -338,6 +338,8 @@ def _engine_call(call: str, value, batch: int) -> None:
         return  # None: the seat to act (documented)
     size = 4 if "seat" in call or call in ("encode", "encode_bits", "observe") else batch
     flat = np.asarray(value).reshape(-1)  # it worked: every index was a valid one
+    if flat.size == 0:
+        return  # no game named: nothing done
     assert flat.dtype.kind in "iu" and ((flat >= 0) & (flat < size)).all(), (call, value)
     if call == "stop_games":  # only the games named stopped
         others = np.setdiff1d(np.arange(batch), flat)
