@@ -218,7 +218,11 @@ def one_index(value: object, size: int, what: str) -> int:
     """One index 0..size-1 (a game or a seat), checked as `index_array` checks them."""
     if type(value) is int and 0 <= value < size:
         return value
-    if np.ndim(value) != 0:
+    try:
+        scalar = np.ndim(value) == 0
+    except ValueError:  # a ragged list
+        scalar = False
+    if not scalar:
         raise ValueError(f"give one {what} index 0..{size - 1}; got {value!r}")
     return int(index_array(value, size, what)[0])
 

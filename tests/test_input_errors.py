@@ -70,6 +70,8 @@ def test_every_public_call_that_takes_a_game_or_a_seat_checks_it(state):
     ):
         with pytest.raises(ValueError, match=ROW_RANGE):
             call()
+    with pytest.raises(ValueError, match=r"give one game index 0\.\.3"):
+        engine.legal_actions(state, [[0], [1, 2]])  # was numpy's ragged-array error
     game = SingleGame(Rules(), seed=1)
     for call in (
         lambda: engine.blind_allowed(state, [0], [7]),
