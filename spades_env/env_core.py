@@ -34,7 +34,7 @@ from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
 from spades_env.rules import MAX_HANDS, Rules
 from spades_env.single import SingleGame
-from spades_env.state import seed_array, splitmix64
+from spades_env.state import seed_array, shown, splitmix64
 
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
@@ -61,7 +61,7 @@ def seed_base(seeds: npt.ArrayLike) -> U64:
     """(N,) uint64 episode-counter keys from non-negative integer seeds."""
     arr = np.atleast_1d(np.asarray(seeds))
     if arr.dtype.kind not in "iuO" or (arr.dtype.kind == "i" and (arr < 0).any()):
-        raise ValueError(f"seeds must be whole numbers 0..2**64-1; got {seeds!r}")
+        raise ValueError(f"seeds must be whole numbers 0..2**64-1; got {shown(seeds)}")
     return splitmix64(seed_array(arr, arr.size))  # 2**64 and beyond refused, not wrapped
 
 
@@ -323,7 +323,7 @@ def check_reward(value: float, name: str = "illegal_reward") -> float:
     """A finite reward (a NaN or infinite one would poison every return it enters)."""
     try:
         out = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past 1e308
         raise ValueError(f"{name} must be a finite number; got {value!r}") from None
     if not np.isfinite(out):
         raise ValueError(f"{name} must be a finite number; got {value!r}")

@@ -223,7 +223,7 @@ def one_index(value: object, size: int, what: str) -> int:
     except ValueError:  # a ragged list
         scalar = False
     if not scalar:
-        raise ValueError(f"give one {what} index 0..{size - 1}; got {value!r}")
+        raise ValueError(f"give one {what} index 0..{size - 1}; got {shown(value)}")
     return int(index_array(value, size, what)[0])
 
 
@@ -238,15 +238,23 @@ def seat_rows(rules: Rules, seats: npt.ArrayLike, n: int) -> npt.NDArray[np.int6
     raise ValueError(f"give one seat or {n} seats, one per game; got {arr.size}")
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """`value` for a one-line error: an array as its list, long text cut short."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    text = repr(value).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _whole_in(x: object, size: int) -> bool:
     return isinstance(x, int | np.integer) and not isinstance(x, bool) and 0 <= x < size
 
 
 def _index_error(what: str, size: int, bad: object) -> NoReturn:
     if size <= 0:
-        raise ValueError(f"{what} indices: there are none to index (0 {what}s); got {bad!r}")
+        raise ValueError(f"{what} indices: there are none to index (0 {what}s); got {shown(bad)}")
     raise ValueError(
-        f"{what} indices must be whole numbers 0..{size - 1} ({size} {what}s); got {bad!r}"
+        f"{what} indices must be whole numbers 0..{size - 1} ({size} {what}s); got {shown(bad)}"
     )
 
 
@@ -400,7 +408,7 @@ def seed_array(seeds: npt.ArrayLike, b: int) -> U64:
     else:
         ok = False
     if not ok or flat.size == 0:
-        raise ValueError(f"seeds must be whole numbers 0..2**64-1; got {seeds!r}")
+        raise ValueError(f"seeds must be whole numbers 0..2**64-1; got {shown(seeds)}")
     if raw.dtype.kind == "O":
         arr = np.array(flat.tolist(), dtype=np.uint64).reshape(raw.shape)
     else:

@@ -325,6 +325,16 @@ def test_envs_take_a_preset_by_name_and_refuse_an_unknown_one():
         gym.make("spades_env/Spades-v0", illegal_reward=float("nan"))
 
 
+def test_huge_numbers_in_the_envs_arguments_are_one_line_errors():
+    # found by the fuzz suite: an OverflowError, and a seed error spread over lines
+    with pytest.raises(ValueError, match="illegal_reward must be a finite number"):
+        gym.make("spades_env/Spades-v0", illegal_reward=10**400)
+    env = gym.make("spades_env/Spades-v0")
+    with pytest.raises(ValueError, match=r"seeds must be whole numbers 0\.\.2\*\*64-1") as caught:
+        env.reset(seed=10**400)
+    assert "\n" not in str(caught.value)
+
+
 def test_the_native_vector_envs_mask_on_a_terminal_step_is_all_zeros_as_the_sync_one():
     kwargs = {"num_envs": 3, "vectorization_mode": "vector_entry_point"}
     native = gym.make_vec("spades_env/Spades-v0", **kwargs)
