@@ -359,8 +359,9 @@ class Rules:
             4: dict(deck="standard", hand_size=13),
             5: dict(deck="no_2c_2d", hand_size=10),
         }
-        if num_players not in shape:
-            raise RulesError(f"cutthroat is for 3, 4 or 5 players; got num_players={num_players}")
+        whole = isinstance(num_players, int | np.integer) and not isinstance(num_players, bool)
+        if not whole or num_players not in shape:  # a list is not a table size either
+            raise RulesError(f"cutthroat is for 3, 4 or 5 players; got num_players={num_players!r}")
         name = "cutthroat" if num_players == 4 else f"cutthroat_{num_players}"
         base = dict(name=name, num_players=num_players, partnerships=False)
         return cls(**{**base, **shape[num_players], **options})

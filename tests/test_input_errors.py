@@ -119,6 +119,13 @@ def test_rules_values_beyond_their_bounds_are_refused_citing_the_rule_book(optio
         Rules.from_options(f"{key}={value}")
 
 
+@pytest.mark.parametrize("players", [[], 2.0, True, "4"])
+def test_cutthroat_takes_only_a_whole_table_size(players):
+    # found by the fuzz suite: num_players=[] was a TypeError (unhashable type: 'list')
+    with pytest.raises(RulesError, match="cutthroat is for 3, 4 or 5 players"):
+        Rules.preset("cutthroat", num_players=players)
+
+
 def test_scores_at_the_bounds_are_exact():
     # the largest values of RULES.md §6's bounds: a failed blind nil and a failed nil in
     # one team, and the bag penalty 17 times in a hand, all within int32 and exact
