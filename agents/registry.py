@@ -33,6 +33,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+import math
 import os
 import re
 import sys
@@ -80,6 +81,19 @@ class AgentEntry:
     rules_check: str | None = None
     #: the factory takes any option (`**kwargs`), typed as `_literal` reads it
     any_params: bool = False
+    #: (lowest, highest) value of a numeric parameter, checked when the spec is parsed;
+    #: a parameter not listed takes `_DEFAULT_BOUNDS` (the entry's own check narrows it)
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+#: Bounds of a declared numeric parameter no entry lists: an int32 (what the compiled
+#: search kernels hold), a float of at most a million either way. NaN and infinities
+#: never pass, nor does a NaN or infinite option of an undeclared type (`_literal`).
+_DEFAULT_BOUNDS: dict[type, tuple[float, float]] = {
+    int: (-(2**31), 2**31 - 1),
+    float: (-1e6, 1e6),
+}
+_HOUR_MS = 3_600_000.0
 
 
 #: entries of the plugins, files and modules imported so far in this process
@@ -128,6 +142,12 @@ REGISTRY: dict[str, AgentEntry] = {
         "blind nil; set_tricks: once the contract is made, take tricks while that many set "
         "the opponents (3; 2 the play before)",
         check="agents.heuristic.agent:check_params",
+        bounds={
+            "aggression": (-13.0, 13.0),  # tricks a bid is shaded by
+            "nil_risk": (-13.0, 13.0),
+            "bag_cost": (-1000.0, 1000.0),  # points; below 0: none
+            "blind_deficit": (-(10**6), 10**6),  # points (scores stay within +-10**6)
+        },
     ),
     "checkpoint": AgentEntry(
         _lazy("agents.learned.agent:checkpoint_agent"),
@@ -165,6 +185,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic|model: "
         "the heuristic bids (seed 000's count | the fitted trick model), search plays",
         check="agents.search.pimc:check_params",
+        bounds={"worlds": (1, 100_000), "rollouts": (1, 10_000), "time_ms": (0.0, _HOUR_MS)},
     ),
     "ismcts": AgentEntry(
         _lazy("agents.search.ismcts:ISMCTSAgent"),
@@ -173,6 +194,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "policy random|greedy; bid=heuristic|model: the heuristic bids (seed 000's count | "
         "the fitted trick model), search plays",
         check="agents.search.ismcts:check_params",
+        bounds={"iterations": (0, 10**7), "time_ms": (0.0, _HOUR_MS), "c": (0.0, 100.0)},
     ),
     "learned": AgentEntry(
         _lazy("agents.learned.agent:learned_agent"),
@@ -234,20 +256,40 @@ def register(
     REGISTRY[name] = AgentEntry(factory, dict(params or {}), help, positional)
 
 
-def _convert(name: str, key: str, raw: str, kind: Any) -> Any:
+def _one_line(exc: BaseException) -> str:
+    """An error's text on one line: a path or a value it quotes may hold a line break."""
+    return str(exc).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _convert(name: str, key: str, raw: str, kind: Any, entry: AgentEntry | None = None) -> Any:
+    """The value of parameter `key` from its text: a bool, an int or a finite float within
+    the entry's `bounds` (NaN, infinities and numbers beyond the bounds are refused, so
+    that no agent is built with a value it would overflow or loop on), else the text."""
     if kind is _literal:
-        return _literal(raw)
+        value = _literal(raw)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise AgentSpecError(f"agent {name!r}: parameter {key}={raw!r} is not finite")
+        return value
     try:
         if kind is bool:
             low = raw.lower()
             if low not in ("1", "0", "true", "false", "yes", "no"):
                 raise ValueError(raw)
             return low in ("1", "true", "yes")
-        return kind(raw)
+        value = kind(raw)
     except ValueError:
         raise AgentSpecError(
             f"agent {name!r}: parameter {key}={raw!r} is not a valid {kind.__name__}"
         ) from None
+    if kind in _DEFAULT_BOUNDS:
+        bounds = entry.bounds if entry is not None else {}
+        lo, hi = bounds.get(key, _DEFAULT_BOUNDS[kind])
+        if not lo <= value <= hi:  # False for NaN too
+            raise AgentSpecError(
+                f"agent {name!r}: parameter {key}={raw!r} is out of range: "
+                f"{kind(lo)!r}..{kind(hi)!r}"
+            )
+    return value
 
 
 # ----------------------------------------------------------------------------- plugins
@@ -614,12 +656,14 @@ def resolve(spec: str) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
             raise AgentSpecError(f"agent {name!r} has no parameter {key!r}; known: {known}")
         if not eq:
             raise AgentSpecError(f"agent {name!r}: write parameters as {key}=VALUE")
-        params[key] = _convert(name, key, raw, entry.params.get(key, _literal))
+        if key in params:
+            raise AgentSpecError(f"agent {name!r}: parameter {key} is given twice; give it once")
+        params[key] = _convert(name, key, raw, entry.params.get(key, _literal), entry)
     if entry.check is not None:
         try:
             _lazy(entry.check)(params)
         except ValueError as exc:
-            raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
+            raise AgentSpecError(f"agent {spec.strip()!r}: {_one_line(exc)}") from None
     return parsed, entry, params
 
 
@@ -638,7 +682,7 @@ def check_agent_rules(spec: str, rules: Rules) -> None:
     try:
         _lazy(entry.rules_check)(rules, parsed.target)
     except (ValueError, NotImplementedError) as exc:  # e.g. RulesError
-        raise AgentSpecError(f"agent {spec.strip()!r}: {exc}") from None
+        raise AgentSpecError(f"agent {spec.strip()!r}: {_one_line(exc)}") from None
 
 
 def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> BaseAgent:

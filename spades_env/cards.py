@@ -128,8 +128,16 @@ def action_index(action: Any) -> int:
 def action_array(actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Actions as int64: integer arrays as they are, whole floats converted, else an error."""
     arr = np.asarray(actions)
-    if arr.dtype.kind in "iu":
+    if arr.dtype.kind == "i":
         return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "u":  # past int64: never an action, -1 (illegal) rather than wrapped
+        out = arr.astype(np.int64)
+        out[arr > NUM_ACTIONS] = -1
+        return out
+    if arr.dtype.kind == "O" and arr.size:  # Python ints beyond int64 (or other objects)
+        flat = [action_index(a) for a in arr.reshape(-1).tolist()]  # whole numbers only
+        out = np.array([a if 0 <= a < NUM_ACTIONS else -1 for a in flat], dtype=np.int64)
+        return out.reshape(arr.shape)
     if arr.dtype.kind != "f":
         raise ActionValueError(
             f"actions must be integers 0..{NUM_ACTIONS - 1}; got an array of {arr.dtype}"
@@ -142,7 +150,7 @@ def action_array(actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
             f"action {arr.reshape(-1)[i].item()!r} (index {i}) is not a whole number; "
             f"actions are integers 0..{NUM_ACTIONS - 1}"
         )
-    return arr.astype(np.int64)
+    return np.where(np.abs(arr) > NUM_ACTIONS, -1.0, arr).astype(np.int64)  # no wrap either
 
 
 def card_to_str(card: int, unicode: bool = False) -> str:

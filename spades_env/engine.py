@@ -56,6 +56,9 @@ from spades_env.state import (
     TRUMP,
     State,
     field_view,
+    index_array,
+    one_index,
+    seat_rows,
 )
 from spades_env.variants import describe
 
@@ -250,7 +253,12 @@ def step(
         acts = action_array(actions).reshape(-1)  # whole numbers only (cards.py)
     if acts.shape[0] != b:
         raise ValueError(f"step needs {b} actions, one per game; got {acts.shape[0]}")
-    mode = _kernel.REPORT if on_illegal == "report" else _kernel.RAISE
+    if on_illegal == "report":
+        mode = _kernel.REPORT
+    elif on_illegal == "raise":
+        mode = _kernel.RAISE
+    else:
+        raise ValueError(f"on_illegal must be 'raise' or 'report'; got {on_illegal!r}")
     rules = spec(state.rules, True) if last_hand else scratch.spec
     if num_threads != 1:
         if not acts.flags.c_contiguous:
@@ -473,14 +481,14 @@ def reset_done(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:
 def start_hand(state: State, games: npt.ArrayLike) -> None:
     """Deal hand `hand_no` of these games afresh from their seeds (RULES.md §6
     two_player: lay out the stock) and open the bidding."""
-    rows = np.asarray(games, dtype=np.int64).reshape(-1)
+    rows = index_array(games, state.batch_size, "game")
     _kernel.start_hands(spec(state.rules), state.buffer, rows, False)
 
 
 def stop_games(state: State, games: npt.ArrayLike) -> None:
     """End these games where they stand (e.g. right after their hand was scored, for
     one-hand episodes): phase DONE, no legal action; scores and `winner` are kept."""
-    rows = np.asarray(games, dtype=np.int64).reshape(-1)
+    rows = index_array(games, state.batch_size, "game")
     _kernel.stop_games(spec(state.rules), state.buffer, rows)
 
 
@@ -492,11 +500,16 @@ def update_legal(state: State) -> None:
 
 def blind_allowed(state: State, rows: npt.ArrayLike, seats: npt.ArrayLike) -> npt.NDArray:
     """RULES.md §2 option blind_nil: may `seats` of the games `rows` declare blind nil."""
-    rows_a = np.asarray(rows, dtype=np.int64).reshape(-1)
-    seats_a = np.broadcast_to(np.asarray(seats, dtype=np.int64), rows_a.shape).copy()
+    rows_a = index_array(rows, state.batch_size, "game")
+    seats_a = seat_rows(state.rules, seats, rows_a.size)
     out = np.zeros(rows_a.size, dtype=bool)
     _kernel.blind_allowed_rows(spec(state.rules), state.buffer, rows_a, seats_a, out)
     return out
+
+
+def _one_game(state: State, game: int) -> int:
+    """`game` if it is one game of the batch (an index 0..B-1), else a ValueError."""
+    return one_index(game, state.batch_size, "game")
 
 
 def legal_action_mask(state: State) -> npt.NDArray[np.bool_]:
@@ -507,6 +520,8 @@ def legal_action_mask(state: State) -> npt.NDArray[np.bool_]:
 
 
 def legal_actions(state: State, game: int) -> list[int]:
+    """The legal actions of the seat to act in game `game` of the batch."""
+    game = _one_game(state, game)
     legal, base = int(state.legal[game]), int(PHASE_BASE[state.phase[game]])
     return [base + i for i in range(64) if legal >> i & 1]
 
@@ -526,6 +541,7 @@ def random_legal_actions(
 
 def explain_illegal(state: State, game: int, action: int) -> str:
     """Name the rule an illegal action breaks (slow path, one game)."""
+    game = _one_game(state, game)
     phase = int(state.phase[game])
     seat = int(state.to_act[game])
     a = int(action)

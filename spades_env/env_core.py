@@ -32,9 +32,9 @@ from spades_env.core.vector import DECISION_MULT, EPISODE_MULT, HAND_MULT, UNIFO
 from spades_env.engine import PHASE_BASE, HandResult, random_legal_actions
 from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
-from spades_env.rules import Rules
+from spades_env.rules import MAX_HANDS, Rules
 from spades_env.single import SingleGame
-from spades_env.state import splitmix64
+from spades_env.state import seed_array, shown, splitmix64
 
 U64 = npt.NDArray[np.uint64]
 _MASK64 = (1 << 64) - 1
@@ -60,9 +60,9 @@ EPISODES = ("hand", "game")
 def seed_base(seeds: npt.ArrayLike) -> U64:
     """(N,) uint64 episode-counter keys from non-negative integer seeds."""
     arr = np.atleast_1d(np.asarray(seeds))
-    if arr.dtype.kind not in "iu" or (arr.dtype.kind == "i" and (arr < 0).any()):
-        raise ValueError(f"seeds must be non-negative integers; got {seeds!r}")
-    return splitmix64(arr.astype(np.uint64))
+    if arr.dtype.kind not in "iuO" or (arr.dtype.kind == "i" and (arr < 0).any()):
+        raise ValueError(f"seeds must be whole numbers 0..2**64-1; got {shown(seeds)}")
+    return splitmix64(seed_array(arr, arr.size))  # 2**64 and beyond refused, not wrapped
 
 
 def game_seeds(base: U64, episode: npt.ArrayLike) -> U64:
@@ -292,7 +292,45 @@ def reset_position(options: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: options[k] for k in RESET_OPTIONS if options.get(k) is not None}
 
 
+def env_rules(rules: Rules | str | None) -> Rules:
+    """The rules an env plays: `Rules()` for None, a `Rules` value as it is, or a preset
+    of RULES.md §6 by name (`rules="jokers"`); an unknown name is a `RulesError` listing
+    the presets."""
+    if rules is None:
+        return Rules()
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        return Rules.preset(rules)
+    raise TypeError(f"rules must be a Rules value or a preset name; got {rules!r}")
+
+
+def check_hand_limit(hand_limit: int | None) -> int | None:
+    """`hand_limit`: None (never truncate) or a whole number of hands 1..MAX_HANDS."""
+    if hand_limit is None:
+        return None
+    if isinstance(hand_limit, bool) or not isinstance(hand_limit, int | np.integer):
+        raise ValueError(f"hand_limit must be None or a whole number >= 1; got {hand_limit!r}")
+    if not 1 <= hand_limit <= MAX_HANDS:
+        raise ValueError(
+            f"hand_limit must be None or 1..{MAX_HANDS} (RULES.md §6, bounds of the numeric "
+            f"options); got {hand_limit}"
+        )
+    return int(hand_limit)
+
+
+def check_reward(value: float, name: str = "illegal_reward") -> float:
+    """A finite reward (a NaN or infinite one would poison every return it enters)."""
+    try:
+        out = float(value)
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past 1e308
+        raise ValueError(f"{name} must be a finite number; got {value!r}") from None
+    if not np.isfinite(out):
+        raise ValueError(f"{name} must be a finite number; got {value!r}")
+    return out
+
+
 def check_episode(episode: str) -> str:
-    if episode not in EPISODES:
+    if not isinstance(episode, str) or episode not in EPISODES:
         raise ValueError(f"episode must be one of {', '.join(EPISODES)}; got {episode!r}")
     return episode

@@ -59,6 +59,9 @@ from spades_env.env_core import (
     DEFAULT_ILLEGAL_REWARD,
     action_space,
     check_episode,
+    check_hand_limit,
+    check_reward,
+    env_rules,
     game_seeds,
     hand_info,
     learner_seats,
@@ -102,14 +105,14 @@ class SpadesEnv(gym.Env[npt.NDArray, np.int64]):
             raise ValueError(
                 f"render_mode must be one of ansi, human, rgb_array or None; got {render_mode!r}"
             )
-        self.rules = Rules() if rules is None else rules
+        self.rules = env_rules(rules)  # a Rules value or a preset name
         self.seats = learner_seats(seats, self.rules)
         self.team = self.seats[0] % self.rules.num_teams
         self.opponents = opponent_table(opponents, self.seats, self.rules)
         self.episode = check_episode(episode)
         self.zero_sum = bool(zero_sum)
-        self.hand_limit = hand_limit
-        self.illegal_reward = float(illegal_reward)
+        self.hand_limit = check_hand_limit(hand_limit)
+        self.illegal_reward = check_reward(illegal_reward)
         self.render_mode = render_mode
         self.observation_space = obs_format_space(self.rules, obs_format)
         self.obs_format = obs_format

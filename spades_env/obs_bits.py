@@ -55,7 +55,7 @@ from spades_env.core.layout import (
     obs_size,
 )
 from spades_env.rules import Rules
-from spades_env.state import State
+from spades_env.state import State, seat_rows
 
 BITS_VERSION = 1
 
@@ -148,7 +148,8 @@ def encode_bits(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray
     from spades_env.core.spec import spec
 
     b = state.batch_size
-    seat = (state.to_act if seats is None else np.broadcast_to(seats, (b,))).astype(np.int64)
+    # the compiled encoder indexes by seat unchecked: a seat off the table is refused here
+    seat = state.to_act.astype(np.int64) if seats is None else seat_rows(state.rules, seats, b)
     lay = bits_layout(state.rules)
     out = np.empty((b, lay.nbytes), dtype=np.uint8)
     encode_bits_rows(spec(state.rules), lay.kernel, state.buffer, seat, out)

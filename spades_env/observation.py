@@ -80,7 +80,7 @@ from spades_env.core.layout import phase_slots as phase_slots
 from spades_env.draw import looking
 from spades_env.engine import blind_allowed
 from spades_env.rules import Rules
-from spades_env.state import BID, PLAY, State
+from spades_env.state import BID, PLAY, State, seat_rows
 
 OBS_VERSION = 4
 
@@ -145,7 +145,7 @@ def seat_view(state: State, seats: npt.ArrayLike | None = None) -> SeatView:
     """The structured view for `seats` ((B,) absolute seats; default: the seat to act)."""
     rules = state.rules
     b, p = state.batch_size, rules.num_players
-    seat = (state.to_act if seats is None else np.broadcast_to(seats, (b,))).astype(np.int64)
+    seat = state.to_act.astype(np.int64) if seats is None else seat_rows(rules, seats, b)
     rows = np.arange(b)
     hidden = hand_hidden(state, seat)
     hand = np.where(hidden, np.uint64(0), state.hands[rows, seat] & ~state.played)
@@ -200,7 +200,8 @@ def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.i
     from spades_env.core.spec import spec
 
     b = state.batch_size
-    seat = (state.to_act if seats is None else np.broadcast_to(seats, (b,))).astype(np.int64)
+    # the compiled encoder indexes by seat unchecked: a seat off the table is refused here
+    seat = state.to_act.astype(np.int64) if seats is None else seat_rows(state.rules, seats, b)
     out = np.empty((b, obs_size(state.rules)), dtype=np.int16)
     encode_rows(spec(state.rules), obs_offsets(state.rules), state.buffer, seat, out)
     return out

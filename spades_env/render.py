@@ -13,7 +13,7 @@ from spades_env.cards import (
     str_to_card,
 )
 from spades_env.engine import seat_name
-from spades_env.state import PHASE_NAMES, State
+from spades_env.state import PHASE_NAMES, State, one_index
 
 
 def _bid_str(bid: int, blind: bool) -> str:
@@ -39,7 +39,7 @@ def render_state(
     state: State, game: int = 0, show_all: bool = True, seat: int | None = None
 ) -> str:
     """A hand in progress. `show_all=False` with `seat` shows only that seat's cards."""
-    g = game
+    g = one_index(game, state.batch_size, "game")
     rules = state.rules
     lines = [
         f"hand {int(state.hand_no[g]) + 1}, dealer {seat_name(int(state.dealer[g]))}, "

@@ -90,6 +90,26 @@ _BOOL_OPTIONS = {
 }
 
 
+#: RULES.md §6 "Bounds of the numeric options": the values each numeric option may take.
+#: Scores and bags are int32 in the engine; within these bounds a hand moves a score by
+#: under 20,000 points (a set contract, two nils at the largest value, the bag penalty up
+#: to 17 times), so no score leaves the int32 range in the first 100,000 hands of a game.
+MAX_VALUE = 1000  # nil_value, blind_nil_value, bag_penalty, bag_limit
+MAX_TARGET = 100_000  # target, and -lose_at
+MAX_HANDS = 100_000  # max_hands
+#: A position given by hand (`state.init`'s scores and bags) lies within these.
+MAX_POSITION_SCORE = 1_000_000
+MAX_POSITION_BAGS = 10_000
+_BOUNDS: dict[str, tuple[int, int]] = {
+    "nil_value": (1, MAX_VALUE),
+    "blind_nil_value": (1, MAX_VALUE),
+    "bag_penalty": (0, MAX_VALUE),
+    "bag_limit": (1, MAX_VALUE),
+    "target": (1, MAX_TARGET),
+    "lose_at": (-MAX_TARGET, MAX_TARGET - 1),
+    "max_hands": (1, MAX_HANDS),
+}
+
 #: Presets of RULES.md §6 that this engine implements.
 PRESETS: tuple[str, ...] = (
     "standard",
@@ -177,14 +197,14 @@ class Rules:
                     f"rules option {option}={value!r} is not allowed; allowed: {', '.join(allowed)}"
                 )
         self._check_table()
-        positive = ("bag_limit", "target", "nil_value", "blind_nil_value")
-        for option in positive:
-            if int(getattr(self, option)) <= 0:
-                raise RulesError(f"rules option {option} must be a positive integer")
-        if self.bag_penalty < 0:
-            raise RulesError("rules option bag_penalty must be >= 0")
-        if self.max_hands is not None and self.max_hands < 1:
-            raise RulesError("rules option max_hands must be >= 1 or none")
+        for option, (lo, hi) in _BOUNDS.items():
+            value = getattr(self, option)
+            if value is not None and not lo <= value <= hi:
+                none = " or none" if option in _OPTIONAL_INT else ""
+                raise RulesError(
+                    f"rules option {option}={value} is out of range: {lo}..{hi}{none} "
+                    "(RULES.md §6, bounds of the numeric options: no score may overflow)"
+                )
         if self.max_total_bid is not None and not (
             0 <= self.max_total_bid <= self.hand_size * self.num_players
         ):
@@ -339,8 +359,9 @@ class Rules:
             4: dict(deck="standard", hand_size=13),
             5: dict(deck="no_2c_2d", hand_size=10),
         }
-        if num_players not in shape:
-            raise RulesError(f"cutthroat is for 3, 4 or 5 players; got num_players={num_players}")
+        whole = isinstance(num_players, int | np.integer) and not isinstance(num_players, bool)
+        if not whole or num_players not in shape:  # a list is not a table size either
+            raise RulesError(f"cutthroat is for 3, 4 or 5 players; got num_players={num_players!r}")
         name = "cutthroat" if num_players == 4 else f"cutthroat_{num_players}"
         base = dict(name=name, num_players=num_players, partnerships=False)
         return cls(**{**base, **shape[num_players], **options})

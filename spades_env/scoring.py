@@ -41,9 +41,15 @@ def score_hand(
     bids: (B, P) bids per seat, 0 = nil. blind: (B, P) bool, the nil was blind.
     tricks: (B, P) tricks taken per seat.
     """
-    bids_a = np.atleast_2d(np.asarray(bids, dtype=np.int32))
-    blind_a = np.atleast_2d(np.asarray(blind, dtype=bool))
-    tricks_a = np.atleast_2d(np.asarray(tricks, dtype=np.int32))
+    p, k = rules.num_players, rules.hand_size
+    bids_a = _table(bids, p, "bids", 0, k)
+    blind_a = _table(blind, p, "blind", 0, 1).astype(bool)
+    tricks_a = _table(tricks, p, "tricks", 0, k)
+    if not bids_a.shape == blind_a.shape == tricks_a.shape:
+        raise ValueError(
+            f"bids, blind and tricks must have one shape; got {bids_a.shape}, "
+            f"{blind_a.shape} and {tricks_a.shape}"
+        )
     b, t = bids_a.shape[0], rules.num_teams
     points = np.zeros((b, t), dtype=np.int32)
     bags = np.zeros((b, t), dtype=np.int32)
@@ -60,8 +66,10 @@ def apply_bags(
 
     Returns (scores, bags, penalties) after the penalty; inputs are cumulative totals.
     """
+    i32 = np.iinfo(np.int32)
     s, bg = np.broadcast_arrays(
-        np.asarray(scores, dtype=np.int32), np.asarray(bags, dtype=np.int32)
+        _table(scores, None, "scores", i32.min, i32.max),
+        _table(bags, None, "bags", 0, i32.max),
     )
     s, bg = s.copy(), bg.copy()
     penalty = np.zeros_like(s)
@@ -78,11 +86,44 @@ def game_result(
     or after `max_hands`; the highest score wins, and an exact tie for the top plays
     another hand.
     """
-    s = np.atleast_2d(np.asarray(scores, dtype=np.int32))
-    n = np.broadcast_to(np.atleast_1d(np.asarray(hands_played, dtype=np.int64)), (s.shape[0],))
+    i32 = np.iinfo(np.int32)
+    s = _table(scores, rules.num_teams, "scores", i32.min, i32.max)
+    played = _table(hands_played, None, "hands_played", 0, i32.max).reshape(-1)
+    try:
+        n = np.broadcast_to(played.astype(np.int64), (s.shape[0],))
+    except ValueError:
+        raise ValueError(f"give one hands_played or one per game; got {played.size}") from None
     winner = np.zeros(s.shape[0], dtype=np.int8)
     _winners(spec(rules), s, np.ascontiguousarray(n), winner)
     return winner >= 0, winner
+
+
+def _table(
+    value: npt.ArrayLike, width: int | None, what: str, lo: int, hi: int
+) -> npt.NDArray[np.int32]:
+    """`value` as int32, checked: whole numbers in lo..hi and, with `width`, rows of
+    `width` (one per seat or team; a 1-d value is one row). The compiled loops below
+    read `width` values a row unchecked, so a short row would read past the array."""
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind == "O":
+            raw = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        raise ValueError(f"{what} must be whole numbers {lo}..{hi}; got {value!r}") from None
+    if raw.dtype.kind not in "biuf":
+        raise ValueError(f"{what} must be whole numbers {lo}..{hi}; got {value!r}")
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(raw) & (raw == np.round(raw)) & (raw >= lo) & (raw <= hi)
+    if not ok.all():
+        bad = raw.reshape(-1)[np.flatnonzero(~ok.reshape(-1))[0]].item()
+        raise ValueError(f"{what} must be whole numbers {lo}..{hi}; got {bad!r}")
+    arr = raw.astype(np.int32)
+    if width is None:
+        return arr
+    arr = np.atleast_2d(arr)
+    if arr.ndim != 2 or arr.shape[1] != width:
+        raise ValueError(f"{what} must have shape (B, {width}) or ({width},); got {raw.shape}")
+    return np.ascontiguousarray(arr)
 
 
 @njit(cache=True)

@@ -34,7 +34,7 @@ from spades_env.engine import (
 )
 from spades_env.observation import obs_size
 from spades_env.rules import Rules
-from spades_env.state import DONE, State, init
+from spades_env.state import DONE, State, init, one_index, seed_array
 
 _PHASE_BASE = [int(b) for b in PHASE_BASE]
 
@@ -72,7 +72,7 @@ class SingleGame:
         scores: npt.ArrayLike | None = None,
         bags: npt.ArrayLike | None = None,
     ) -> None:
-        seeds = None if seed is None else np.array([seed], dtype=np.uint64)
+        seeds = None if seed is None else seed_array([seed], 1)  # 0..2**64-1, checked
         if seeds is None and rng is None:
             rng = np.random.default_rng()
         state = init(
@@ -93,7 +93,7 @@ class SingleGame:
         """A single game continuing game `game` of a batched state."""
         self = cls.__new__(cls)
         self._setup(state.rules)
-        self._load(state.take([game]))
+        self._load(state.take([game]))  # a game of the batch (checked)
         return self
 
     def _setup(self, rules: Rules) -> None:
@@ -122,7 +122,12 @@ class SingleGame:
         """Start a new game in place with deal key `seed`, as `SingleGame(rules, seed=seed)`
         would."""
         rows = np.zeros(1, dtype=np.int64)
-        _kernel.new_games(self._r, self._buf, rows, np.array([seed], dtype=np.uint64))
+        seeds = (
+            np.array([seed], dtype=np.uint64)
+            if type(seed) is int and 0 <= seed < 1 << 64
+            else seed_array([seed], 1)  # refused in one line unless 0..2**64-1
+        )
+        _kernel.new_games(self._r, self._buf, rows, seeds)
 
     def __copy__(self) -> SingleGame:
         new = self.__class__.__new__(self.__class__)
@@ -165,7 +170,7 @@ class SingleGame:
     def observe(self, seat: int) -> npt.NDArray[np.int16]:
         """The RL encoding of `seat`, equal to `observation.encode`."""
         out = np.empty((1, self._obs_size), dtype=np.int16)
-        self._seat[0] = seat
+        self._seat[0] = self._check_seat(seat)
         encode_rows(self._r, self._ob, self._buf, self._seat, out)
         return out[0]
 
@@ -175,7 +180,7 @@ class SingleGame:
         """`observe(seat)` and, if `masked`, `legal_mask()` (else all 0), in one call."""
         out = np.empty((1, self._obs_size), dtype=np.int16)
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        encode_masked(self._r, self._ob, self._buf, seat, masked, out, mask)
+        encode_masked(self._r, self._ob, self._buf, self._check_seat(seat), masked, out, mask)
         return out[0], mask
 
     @property
@@ -185,6 +190,10 @@ class SingleGame:
         encode_seats(self._r, self._ob, self._buf, 0, out)
         return out
 
+    def _check_seat(self, seat: int) -> int:
+        """`seat` if it is a seat of the table (the compiled encoders do not check it)."""
+        return one_index(seat, self._p, "seat")
+
     def _blind_allowed(self, seat: int) -> bool:
         """RULES.md §2: may `seat` declare blind nil now (core.rules.blind_allowed)."""
         return bool(blind_allowed(self._st, [0], [seat])[0])
@@ -193,7 +202,11 @@ class SingleGame:
     def step(self, action: int, on_illegal: str = "raise", last_hand: bool = False) -> StepInfo:
         """Apply the action of the seat to act; same contract as `engine.step`."""
         # whole numbers only: never truncate 54.7 to a bid (cards.py)
-        a = action if type(action) is int else action_index(action)
+        given = a = action if type(action) is int else action_index(action)
+        if not 0 <= a < NUM_ACTIONS:  # never legal; a huge int must not reach the kernel
+            a = -1
+        if on_illegal != "raise" and on_illegal != "report":
+            raise ValueError(f"on_illegal must be 'raise' or 'report'; got {on_illegal!r}")
         sc = self._scratch
         rules = self._r_last if last_hand else self._r
         code = _kernel.step_one(rules, self._buf, a, sc.fin, sc.res)
@@ -203,7 +216,7 @@ class SingleGame:
             if on_illegal == "raise":
                 st = self._st
                 raise IllegalActionError(
-                    0, int(st.to_act[0]), a, explain_illegal(st, 0, a), legal_actions(st, 0)
+                    0, int(st.to_act[0]), given, explain_illegal(st, 0, a), legal_actions(st, 0)
                 )
             return self._info(None, True)
         return self._info(finished_rows(self._st, sc, 1), False)

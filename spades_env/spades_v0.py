@@ -148,6 +148,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.env_logger import EnvLogger
 
 from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import HandResult
@@ -155,6 +156,9 @@ from spades_env.env_core import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
     check_episode,
+    check_hand_limit,
+    check_reward,
+    env_rules,
     game_seeds,
     hand_info,
     new_single_game,
@@ -174,13 +178,27 @@ __all__ = ["env", "parallel_env", "raw_env"]
 
 def env(**kwargs: Any) -> AECEnv:
     """The AEC env in PettingZoo's standard wrappers (see the module docstring)."""
-    illegal_reward = kwargs.pop("illegal_reward", DEFAULT_ILLEGAL_REWARD)
+    illegal_reward = check_reward(kwargs.pop("illegal_reward", DEFAULT_ILLEGAL_REWARD))
     wrapped: AECEnv = raw_env(**kwargs)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    wrapped = _OrderEnforcing(wrapped)
     wrapped.unwrapped._share_with(wrapped)
     return wrapped
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper, whose `last()` after the episode's end (every
+    agent has taken its dead step) says so instead of a bare KeyError."""
+
+    def last(self, observe: bool = True):
+        if self._has_reset and not self.agents:
+            raise RuntimeError(_OVER)
+        return super().last(observe)
+
+
+#: what `last()` says once every agent has taken its dead step
+_OVER = "the episode is over (every agent has taken its dead step); call reset()"
 
 
 def parallel_env(**kwargs: Any):
@@ -224,10 +242,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
             raise ValueError(
                 f"render_mode must be one of ansi, human, rgb_array or None; got {render_mode!r}"
             )
-        self.rules = Rules() if rules is None else rules
+        self.rules = env_rules(rules)  # a Rules value or a preset name
         self.episode = check_episode(episode)
         self.zero_sum = bool(zero_sum)
-        self.hand_limit = hand_limit
+        self.hand_limit = check_hand_limit(hand_limit)
         self.render_mode = render_mode
         p = self.rules.num_players
         self.possible_agents = [f"player_{s}" for s in range(p)]
@@ -316,17 +334,35 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, npt.NDArray]:
         game = self._require_game()
-        seat = self._seat[agent]
+        seat = self._agent_seat(agent)
         obs, mask = game.observe_masked(seat, not self._over and seat == game.to_act)
         return {"observation": obs, "action_mask": mask}
 
     def seat_view(self, agent: str) -> SeatView:
         """The structured view of `agent`'s seat (batch of one) for rule-based agents."""
         game = self._require_game()
-        return seat_view(game.state, np.array([self._seat[agent]]))
+        return seat_view(game.state, np.array([self._agent_seat(agent)]))
+
+    def _agent_seat(self, agent: str) -> int:
+        seat = self._seat.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
+        return seat
+
+    def last(self, observe: bool = True):
+        """PettingZoo's `last()`; before `reset()` or after the episode's end a clear error
+        (RuntimeError) rather than a missing attribute or key."""
+        self._require_game()
+        if not self.agents:
+            raise RuntimeError(_OVER)
+        return super().last(observe)
 
     # ------------------------------------------------------------------ step
     def step(self, action: int | None) -> None:
+        self._require_game()  # before reset(): a clear error, as observe() gives
+        if not self.agents:  # PettingZoo's convention (OrderEnforcingWrapper): warn, no-op
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -17,6 +17,7 @@ whatever the rules. Assigning a field (`state.phase = ...`) writes into the buff
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +37,7 @@ from spades_env.core.layout import PLAY as PLAY
 from spades_env.core.layout import TRUMP as TRUMP
 from spades_env.core.spec import FIELD_NAMES, FIELDS, layout, spec
 from spades_env.core.spec import max_history as max_history
-from spades_env.rules import Rules
+from spades_env.rules import MAX_POSITION_BAGS, MAX_POSITION_SCORE, Rules
 
 U64 = npt.NDArray[np.uint64]
 I8 = npt.NDArray[np.int8]
@@ -131,8 +132,8 @@ class State:
 
     def take(self, games: npt.ArrayLike) -> State:
         """A new state holding the given games of this batch (copies)."""
-        idx = np.asarray(games)
-        return State.wrap(self.rules, self.buffer[idx.reshape(-1)])
+        rows = index_array(games, self.batch_size, "game")
+        return State.wrap(self.rules, self.buffer[rows])
 
 
 _FIELD_SET = frozenset(FIELD_NAMES)
@@ -176,6 +177,85 @@ _PLACES = _Places()
 def deck_mask(rules: Rules) -> np.uint64:
     """RULES.md §1: the 52-card deck, no jokers; §6: the preset's deck (`Rules.deck`)."""
     return DECKS[rules.deck]
+
+
+# ----------------------------------------------------------------------------- indices
+def index_array(values: npt.ArrayLike, size: int, what: str) -> npt.NDArray[np.int64]:
+    """`values` (one whole number or any array of them) as a flat int64 array of indices
+    into `size` items, each checked to lie in 0..size-1. The compiled kernels index rows
+    and seats without bounds checks, so an index outside the batch would write outside
+    it (a crash, or another game changed); numpy would wrap a negative one. Anything else
+    (a float, a bool, a string, an index out of range) is a `ValueError` that names the
+    valid range, e.g. "game indices must be whole numbers 0..3 (4 games); got 50"."""
+    if type(values) is np.ndarray and values.dtype == np.int64:
+        arr = values.reshape(-1)  # the common case: no conversion
+    else:
+        try:
+            raw = np.asarray(values)
+        except (ValueError, TypeError, OverflowError):  # ragged or odd input
+            _index_error(what, size, values)
+        if raw.size == 0 and raw.dtype.kind in "fiu":
+            return np.zeros(0, dtype=np.int64)
+        if raw.dtype.kind == "O":  # Python ints too big for int64 (or other objects)
+            flat = raw.reshape(-1).tolist()
+            bad = [x for x in flat if not _whole_in(x, size)]
+            if bad or not flat:
+                _index_error(what, size, bad[0] if bad else values)
+            return np.array(flat, dtype=np.int64)
+        if raw.dtype.kind not in "iu":
+            _index_error(what, size, raw.reshape(-1)[0].item() if raw.size else raw)
+        if raw.dtype.kind == "u" and raw.size and raw.max() >= size:  # before int64 wraps
+            _index_error(what, size, raw.reshape(-1)[int(np.argmax(raw))].item())
+        arr = raw.astype(np.int64, copy=False).reshape(-1)
+    if arr.size:
+        lo, hi = arr.min(), arr.max()
+        if lo < 0 or hi >= size:
+            _index_error(what, size, int(lo if lo < 0 else hi))
+    return arr
+
+
+def one_index(value: object, size: int, what: str) -> int:
+    """One index 0..size-1 (a game or a seat), checked as `index_array` checks them."""
+    if type(value) is int and 0 <= value < size:
+        return value
+    try:
+        scalar = np.ndim(value) == 0
+    except ValueError:  # a ragged list
+        scalar = False
+    if not scalar:
+        raise ValueError(f"give one {what} index 0..{size - 1}; got {shown(value)}")
+    return int(index_array(value, size, what)[0])
+
+
+def seat_rows(rules: Rules, seats: npt.ArrayLike, n: int) -> npt.NDArray[np.int64]:
+    """(n,) int64 seats from one seat or one per game, each checked to be a seat of the
+    table (0..num_players-1; `index_array`)."""
+    arr = index_array(seats, rules.num_players, "seat")
+    if arr.size == n:
+        return arr if arr.base is None and arr.flags.writeable else arr.copy()
+    if arr.size == 1:
+        return np.full(n, arr[0], dtype=np.int64)
+    raise ValueError(f"give one seat or {n} seats, one per game; got {arr.size}")
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """`value` for a one-line error: an array as its list, long text cut short."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    text = repr(value).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _whole_in(x: object, size: int) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool) and 0 <= x < size
+
+
+def _index_error(what: str, size: int, bad: object) -> NoReturn:
+    if size <= 0:
+        raise ValueError(f"{what} indices: there are none to index (0 {what}s); got {shown(bad)}")
+    raise ValueError(
+        f"{what} indices must be whole numbers 0..{size - 1} ({size} {what}s); got {shown(bad)}"
+    )
 
 
 # ----------------------------------------------------------------------------- dealing
@@ -261,27 +341,82 @@ def parse_deals(rules: Rules, deals: npt.ArrayLike, batch: int) -> U64:
 
 
 def _fill(
-    value: npt.ArrayLike | None, shape: tuple[int, ...], dtype: type, default: int, what: str
+    value: npt.ArrayLike | None,
+    shape: tuple[int, ...],
+    dtype: type,
+    default: int,
+    what: str,
+    bounds: tuple[int, int] | None = None,
 ):
-    """`value` broadcast to `shape` as `dtype`; a value that does not fit is a `DealError`
-    (never a wrapped integer: a score of 1e20 must not become -2**31)."""
+    """`value` broadcast to `shape` as `dtype`; a value that does not fit (`dtype`'s range,
+    or `bounds`) is a `DealError` (never a wrapped integer: a score of 1e20 must not
+    become -2**31)."""
     if value is None:
         return np.full(shape, default, dtype=dtype)
-    raw = np.asarray(value)
+    try:
+        raw = np.asarray(value)
+    except (ValueError, TypeError, OverflowError):
+        raise DealError(f"{what} must be whole numbers; got {value!r}") from None
+    if raw.dtype.kind == "O":  # Python ints beyond int64: out of every range here
+        try:
+            raw = np.asarray(value, dtype=np.float64)
+        except (ValueError, TypeError, OverflowError):
+            raise DealError(f"{what} must be whole numbers; got {value!r}") from None
     if raw.dtype.kind not in "iuf":
         raise DealError(f"{what} must be integers; got {value!r}")
     info = np.iinfo(dtype)
+    lo, hi = bounds if bounds is not None else (info.min, info.max)
     with np.errstate(invalid="ignore"):
-        fits = np.isfinite(raw) & (raw == np.round(raw)) & (raw >= info.min) & (raw <= info.max)
+        fits = np.isfinite(raw) & (raw == np.round(raw)) & (raw >= lo) & (raw <= hi)
     if not fits.all():
         bad = raw.reshape(-1)[np.flatnonzero(~fits.reshape(-1))[0]].item()
-        raise DealError(f"{what} must be whole numbers in {info.min}..{info.max}; got {bad!r}")
+        why = " (RULES.md §6, bounds of the numeric options)" if bounds is not None else ""
+        raise DealError(f"{what} must be whole numbers in {lo}..{hi}{why}; got {bad!r}")
     try:
         arr = np.broadcast_to(raw.astype(dtype), shape)
     except ValueError:
         shown = f"{shape[-1:]} or {shape}"
         raise DealError(f"{what} must have shape {shown}; got {raw.shape}") from None
     return arr.copy()
+
+
+_U64_MAX = (1 << 64) - 1
+#: The most games one State holds: 16.7 million rows of a few hundred bytes each (some
+#: GB); a larger batch is refused before its buffer is allocated (an allocation beyond
+#: memory may succeed and then be killed when the first hands are dealt into it).
+MAX_BATCH = 1 << 24
+
+
+def seed_array(seeds: npt.ArrayLike, b: int) -> U64:
+    """(b,) uint64 game seeds from whole numbers 0..2**64-1 (one, or one per game); a
+    negative, fractional or larger seed is a `ValueError`, never wrapped (a seed of
+    2**64 must not play the games of seed 0)."""
+    try:
+        raw = np.asarray(seeds)
+    except (ValueError, TypeError, OverflowError):
+        raw = np.asarray([None])
+    flat = raw.reshape(-1)
+    if raw.dtype.kind == "u":
+        ok = True
+    elif raw.dtype.kind == "i":
+        ok = not flat.size or flat.min() >= 0
+    elif raw.dtype.kind == "O":
+        ok = all(
+            isinstance(x, int | np.integer) and not isinstance(x, bool) and 0 <= x <= _U64_MAX
+            for x in flat.tolist()
+        )
+    else:
+        ok = False
+    if not ok or flat.size == 0:
+        raise ValueError(f"seeds must be whole numbers 0..2**64-1; got {shown(seeds)}")
+    if raw.dtype.kind == "O":
+        arr = np.array(flat.tolist(), dtype=np.uint64).reshape(raw.shape)
+    else:
+        arr = raw.astype(np.uint64, copy=False)
+    try:
+        return np.broadcast_to(arr, (b,)).copy()
+    except ValueError:
+        raise ValueError(f"give one seed or {b} seeds; got shape {raw.shape}") from None
 
 
 def init(
@@ -302,13 +437,23 @@ def init(
     `scores` and `bags` ((T,) or (B, T)) the position of the game; later hands are dealt
     from the seeds.
     """
-    b, t = batch_size, rules.num_teams
+    if not isinstance(rules, Rules):
+        raise TypeError(
+            f"init needs a Rules value first; got {rules!r} (a preset by name: Rules.preset(name))"
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        raise ValueError(f"batch_size must be a whole number >= 1; got {batch_size!r}")
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"batch_size must be 1..{MAX_BATCH:,}; got {batch_size}")
+    b, t = int(batch_size), rules.num_teams
     if seeds is None:
         if rng is None:
             raise ValueError("init needs rng (a numpy.random.Generator) or seeds")
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator; got {rng!r}")
         seed = rng.integers(0, np.iinfo(np.uint64).max, size=b, dtype=np.uint64, endpoint=True)
     else:
-        seed = np.broadcast_to(np.asarray(seeds, dtype=np.uint64), (b,)).copy()
+        seed = seed_array(seeds, b)
     p = rules.num_players
     if dealer is None:
         first = first_dealer(rules, seed)
@@ -320,8 +465,10 @@ def init(
     state = State.wrap(rules, np.zeros((b, layout(rules)[0]), dtype=np.uint8))
     state.seed[:] = seed
     state.dealer[:] = first
-    state.scores[:] = _fill(scores, (b, t), np.int32, 0, "scores")
-    state.bags[:] = _fill(bags, (b, t), np.int32, 0, "bags")
+    # a position by hand lies within the bounds that keep every score inside int32
+    score_range = (-MAX_POSITION_SCORE, MAX_POSITION_SCORE)
+    state.scores[:] = _fill(scores, (b, t), np.int32, 0, "scores", score_range)
+    state.bags[:] = _fill(bags, (b, t), np.int32, 0, "bags", (0, MAX_POSITION_BAGS))
     state.winner[:] = -1
     state.stock[:] = -1
     if given is not None:

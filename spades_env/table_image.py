@@ -32,7 +32,7 @@ from spades_env.cards import (
     mask_to_cards,
 )
 from spades_env.engine import seat_name
-from spades_env.state import DONE, PHASE_NAMES, State
+from spades_env.state import DONE, PHASE_NAMES, State, one_index
 
 WIDTH, HEIGHT = 960, 720
 CARD_W, CARD_H = 46, 66
@@ -206,6 +206,7 @@ def table_image(
     `last_record`: the record (`records.hand_records`) of a hand that just ended: its
     score is shown in a corner, since the engine has already dealt the next hand.
     """
+    game = one_index(game, state.batch_size, "game")
     image = _felt().copy()
     for seat in range(state.rules.num_players):
         _draw_seat(image, state, game, seat, visible is None or seat in visible)

@@ -15,8 +15,10 @@ whole `State` at a time.
   ends starts its next episode and ignores its action; on that step its reward is 0.
   A hand episode's final observation shows its finished hand in the done phase (no next
   hand is dealt, as in ``SpadesEnv``).
-  ``info["action_mask"]`` of a sub-env that just ended is all 1 (any action is
-  accepted, and ignored).
+  ``info["action_mask"]`` of a sub-env that just ended is all 0, as a ``SpadesEnv``'s
+  mask once its episode is over (and Gymnasium's sync and async vector envs of it):
+  the next action is ignored whatever it is (``action_space.sample(mask)`` of an all-0
+  mask gives 0).
 - Infos are dicts of arrays with Gymnasium's ``_key`` masks: ``action_mask`` (N, 80) int8
   0/1 (``action_masks()`` gives it as bool) and
   ``seat`` (N,) every step; ``hand_no``, ``bids``, ``blind``, ``tricks``, ``hand_score``,
@@ -75,6 +77,9 @@ from spades_env.env_core import (
     DEFAULT_ILLEGAL_REWARD,
     action_space,
     check_episode,
+    check_hand_limit,
+    check_reward,
+    env_rules,
     game_seeds,
     learner_seats,
     obs_format_space,
@@ -87,7 +92,7 @@ from spades_env.env_core import (
 from spades_env.obs_bits import bits_layout, encode_bits
 from spades_env.observation import encode, obs_size, seat_view
 from spades_env.rules import Rules
-from spades_env.state import DONE, State, init
+from spades_env.state import DONE, MAX_BATCH, State, init
 
 #: Action for a game that must not move in an engine step: never legal, so the engine
 #: (with on_illegal="report") leaves that game exactly as it was.
@@ -118,16 +123,20 @@ class SpadesVectorEnv(VectorEnv):
     ) -> None:
         if render_mode is not None:
             raise ValueError("the vector env does not render; render a single SpadesEnv")
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1; got {num_envs}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer):
+            raise ValueError(f"num_envs must be a whole number >= 1; got {num_envs!r}")
+        if not 1 <= num_envs <= MAX_BATCH:
+            raise ValueError(
+                f"num_envs must be 1..{MAX_BATCH:,} (one engine batch), got {num_envs}"
+            )
         self.num_envs = int(num_envs)
-        self.rules = Rules() if rules is None else rules
+        self.rules = env_rules(rules)  # a Rules value or a preset name
         self.seats = learner_seats(seats, self.rules)
         self.team = self.seats[0] % self.rules.num_teams
         self.episode = check_episode(episode)
         self.zero_sum = bool(zero_sum)
-        self.hand_limit = hand_limit
-        self.illegal_reward = float(illegal_reward)
+        self.hand_limit = check_hand_limit(hand_limit)
+        self.illegal_reward = check_reward(illegal_reward)
         self.render_mode = None
         self.obs_format = obs_format
         self.single_observation_space = obs_format_space(self.rules, obs_format)
@@ -375,10 +384,11 @@ class SpadesVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ observing
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(N, 80) bool legal actions of the learner; all True where an episode just ended."""
+        """(N, 80) bool legal actions of the learner; all False where an episode just
+        ended (as `SpadesEnv.action_masks` once its episode is over)."""
         state = self._require_state()
         mask = legal_action_mask(state)
-        mask[self._ended] = True
+        mask[self._ended] = False
         return mask
 
     def _observe(self) -> npt.NDArray:

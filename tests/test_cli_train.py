@@ -49,7 +49,9 @@ def test_algorithm_help_lists_choices_and_shows_each_default_once(algo):
     ],
 )
 def test_a_bad_flag_is_one_line_and_writes_nothing(flags, words, tmp_path):
-    line = one_line_error(spades("train", "ppo", "--runs-dir", str(tmp_path), *TINY, *flags))
+    # TINY's own value of a flag tested here is left out (a flag given twice is an error)
+    tiny = [x for i, x in enumerate(TINY) if (TINY[i - (i % 2)]) not in flags]
+    line = one_line_error(spades("train", "ppo", "--runs-dir", str(tmp_path), *tiny, *flags))
     for word in words:
         assert word in line
     assert list(tmp_path.iterdir()) == []

@@ -21,8 +21,36 @@ from typing import Any, Literal, TypeVar
 T = TypeVar("T")
 
 
+class StoreOnce(argparse._StoreAction):
+    """argparse's `store`, refusing a flag given twice (`--deals 4 --deals 8` would
+    silently take the last): the `store` action of every `FlagParser`."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if option_string is not None:
+            seen = namespace.__dict__.setdefault(_GIVEN, set())
+            if self.dest in seen:
+                parser.error(f"argument {'/'.join(self.option_strings)}: given twice; give it once")
+            seen.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+#: The namespace attribute where `StoreOnce` notes the flags given (removed after parsing).
+_GIVEN = "_flags_given_once"
+
+
 class FlagParser(argparse.ArgumentParser):
-    """argparse that reports a bad flag or value as one line, without the usage dump."""
+    """argparse that reports a bad flag or value as one line, without the usage dump, and
+    refuses a single-valued flag given twice (`StoreOnce`; its groups share the rule)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed, extras = super().parse_known_args(args, namespace)
+        parsed.__dict__.pop(_GIVEN, None)  # StoreOnce's notes, not an argument
+        return parsed, extras
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message}\n")

@@ -133,7 +133,7 @@ def vector_steps(
 
     def run() -> tuple[int, float]:
         nonlocal mask
-        # the k-th legal action, k uniform below the count (ended sub-envs: any action)
+        # the k-th legal action, k uniform below the count (ended sub-envs: all-0 mask, 0)
         ranks = np.cumsum(mask, axis=1, dtype=np.int8)
         k = (rng.random(num_envs) * ranks[:, -1]).astype(np.int8)
         actions = (ranks > k[:, None]).argmax(axis=1)

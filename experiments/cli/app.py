@@ -13,6 +13,8 @@ from types import ModuleType
 
 import argcomplete
 
+from training.arguments import FlagParser
+
 
 def commands() -> list[ModuleType]:
     """The subcommand modules, imported by `main` under its Ctrl-C guard (they load numpy,
@@ -33,12 +35,10 @@ def commands() -> list[ModuleType]:
     return [demo, bench, tournament, evaluate, leaderboard, show, analyze, dd_table, play, train]
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad flag or value as one line, without the usage dump."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
+class _Parser(FlagParser):
+    """argparse that reports a bad flag or value as one line, without the usage dump, and
+    refuses a single-valued flag given twice (`training.arguments.FlagParser`, which the
+    training scripts' flags share)."""
 
 
 def version() -> str:
@@ -61,6 +61,11 @@ class UserError(Exception):
     """An error the user can fix; printed as one line."""
 
 
+def _one_line(msg: object) -> str:
+    """An error on one line: a value it quotes (a path, an option) may hold a line break."""
+    return str(msg).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
@@ -76,11 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except (UserError, ValueError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        sys.stderr.write(f"spades {args.command}: error: {msg}\n")
+        sys.stderr.write(f"spades {args.command}: error: {_one_line(msg)}\n")
         return 2
     except OSError as exc:  # a missing file, a full disk, a folder we may not write
         where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"spades {args.command}: error: {where}{exc.strerror or exc}\n")
+        text = _one_line(f"{where}{exc.strerror or exc}")
+        sys.stderr.write(f"spades {args.command}: error: {text}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

@@ -6,18 +6,20 @@ import argparse
 
 from experiments.bench.dd import DEFAULT_DEALS
 from experiments.bench.runner import SECTIONS, format_rows, run_bench, to_json
-from experiments.cli.tournament import whole_number
+from experiments.cli.values import deal_count, positive_seconds
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="measure throughput against reference implementations")
-    p.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
+    p.add_argument(
+        "--seconds", type=positive_seconds, default=3.0, help="time per measurement (> 0)"
+    )
     p.add_argument(
         "--only", action="append", choices=sorted(SECTIONS), help="run only these sections"
     )
     p.add_argument(
         "--deals",
-        type=whole_number(1),
+        type=deal_count,
         default=DEFAULT_DEALS,
         metavar="N",
         help=f"fresh seeded deals the dd section solves (default {DEFAULT_DEALS})",
@@ -27,8 +29,6 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.seconds <= 0:
-        raise ValueError("--seconds must be positive")
     rows = run_bench(args.only, args.seconds, deals=args.deals)
     print(to_json(rows) if args.json else format_rows(rows))
     return 0

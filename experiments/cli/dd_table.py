@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.cli.tournament import add_rules_arguments, build_rules, whole_number
+from experiments.cli.tournament import add_rules_arguments, build_rules
+from experiments.cli.values import MAX_SEED, deal_count, seed_number, whole_number
 
 
 def add_parser(sub) -> None:
@@ -24,10 +25,14 @@ def add_parser(sub) -> None:
         "keeps its work.",
     )
     p.add_argument(
-        "--deals", type=whole_number(1), default=1000, metavar="N", help="deals (default 1000)"
+        "--deals", type=deal_count, default=1000, metavar="N", help="deals (default 1000)"
     )
     p.add_argument(
-        "--seed", type=whole_number(0), default=0, metavar="SEED", help="first seed (default 0)"
+        "--seed",
+        type=seed_number,
+        default=0,
+        metavar="SEED",
+        help="first seed, 0..2**64-1 (default 0)",
     )
     p.add_argument(
         "--cache",
@@ -52,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
 
     rules = build_rules(args.rules or "standard", args.option or [])
     check_rules(rules)  # before anything is written
+    if args.seed + args.deals - 1 > MAX_SEED:  # the seeds SEED..SEED+N-1 are 64-bit
+        raise ValueError(
+            f"--seed {args.seed} --deals {args.deals}: the last seed would pass 2**64-1; "
+            f"give --seed at most {MAX_SEED - args.deals + 1}"
+        )
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix != ".npz":
         raise ValueError(f"--out {args.out!r}: give a .npz file")

@@ -13,6 +13,7 @@ import numpy as np
 from agents.random_agent import random_legal_actions
 from agents.registry import make_agent, split_specs
 from experiments.cli.tournament import add_rules_arguments, build_rules
+from experiments.cli.values import seed_number
 from spades_env.engine import seat_name, step
 from spades_env.records import hand_records
 from spades_env.render import render_record
@@ -22,7 +23,9 @@ from spades_env.state import init
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="play a few seeded hands and print them")
     p.add_argument("--hands", type=int, default=2, help="number of hands")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the play")
+    p.add_argument(
+        "--seed", type=seed_number, default=0, help="seed of the deals and the play, 0..2**64-1"
+    )
     p.add_argument(
         "--agents",
         metavar="[NAME=]SPEC,...",
@@ -36,8 +39,6 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.hands < 1:
         raise ValueError("--hands must be at least 1")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be at least 0, got {args.seed}")
     rules = build_rules(args.rules or "standard", args.option or [])
     rng = np.random.default_rng(args.seed)
     seats = None

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from agents.registry import display_name
 from experiments.cli.tournament import add_rules_arguments, build_rules
+from experiments.cli.values import seed_number
 from experiments.play import screen as ui
 from experiments.play import sheets
 from experiments.play.session import (
@@ -76,7 +77,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--hint-agent", metavar="SPEC", help="agent behind 'hint' (default heuristic)")
     add_rules_arguments(p)
-    p.add_argument("--seed", type=int, help="seed of the deals and bots (default: random)")
+    p.add_argument(
+        "--seed", type=seed_number, help="seed of the deals and bots, 0..2**64-1 (default: random)"
+    )
     p.add_argument("--save", metavar="FILE", help="save the game here as it goes")
     p.add_argument("--load", metavar="FILE", help="resume a saved game")
     p.set_defaults(run=run)
@@ -267,8 +270,6 @@ def _new_session(args: argparse.Namespace) -> Session:
 def run(args: argparse.Namespace) -> int:
     if sys.stdin is None or sys.stdin.closed:
         raise PlayError("stdin is closed; spades play reads the moves from it")
-    if args.seed is not None and args.seed < 0:
-        raise PlayError(f"--seed must be at least 0, got {args.seed}")
     save_to = Path(args.save) if args.save else None
     if args.load:
         given = [f for f in _GAME_FLAGS if getattr(args, f) is not None]

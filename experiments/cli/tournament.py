@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agents.registry import AgentSpecError, parse_spec, split_specs
+from experiments.cli.values import deal_count, seed_number, whole_number
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import MODES, RunContext, TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
@@ -50,22 +51,6 @@ DEFAULTS: dict[str, Any] = {
 RUNS_DIR = Path("runs")
 
 
-def whole_number(minimum: int | None = None):
-    """An argparse `type` that takes a whole number, at least `minimum` when given; the
-    error names the value, and argparse adds the flag."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
-        if minimum is not None and value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    return parse
-
-
 _positive = whole_number(1)
 
 
@@ -88,10 +73,12 @@ def add_parser(sub) -> None:
         "file.py:Class:depth=2); NAME= names it in the tables and log: "
         f"mine=checkpoint:runs/ppo/final.pt (default {d['agents']})",
     )
-    p.add_argument("--deals", type=_positive, help=f"duplicate deals (default {d['deals']})")
+    p.add_argument("--deals", type=deal_count, help=f"duplicate deals (default {d['deals']})")
     p.add_argument("--mode", choices=MODES, help="hand: one hand per deal; game: whole games")
     add_rules_arguments(p)
-    p.add_argument("--seed", type=whole_number(), help="seed of the deals and agents (default 0)")
+    p.add_argument(
+        "--seed", type=seed_number, help="seed of the deals and agents, 0..2**64-1 (default 0)"
+    )
     p.add_argument("--deal-file", metavar="PATH", help="play a saved deal set (deals.json)")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/tournament-<time>)")
     p.add_argument(

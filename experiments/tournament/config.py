@@ -24,13 +24,21 @@ from agents.registry import (
 )
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.deals import DealSet
-from spades_env.rules import Rules
+from spades_env.rules import MAX_HANDS, Rules
 
 MODES = ("hand", "game")
 
 
 class TournamentError(ValueError):
     """A tournament that cannot be set up or resumed; the message says how to fix it."""
+
+
+#: Seeds are 64-bit: a game's deals are a function of its uint64 seed (RULES.md §1).
+MAX_SEED = 2**64 - 1
+#: The most deals one tournament plays (and `dd-table` solves): a duplicate set's seeds,
+#: hands and deals.json cost about 150 bytes a deal, so a million is 150 MB; the largest
+#: run the project documents plays 20,000.
+MAX_DEALS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -62,14 +70,17 @@ class TournamentConfig:
             check_agent_rules(spec, rules)  # e.g. pimc refuses RULES.md §6 auction
         if self.mode not in MODES:
             raise TournamentError(f"--mode {self.mode!r}: choose one of {', '.join(MODES)}")
-        if self.seed < 0:
-            raise TournamentError(f"--seed must be at least 0, got {self.seed}")
-        if self.deals < 1:
-            raise TournamentError(f"--deals must be at least 1, got {self.deals}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise TournamentError(f"--seed must be 0..2**64-1 (a 64-bit seed), got {self.seed}")
+        if not 1 <= self.deals <= MAX_DEALS:
+            raise TournamentError(f"--deals must be 1..{MAX_DEALS:,}, got {self.deals}")
         if self.chunk < 1:
             raise TournamentError(f"--chunk must be at least 1, got {self.chunk}")
-        if self.hand_cap < 1:
-            raise TournamentError(f"--hand-cap must be at least 1, got {self.hand_cap}")
+        if not 1 <= self.hand_cap <= MAX_HANDS:  # it becomes the rules' max_hands
+            raise TournamentError(
+                f"--hand-cap must be 1..{MAX_HANDS:,} (RULES.md §6, bounds of the numeric "
+                f"options), got {self.hand_cap}"
+            )
 
     @property
     def labels(self) -> list[str]:

@@ -154,7 +154,7 @@ def env_step(spec, buf, actions, learner_acts, ended, base, episode, first_seat,
     hands them out only when some hand did, and then clears the other ranges with
     `clear_infos`), `seat` (the seat
     observed, kept from step to step; updated where a learner seat is to act) and its
-    copy `seat_out`, `mask` (its legal actions as 0/1; all 1 where the episode ended)
+    copy `seat_out`, `mask` (its legal actions as 0/1; all 0 where the episode ended)
     and `obs` (its observation, as bytes): the int16 encoding (block offsets `offsets`),
     or with `packed` the packed row (obs_bits.py, layout `lay`; `memo` holds each game's
     trick planes from step to step, core/observe_bits.py `trick_planes`).
@@ -217,9 +217,9 @@ def env_step(spec, buf, actions, learner_acts, ended, base, episode, first_seat,
                 over = flags[F_TERMINATED, g] or flags[F_TRUNCATED, g]
             a = -1
         row_mask = mask[g].view(np.uint64)
-        if over:
+        if over:  # as a SpadesEnv whose episode ended: no legal action (the next is ignored)
             for j in range(row_mask.size):
-                row_mask[j] = _BYTE_ONES
+                row_mask[j] = 0
         else:
             phase = i8[g, r[L_PHASE]]
             if phase == DONE:
