@@ -10,12 +10,14 @@ legal."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import spades
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -64,6 +66,17 @@ def test_sb3_maskable_ppo_trains_then_plays_a_tournament(tmp_path):
     assert len(rows) == 3 * 4 * 2  # 3 pairs x 4 deals x 2 sides, every action legal
     assert "mine" in out  # the sb3: model under its NAME=
     assert "Duplicate results" in out
+    # the same model enters the evaluation protocol by its spec, no code of the user's
+    # (--test-deals: a tiny budget, marked as not the protocol)
+    model = tmp_path / "m" / "model.zip"
+    done = spades(
+        "evaluate", f"mine=sb3:{model}", "--test-deals", "2", "--workers", "1",
+        "--dir", str(tmp_path / "eval"), "--out", str(tmp_path / "eval.json"), "--no-progress",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "eval.json").read_text())
+    assert result["candidate"].startswith("mine=sb3:") and not result["official"]
+    assert len(result["rungs"]) == 4  # random, heuristic, pimc:worlds=64, learned
 
 
 def test_tianshou_collects_whole_hands(tmp_path):
