@@ -24,7 +24,8 @@ from experiments.bid_analysis.double_dummy import played_hands
 from experiments.tournament.results_log import read_rows
 from spades_env.rules import Rules
 
-TINY = ["--agents", "random,random", "--deals", "4", "--chunk", "2", "--workers", "1"]
+TINY_PLAY = ["--deals", "4", "--chunk", "2", "--workers", "1"]
+TINY = ["--agents", "random,random", *TINY_PLAY]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -47,7 +48,7 @@ def tiny(tmp_path_factory) -> dict[str, Path]:
     runs = {"a": base / "a", "b": base / "b"}
     for name, agents in (("a", "random,random"), ("b", "random,heuristic")):
         out = spades(
-            "tournament", *TINY, "--agents", agents, "--no-progress", "--out", str(runs[name])
+            "tournament", *TINY_PLAY, "--agents", agents, "--no-progress", "--out", str(runs[name])
         )
         assert out.returncode == 0, out.stderr
     return runs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -211,8 +212,10 @@ def _broken(kind: str, good: Path, tmp_path: Path) -> Path:
 
 BROKEN = {
     "missing": "does not exist",
-    "garbage": "not a readable checkpoint",
-    "truncated": "not a readable checkpoint",
+    # the agent reads it as a damaged checkpoint; the spec's check first asks what the file
+    # is (agents/adapters/foreign_files.py): neither a zip nor a pickle
+    "garbage": "not a (readable|torch) checkpoint",
+    "truncated": "not a (readable|torch) checkpoint",
     "foreign": "not a spades checkpoint",
     "obs_version": "observation encoding version",
     "nan_weights": "non-finite",
@@ -245,7 +248,7 @@ def test_the_cli_refuses_a_bad_checkpoint_in_one_line(kind, ppo_ckpt, tmp_path, 
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and BROKEN[kind] in err
+    assert code == 2 and re.search(BROKEN[kind], err)
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not out.exists()  # refused before the run folder is made
 

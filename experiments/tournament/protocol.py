@@ -221,8 +221,9 @@ def run_evaluation(
     rungs, started = [], time.monotonic()
     for k, (rung, config) in enumerate(zip(LADDER, configs, strict=True)):
         run_dir = rung_dir(root, k, rung)
-        with run_folder(run_dir, create=True):
-            if (run_dir / CONFIG_FILE).exists():
+        started_before = (run_dir / CONFIG_FILE).exists()  # a rung to finish
+        with run_folder(run_dir, create=not started_before):
+            if started_before:
                 ctx = open_run(run_dir, resume=True)
                 if ctx.config != config:
                     raise TournamentError(
