@@ -25,79 +25,64 @@ that a script registers (`register`) is not known there, a file, module or plugi
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import functools
-import hashlib
 import importlib
-import importlib.metadata
-import importlib.util
-import inspect
 import math
 import os
 import re
-import sys
-import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import numpy as np
-
+from agents.adapters.sources import (
+    PLUGIN_GROUP,
+    AgentEntry,
+    AgentImportError,
+    AgentSpecError,
+    is_file_target,
+    literal,
+    load_entry,
+    plugin_points,
+)
 from agents.base import BaseAgent
 from agents.heuristic.agent import HeuristicAgent
 from agents.random_agent import RandomAgent
 from spades_env.rules import Rules
 
-#: the entry-point group in which installed packages declare agents (name -> "module:obj")
-PLUGIN_GROUP = "spades_env.agents"
+__all__ = [
+    "PLUGIN_GROUP",
+    "REGISTRY",
+    "AgentEntry",
+    "AgentImportError",
+    "AgentSpecError",
+    "ParsedSpec",
+    "canonical_spec",
+    "check_agent_rules",
+    "display_name",
+    "is_file_target",
+    "known_names",
+    "make_agent",
+    "parse_spec",
+    "plugin_names",
+    "register",
+    "resolve",
+    "split_spec",
+    "split_specs",
+]
+
 #: an agent's name, registered or given as `NAME=` (no `,;:=#` and no spaces)
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
-class AgentSpecError(ValueError):
-    """An agent spec naming an unknown agent or parameter, or a bad value."""
-
-
-class AgentImportError(AgentSpecError):
-    """The file, module or plugin a spec names cannot be imported here: the spec may be
-    right (a run's config is not damaged), the code is missing or broken."""
-
-
-@dataclass(frozen=True)
-class AgentEntry:
-    factory: Callable[..., BaseAgent]
-    params: dict[str, type] = field(default_factory=dict)
-    help: str = ""
-    #: the parameter a bare first item gives: `checkpoint:PATH` is `checkpoint:path=PATH`
-    positional: str | None = None
-    #: checks the parsed parameters before any game starts (e.g. that a checkpoint loads);
-    #: loaded lazily as "module:function" so that listing agents imports nothing heavy
-    check: str | None = None
-    #: "module:function" called as f(rules, name): raises ValueError or
-    #: NotImplementedError for rules the agent cannot play (RULES.md §6 presets)
-    rules_check: str | None = None
-    #: the factory takes any option (`**kwargs`), typed as `_literal` reads it
-    any_params: bool = False
-    #: (lowest, highest) value of a numeric parameter, checked when the spec is parsed;
-    #: a parameter not listed takes `_DEFAULT_BOUNDS` (the entry's own check narrows it)
-    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-
 #: Bounds of a declared numeric parameter no entry lists: an int32 (what the compiled
 #: search kernels hold), a float of at most a million either way. NaN and infinities
-#: never pass, nor does a NaN or infinite option of an undeclared type (`_literal`).
+#: never pass, nor does a NaN or infinite option of an undeclared type (`literal`).
 _DEFAULT_BOUNDS: dict[type, tuple[float, float]] = {
     int: (-(2**31), 2**31 - 1),
     float: (-1e6, 1e6),
 }
 _HOUR_MS = 3_600_000.0
-
-
-#: entries of the plugins, files and modules imported so far in this process
-_LOADED: dict[str, AgentEntry] = {}
 
 
 def _lazy(target: str) -> Callable[..., Any]:
@@ -265,8 +250,8 @@ def _convert(name: str, key: str, raw: str, kind: Any, entry: AgentEntry | None 
     """The value of parameter `key` from its text: a bool, an int or a finite float within
     the entry's `bounds` (NaN, infinities and numbers beyond the bounds are refused, so
     that no agent is built with a value it would overflow or loop on), else the text."""
-    if kind is _literal:
-        value = _literal(raw)
+    if kind is literal:
+        value = literal(raw)
         if isinstance(value, float) and not math.isfinite(value):
             raise AgentSpecError(f"agent {name!r}: parameter {key}={raw!r} is not finite")
         return value
@@ -292,216 +277,14 @@ def _convert(name: str, key: str, raw: str, kind: Any, entry: AgentEntry | None 
     return value
 
 
-# ----------------------------------------------------------------------------- plugins
-@functools.cache
-def _plugin_points() -> dict[str, importlib.metadata.EntryPoint]:
-    """The installed packages' agents: entry points of `PLUGIN_GROUP`, by name (a
-    registered name wins over a plugin of the same name)."""
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP)}
-
-
 def plugin_names() -> list[str]:
     """The names installed packages declare in `PLUGIN_GROUP` (nothing is imported)."""
-    return sorted(set(_plugin_points()) - set(REGISTRY))
+    return sorted(set(plugin_points()) - set(REGISTRY))
 
 
 def known_names() -> list[str]:
     """Every agent name a spec may start with: the registry's and the plugins'."""
-    return sorted({*REGISTRY, *_plugin_points()})
-
-
-def _plugin_entry(name: str) -> AgentEntry:
-    if name not in _LOADED:
-        ep = _plugin_points()[name]
-        dist = getattr(ep, "dist", None)
-        owner = f"package {dist.name!r}" if dist is not None else "an installed package"
-        try:
-            obj = ep.load()
-        except Exception as exc:
-            raise AgentImportError(
-                f"agent {name!r} (entry point {ep.value!r} of {owner}) cannot be loaded: "
-                f"{_reason(exc)}; reinstall that package, or fix its entry point"
-            ) from None
-        _LOADED[name] = _entry_for(obj, f"plugin {name!r} ({ep.value})")
-    return _LOADED[name]
-
-
-# ----------------------------------------------------------------------------- import specs
-def _reason(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
-
-
-def _missing_hint(exc: BaseException) -> str:
-    if isinstance(exc, ModuleNotFoundError) and exc.name:
-        return (
-            f"; install the package that provides {exc.name!r}, or add the folder that "
-            "holds it to PYTHONPATH"
-        )
-    return ""
-
-
-def is_file_target(name: str) -> bool:
-    """Does a spec's first part name a Python file (`path/to/file.py`, `./x`)?"""
-    return name.endswith(".py") or "/" in name or os.sep in name
-
-
-def _load_file(path: str) -> ModuleType:
-    """Import the file at `path` (absolute) once per process, under a name of its own; its
-    folder goes on the end of sys.path, so that it can import the files beside it."""
-    modname = "spades_agent_file_" + hashlib.sha1(path.encode()).hexdigest()[:12]
-    if modname in sys.modules:
-        return sys.modules[modname]
-    if not Path(path).is_file():
-        raise AgentImportError(
-            f"agent file {path!r} does not exist (moved, renamed or deleted?); put it back, "
-            "or give the path of the .py file that defines the agent: path/to/file.py:Class"
-        )
-    folder = str(Path(path).parent)
-    if folder not in sys.path:
-        sys.path.append(folder)
-    spec = importlib.util.spec_from_file_location(modname, path)
-    if spec is None or spec.loader is None:
-        raise AgentImportError(f"agent file {path!r} is not a Python file Python can import")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = module  # dataclasses and pickle look the module up while it runs
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[modname]
-        raise AgentImportError(
-            f"agent file {path!r} failed to import ({_reason(exc)}){_missing_hint(exc)}"
-        ) from None
-    return module
-
-
-def _load_module(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
-            lead = (
-                f"agent module {name!r} cannot be imported (no module named {exc.name!r})"
-                if "." in name
-                else f"unknown agent {name!r}: no registered agent or plugin of that name, "
-                "and no importable module"
-            )
-            raise AgentImportError(
-                f"{lead}; install the package that provides it or add the folder that holds "
-                "it to PYTHONPATH, or name the file: path/to/file.py:Class (known agents: "
-                f"{', '.join(known_names())})"
-            ) from None
-        raise AgentImportError(
-            f"agent module {name!r} failed to import ({_reason(exc)}){_missing_hint(exc)}"
-        ) from None
-    except Exception as exc:
-        raise AgentImportError(f"agent module {name!r} failed to import ({_reason(exc)})") from None
-
-
-def _is_agent_object(obj: Any) -> bool:
-    return not isinstance(obj, type) and callable(getattr(obj, "act", None))
-
-
-def _attribute(module: ModuleType, attr: str, where: str) -> Any:
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            found = sorted(
-                n
-                for n, v in vars(module).items()
-                if not n.startswith("_")
-                and (_is_agent_object(v) or (isinstance(v, type) and hasattr(v, "act")))
-                and getattr(v, "__module__", module.__name__) == module.__name__
-            )
-            raise AgentImportError(
-                f"{where} defines no {attr!r} (renamed?); the agents it defines: "
-                f"{', '.join(found) or 'none'}"
-            )
-        obj = getattr(obj, part)
-    return obj
-
-
-_SIMPLE = {"int": int, "float": float, "bool": bool, "str": str}
-
-
-def _literal(raw: str) -> Any:
-    """An option of an undeclared type: true/false, a whole number, a number, or text."""
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for kind in (int, float):
-        try:
-            return kind(raw)
-        except ValueError:
-            pass
-    return raw
-
-
-def _signature(obj: Any) -> tuple[dict[str, Any], bool, bool, str | None]:
-    """A factory's options from its signature: {name: type}, whether it takes any keyword
-    (**kwargs), whether it takes `seed`, and its one required option (positional)."""
-    try:
-        sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return {}, True, True, None
-    try:
-        hints = typing.get_type_hints(obj.__init__ if isinstance(obj, type) else obj)
-    except Exception:  # an annotation that does not evaluate: fall back on the defaults
-        hints = {}
-    params: dict[str, Any] = {}
-    any_kw = takes_seed = False
-    required: list[str] = []
-    for p in sig.parameters.values():
-        if p.kind is p.VAR_KEYWORD:
-            any_kw = True
-        elif p.kind is p.VAR_POSITIONAL or p.name == "self":
-            continue
-        elif p.name == "seed":
-            takes_seed = True
-        else:
-            kind = hints.get(p.name, p.annotation)
-            if isinstance(kind, str):
-                kind = _SIMPLE.get(kind.split("|")[0].strip())
-            if kind not in (int, float, bool, str):
-                default = type(p.default)
-                kind = default if default in (int, float, bool, str) else _literal
-            params[p.name] = kind
-            if p.default is p.empty:
-                required.append(p.name)
-    return params, any_kw, takes_seed or any_kw, required[0] if len(required) == 1 else None
-
-
-def _entry_for(obj: Any, where: str) -> AgentEntry:
-    """An imported object as a registry entry: an `AgentEntry`, an agent class or factory
-    (called with the seed and the spec's options), or an agent object (copied and
-    reseeded for each use; it takes no options)."""
-    if isinstance(obj, AgentEntry):
-        return obj
-    if _is_agent_object(obj):
-
-        def copy_of(seed: int | None = None) -> Any:
-            agent = copy.copy(obj)
-            if isinstance(agent, BaseAgent):
-                agent.seed, agent.rng = seed, np.random.default_rng(seed)
-            return agent
-
-        return AgentEntry(copy_of, {}, _doc(obj))
-    if isinstance(obj, type) and not callable(getattr(obj, "act", None)):
-        raise AgentSpecError(f"{where} is a class without act(view, obs, mask): not an agent")
-    if not callable(obj):
-        raise AgentSpecError(
-            f"{where} is a {type(obj).__name__}, not an agent class, factory or agent object"
-        )
-    params, any_kw, takes_seed, positional = _signature(obj)
-
-    def build(seed: int | None = None, **kw: Any) -> Any:
-        return obj(seed=seed, **kw) if takes_seed else obj(**kw)
-
-    return AgentEntry(build, params, _doc(obj), positional, any_params=any_kw)
-
-
-def _doc(obj: Any) -> str:
-    return (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+    return sorted({*REGISTRY, *plugin_points()})
 
 
 # ----------------------------------------------------------------------------- specs
@@ -556,7 +339,7 @@ def split_spec(spec: str) -> ParsedSpec:
                 f"agent {text!r}: name the agent in the file: {name}:Class (or :factory)"
             )
         return ParsedSpec(label, f"{name}:{attr}", options, "file")
-    if name in _plugin_points():
+    if name in plugin_points():
         return ParsedSpec(label, name, rest, "plugin")
     attr, _, options = rest.partition(":")
     if attr and attr.replace(".", "_").isidentifier() and name.replace(".", "_").isidentifier():
@@ -587,18 +370,7 @@ def display_name(spec: str) -> str:
 def _entry(parsed: ParsedSpec) -> AgentEntry:
     if parsed.kind == "registry":
         return REGISTRY[parsed.target]
-    if parsed.kind == "plugin":
-        return _plugin_entry(parsed.target)
-    key = parsed.kind + ":" + parsed.target
-    if key not in _LOADED:
-        where, _, attr = parsed.target.rpartition(":")
-        if parsed.kind == "file":
-            path = os.path.abspath(os.path.expanduser(where))
-            module, where = _load_file(path), f"agent file {path!r}"
-        else:
-            module, where = _load_module(where), f"agent module {where!r}"
-        _LOADED[key] = _entry_for(_attribute(module, attr, where), f"{where}: {attr!r}")
-    return _LOADED[key]
+    return load_entry(parsed.kind, parsed.target, known_names)
 
 
 def split_specs(text: str) -> tuple[str, ...]:
@@ -637,7 +409,7 @@ def _starts_agent(previous: str, key: str, value: str) -> bool:
     value = value.strip()
     if ":" in value or is_file_target(value):
         return True
-    return value in REGISTRY or value in _plugin_points()
+    return value in REGISTRY or value in plugin_points()
 
 
 def resolve(spec: str) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
@@ -658,7 +430,7 @@ def resolve(spec: str) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
             raise AgentSpecError(f"agent {name!r}: write parameters as {key}=VALUE")
         if key in params:
             raise AgentSpecError(f"agent {name!r}: parameter {key} is given twice; give it once")
-        params[key] = _convert(name, key, raw, entry.params.get(key, _literal), entry)
+        params[key] = _convert(name, key, raw, entry.params.get(key, literal), entry)
     if entry.check is not None:
         try:
             _lazy(entry.check)(params)

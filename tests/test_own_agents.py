@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 from cli_helpers import REPO, one_line_error, spades
 
-from agents import from_function, from_module, registry
+from agents import from_function, from_module
+from agents.adapters import sources
 from agents.registry import AgentSpecError, make_agent, split_specs
 from experiments.cli.app import main
 from experiments.tournament.results_log import TIMING_FIELDS, read_rows
@@ -158,12 +159,12 @@ def test_resume_after_kill_9_with_a_file_agent_and_a_plugin_equals_an_uninterrup
     resumed = spades("tournament", "--resume", "--out", str(killed), "--workers", "1", env=env)
     assert resumed.returncode == 0, resumed.stderr
     monkeypatch.syspath_prepend(str(plugin_site))  # the plugin, installed in this process
-    registry._plugin_points.cache_clear()
+    sources.plugin_points.cache_clear()
     ref = tmp_path / "ref"
     try:
         assert main(["tournament", *args, "--workers", "1", "--out", str(ref)]) == 0
     finally:
-        registry._plugin_points.cache_clear()
+        sources.plugin_points.cache_clear()
     capsys.readouterr()
     assert rows_without_timing(killed) == rows_without_timing(ref)
     assert len(rows_without_timing(ref)) == 160
