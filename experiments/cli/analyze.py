@@ -15,9 +15,9 @@ import argparse
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from experiments.cli.progress import counting_bar
 from experiments.cli.tournament import whole_number
 from experiments.tournament.bid_stats import GROUPINGS
 
@@ -105,13 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if not out.is_terminal:
         out = Console(width=200)  # a pipe or file: do not squeeze the tables
     err = Console(stderr=True)
-    progress = Progress(
-        TextColumn("double dummy"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-    )
+    progress = counting_bar(err, "double dummy")
     tasks: list = []
 
     def on_solve(done: int, todo: int) -> None:

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
+from experiments.cli.progress import counting_bar
 from experiments.cli.tournament import whole_number
 from experiments.tournament import protocol
 from experiments.tournament.config import TournamentError
@@ -127,14 +128,7 @@ def run(args: argparse.Namespace) -> int:
         raise TournamentError(f"--out {str(out_file)!r} is a folder; give a .json file")
     root = _folder(args)
     err = Console(stderr=True)
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=args.no_progress,
-    )
+    progress = counting_bar(err, disable=args.no_progress)
     try:
         with progress:
             result = protocol.run_evaluation(

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agents.registry import AgentSpecError, parse_spec, split_specs
+from experiments.cli.progress import counting_bar
 from experiments.cli.values import deal_count, seed_number, whole_number
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import MODES, RunContext, TournamentConfig, TournamentError
@@ -213,14 +213,7 @@ def _play(args: argparse.Namespace, run_dir: Path, ctx: RunContext, err: Console
         f"tournament {ctx.tournament}: {', '.join(cfg.labels)}; {cfg.deals} duplicate deals, "
         f"{cfg.mode} mode, {len(cfg.pairs)} pair(s); run folder {run_dir}"
     )
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=args.no_progress,
-    ) as progress:
+    with counting_bar(err, disable=args.no_progress) as progress:
         task = progress.add_task("deals x pairs", total=total, completed=done)
         play_units(
             run_dir,
