@@ -1,6 +1,7 @@
 """Tables of the docs generated from the code at build time (docs/conf.py calls
-`write_all`): the observation blocks of every preset, from `spades_env.core.layout`, and
-the agent registry, from `agents.registry`. tests/test_docs.py checks the pages include them."""
+`write_all`): the observation blocks of every preset, from `spades_env.core.layout`, the
+agent registry, from `agents.registry`, and the version history of `spades_v0`, from
+`spades_env.spades_v0.VERSION_HISTORY`. tests/test_docs.py checks the pages include them."""
 
 from __future__ import annotations
 
@@ -56,12 +57,20 @@ def agents_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def spades_v0_versions() -> str:
+    """The version history of `spades_v0`, the list its module docstring ends with."""
+    from spades_env.spades_v0 import version_history
+
+    return version_history()
+
+
 def tables() -> dict[str, str]:
     from spades_env.rules import PRESETS
 
     out = {f"obs_{p}.md": obs_table(p) for p in PRESETS}
     out["obs_sizes.md"] = preset_sizes()
     out["agents.md"] = agents_table()
+    out["spades_v0_versions.md"] = spades_v0_versions()
     return out
 
 

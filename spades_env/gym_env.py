@@ -75,19 +75,19 @@ from spades_env.env_core import (
 )
 from spades_env.obs_bits import encode_bits
 from spades_env.observation import seat_view
-from spades_env.render import render_record, render_state
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
-from spades_env.table_image import Window, table_image
+from spades_env.table_image import TableRender, Window
 
 
-class SpadesEnv(gym.Env[npt.NDArray, np.int64]):
+class SpadesEnv(TableRender, gym.Env[npt.NDArray, np.int64]):
     """One learner seat (or partnership) against opponent agents; see the module doc."""
 
     metadata: ClassVar[dict[str, Any]] = {
         "render_modes": ["ansi", "human", "rgb_array"],
         "render_fps": 2,
     }
+    window_title = "Spades (spades_env/Spades-v0)"
 
     def __init__(
         self,
@@ -101,10 +101,7 @@ class SpadesEnv(gym.Env[npt.NDArray, np.int64]):
         render_mode: str | None = None,
         obs_format: str = "int16",
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of ansi, human, rgb_array or None; got {render_mode!r}"
-            )
+        self.render_mode = self._checked_render_mode(render_mode)
         self.rules = env_rules(rules)  # a Rules value or a preset name
         self.seats = learner_seats(seats, self.rules)
         self.team = self.seats[0] % self.rules.num_teams
@@ -113,7 +110,6 @@ class SpadesEnv(gym.Env[npt.NDArray, np.int64]):
         self.zero_sum = bool(zero_sum)
         self.hand_limit = check_hand_limit(hand_limit)
         self.illegal_reward = check_reward(illegal_reward)
-        self.render_mode = render_mode
         self.observation_space = obs_format_space(self.rules, obs_format)
         self.obs_format = obs_format
         self.action_space = action_space()
@@ -230,31 +226,6 @@ class SpadesEnv(gym.Env[npt.NDArray, np.int64]):
         info["action_mask"] = self.action_masks().astype(np.int8)
         return info
 
-    def render(self) -> str | npt.NDArray[np.uint8] | None:
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; use ansi, human or rgb_array")
-            return None
-        game = self._require_game()
-        if self.render_mode == "ansi":
-            parts = [] if self._last_record is None else [render_record(self._last_record)]
-            parts.append(render_state(game.state))
-            return "\n".join(parts)
-        # The learner's view: its own seats' hands face up, the opponents' face down.
-        frame = table_image(game.state, visible=self.seats, last_record=self._last_record)
-        if self.render_mode == "rgb_array":
-            return frame
-        if self._window is None:
-            self._window = Window("Spades (spades_env/Spades-v0)")
-        self._window.show(frame)
-        return None
-
-    def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
-        super().close()
-
-    def _require_game(self) -> SingleGame:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game
+    def _face_up(self) -> tuple[int, ...]:
+        """The learner's view: its own seats' hands face up, the opponents' face down."""
+        return self.seats

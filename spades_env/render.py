@@ -24,8 +24,9 @@ def _bid_str(bid: int, blind: bool) -> str:
     return str(bid)
 
 
-def _trump_str(state: State, g: int) -> str:
-    """RULES.md §3 spades broken or not; §6 auction: the named trump (or not yet named)."""
+def trump_text(state: State, g: int) -> str:
+    """RULES.md §3 spades broken or not; §6 auction: the named trump (or not yet named).
+    The text render and the table picture (table_image.py) both show it."""
     trump = int(state.trump[g])
     broken = "broken" if state.broken[g] else "not broken"
     if state.rules.trump == "spades":
@@ -43,7 +44,7 @@ def render_state(
     rules = state.rules
     lines = [
         f"hand {int(state.hand_no[g]) + 1}, dealer {seat_name(int(state.dealer[g]))}, "
-        f"phase {PHASE_NAMES[int(state.phase[g])]}, {_trump_str(state, g)}"
+        f"phase {PHASE_NAMES[int(state.phase[g])]}, {trump_text(state, g)}"
     ]
     for s in range(rules.num_players):
         marker = ">" if s == state.to_act[g] and state.phase[g] != 4 else " "

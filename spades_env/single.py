@@ -240,5 +240,5 @@ def _field(name: str, scalar: bool) -> property:
     return property(get, put, doc=f"`State.{name}` of this game")
 
 
-for _name, _, _width in FIELDS:
-    setattr(SingleGame, _name, _field(_name, _width == "1"))
+for _f in FIELDS:
+    setattr(SingleGame, _f.name, _field(_f.name, _f.width == "1"))

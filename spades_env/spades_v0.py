@@ -124,26 +124,16 @@ played (``.state`` turns it into an engine ``State``).
 
 Version history
 ---------------
-- v0: initial release (observation encoding version 1).
-- v0, encoding version 2: every RULES.md §6 preset but two_player and auction; as many
-  agents as `rules.num_players`.
-- v0, encoding version 3: two_player (2 agents, the draw phase); actions grow to
-  Discrete(76) with keep / discard.
-- v0, encoding version 4: auction (the highest bidder names trump); actions grow to
-  Discrete(80) with the four trump suits; the standard observation is unchanged.
-- v0, encoding version 4: ``render_mode="rgb_array"`` and a picture in ``"human"``;
-  ``metadata["is_parallelizable"]`` is False (turn-based); observations unchanged.
-- v0, encoding version 4: the final observations of a hand episode show the finished
-  hand in the done phase (before, the next deal, dealt and never played).
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from gymnasium import logger, spaces
+from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
@@ -168,12 +158,54 @@ from spades_env.env_core import (
     team_reward,
 )
 from spades_env.observation import SeatView, seat_view
-from spades_env.render import render_record, render_state
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
-from spades_env.table_image import Window, table_image
+from spades_env.table_image import TableRender, Window
 
 __all__ = ["env", "parallel_env", "raw_env"]
+
+#: What changed in spades_v0, oldest first: (version, change). The module docstring's
+#: "Version history" and the docs page's (docs/environments/spades_v0.md, through
+#: docs/_tables.py) are both made from it (`version_history`).
+VERSION_HISTORY: tuple[tuple[str, str], ...] = (
+    ("v0", "initial release (observation encoding version 1)."),
+    (
+        "v0, encoding version 2",
+        "every RULES.md §6 preset but two_player and auction; as many agents as "
+        "``rules.num_players``.",
+    ),
+    (
+        "v0, encoding version 3",
+        "two_player (2 agents, the draw phase); actions grow to ``Discrete(76)`` with keep / "
+        "discard.",
+    ),
+    (
+        "v0, encoding version 4",
+        "auction (the highest bidder names trump); actions grow to ``Discrete(80)`` with the "
+        "four trump suits; the standard observation is unchanged.",
+    ),
+    (
+        "v0, encoding version 4",
+        '``render_mode="rgb_array"`` and a picture in ``"human"``; '
+        '``metadata["is_parallelizable"]`` is False (turn-based); observations unchanged.',
+    ),
+    (
+        "v0, encoding version 4",
+        "the final observations of a hand episode show the finished hand in the done phase "
+        "(before, the next deal, dealt and never played).",
+    ),
+)
+
+
+def version_history() -> str:
+    """`VERSION_HISTORY` as a bulleted list, one item a version (valid reStructuredText
+    and Markdown alike: code is in double backticks)."""
+    items = (f"- {version}: {change}" for version, change in VERSION_HISTORY)
+    return "".join(textwrap.fill(item, 88, subsequent_indent="  ") + "\n" for item in items)
+
+
+if __doc__ is not None:  # None under python -OO
+    __doc__ += version_history()
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -213,7 +245,7 @@ _SHARED = frozenset(
 )  # fmt: skip
 
 
-class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
+class raw_env(TableRender, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
     """Spades, one decision per `step`, over the single-game engine."""
 
     # The wrappers of `env()`, which see the `_SHARED` attributes in their own __dict__.
@@ -227,6 +259,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
         "is_parallelizable": False,
         "render_fps": 2,
     }
+    window_title = "Spades (spades_v0)"
 
     def __init__(
         self,
@@ -238,15 +271,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
     ) -> None:
         EzPickle.__init__(self, rules, episode, zero_sum, hand_limit, render_mode)
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of ansi, human, rgb_array or None; got {render_mode!r}"
-            )
+        self.render_mode = self._checked_render_mode(render_mode)
         self.rules = env_rules(rules)  # a Rules value or a preset name
         self.episode = check_episode(episode)
         self.zero_sum = bool(zero_sum)
         self.hand_limit = check_hand_limit(hand_limit)
-        self.render_mode = render_mode
         p = self.rules.num_players
         self.possible_agents = [f"player_{s}" for s in range(p)]
         self.agents = self.possible_agents[:]
@@ -410,37 +439,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming)
             self._over = True
 
     # ------------------------------------------------------------------ render
-    def render(self) -> str | npt.NDArray[np.uint8] | None:
-        if self.render_mode is None:
-            logger.warn("render() called without a render_mode; use ansi, human or rgb_array")
-            return None
-        if self.render_mode == "ansi":
-            return self._text()
-        frame = self._image()
-        if self.render_mode == "rgb_array":
-            return frame
-        if self._window is None:
-            self._window = Window("Spades (spades_v0)")
-        self._window.show(frame)
-        return None
-
     def _text(self) -> str:
         if self.game is None:
             return "(call reset() first)"
-        parts = [] if self._last_record is None else [render_record(self._last_record)]
-        parts.append(render_state(self.game.state))
-        return "\n".join(parts)
-
-    def _image(self) -> npt.NDArray[np.uint8]:
-        """Every hand face up, as a spectator at the table sees them (and as `ansi` shows)."""
-        return table_image(self._require_game().state, last_record=self._last_record)
-
-    def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
-
-    def _require_game(self) -> SingleGame:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game
+        return super()._text()

@@ -16,6 +16,7 @@ whatever the rules. Assigning a field (`state.phase = ...`) writes into the buff
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -41,51 +42,33 @@ from spades_env.rules import MAX_POSITION_BAGS, MAX_POSITION_SCORE, Rules
 
 U64 = npt.NDArray[np.uint64]
 I8 = npt.NDArray[np.int8]
-I16 = npt.NDArray[np.int16]
-I32 = npt.NDArray[np.int32]
-B8 = npt.NDArray[np.bool_]
 
 
-@dataclass
+def _fields_from_spec(cls: type) -> type:
+    """`cls` as a dataclass of `rules` and one array per `FIELDS` entry (core/spec.py, the
+    one place a field's name, dtype, width and meaning are written), in that order, with
+    the fields listed in its docstring."""
+    cls.__annotations__ = {
+        "rules": Rules,
+        **{f.name: npt.NDArray[f.dtype] for f in FIELDS},
+    }
+    lines = [
+        f"- ``{f.name}`` ({'(B,)' if f.width == '1' else f'(B, {f.width})'} "
+        f"{np.dtype(f.dtype).name}): {f.meaning}"
+        for f in FIELDS
+    ]
+    cls.__doc__ = "\n".join([inspect.cleandoc(cls.__doc__ or ""), "", *lines, ""])
+    return dataclass(cls)
+
+
+@_fields_from_spec
 class State:
-    """A batch of Spades games. `step` updates it in place; `copy()` branches it."""
+    """A batch of Spades games. `step` updates it in place; `copy()` branches it.
 
-    rules: Rules
-    seed: U64  # (B,) uint64 per-game deal key: deal of hand h = f(seed, h)
-    hand_no: I32  # (B,) int32 hands completed in this game
-    dealer: I8  # (B,) int8 seat of the dealer (RULES.md §1)
-    phase: I8  # (B,) int8 BLIND / BID / EXCHANGE / PLAY / DONE / DRAW
-    to_act: I8  # (B,) int8 seat whose decision it is
-    deal: U64  # (B, P) uint64 hands as dealt this hand
-    hands: U64  # (B, P) uint64 hands now (after any exchange), played cards included
-    played: U64  # (B,) uint64 every card played this hand
-    legal: U64  # (B,) uint64 legal cards of `to_act` in PLAY/EXCHANGE (cache kept by step)
-    bids: I8  # (B, P) int8 bid per seat, 0 = nil, -1 = not bid yet
-    blind: B8  # (B, P) bool the nil was bid blind (RULES.md §2)
-    num_bids: I8  # (B,) int8 bids made this hand
-    passing: U64  # (B, P) uint64 cards chosen to pass in the exchange (RULES.md §2)
-    trick: I8  # (B, P) int8 card each seat played to the current trick, -1 = none
-    leader: I8  # (B,) int8 seat that led the current trick
-    trick_size: I8  # (B,) int8 cards in the current trick
-    lead_suit: I8  # (B,) int8 suit led in the current trick (-1 before the lead)
-    tricks_played: I8  # (B,) int8 completed tricks this hand
-    tricks_won: I8  # (B, P) int8 tricks taken per seat this hand
-    broken: B8  # (B,) bool trumps (spades unless named) broken (RULES.md §3)
-    voids: npt.NDArray[np.uint8]  # (B, P) uint8 bit s: seat has shown it holds no suit s
-    card_seat: I8  # (B, C) int8 seat that played each card this hand, -1 = unplayed
-    card_trick: I8  # (B, C) int8 trick (0-based) each card was played in, -1 = unplayed
-    scores: I32  # (B, T) int32 cumulative score per team (RULES.md §4)
-    bags: I32  # (B, T) int32 bag counter per team, below bag_limit after penalties
-    winner: I8  # (B,) int8 winning team once DONE, else -1 (RULES.md §5)
-    history: I16  # (B, H) int16 actions of this hand in order, -1 padded
-    history_len: I16  # (B,) int16 actions taken this hand
-    # RULES.md §6 two_player (spades_env/draw.py); unused (-1 / 0) by the other presets:
-    stock: I8  # (B, C) int8 the shuffled stock, top card first, -1 padded
-    stock_pos: I8  # (B,) int8 index in `stock` of the card on top now
-    seen: U64  # (B, P) uint64 cards each seat looked at and discarded in the draw
-    # RULES.md §3 / §6 auction (spades_env/auction.py): the trump suit of this hand;
-    # SPADES in every game whose rules have trump="spades", -1 until named in auction.
-    trump: I8  # (B,) int8
+    Fields: ``rules`` (the `Rules` of every game of the batch), then one array per entry
+    of `core.spec.FIELDS`, first axis the batch (B games, P seats, T teams, C card slots,
+    H the longest action history of a hand):
+    """
 
     def __post_init__(self) -> None:
         """Pack the given arrays into one buffer (see the module doc)."""
@@ -137,7 +120,7 @@ class State:
 
 
 _FIELD_SET = frozenset(FIELD_NAMES)
-_SCALAR = frozenset(name for name, _, width in FIELDS if width == "1")
+_SCALAR = frozenset(f.name for f in FIELDS if f.width == "1")
 
 
 def _bind(state: State, rules: Rules, buffer: npt.NDArray[np.uint8]) -> None:

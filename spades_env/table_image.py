@@ -4,7 +4,8 @@
 Pillow: every seat's hand around the table (face down where the observer cannot see
 it), its bid and tricks won, the cards of the trick in the middle, the dealer, the
 phase, the trump, the scores and bags, and the result of the hand that just ended.
-``Window`` shows such images in a pygame window (``render_mode="human"``).
+``Window`` shows such images in a pygame window (``render_mode="human"``), and
+``TableRender`` gives the single-game envs (``gym_env``, ``spades_v0``) their render modes.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import math
 from collections.abc import Collection, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
+from gymnasium import logger
 from PIL import Image, ImageDraw, ImageFont
 
 from spades_env.cards import (
@@ -32,7 +34,11 @@ from spades_env.cards import (
     mask_to_cards,
 )
 from spades_env.engine import seat_name
+from spades_env.render import render_record, render_state, trump_text
 from spades_env.state import DONE, PHASE_NAMES, State, one_index
+
+if TYPE_CHECKING:
+    from spades_env.single import SingleGame
 
 WIDTH, HEIGHT = 960, 720
 CARD_W, CARD_H = 46, 66
@@ -152,16 +158,6 @@ def _draw_trick(image: Image.Image, state: State, g: int) -> None:
         _draw_card(image, x, y, card)
 
 
-def _trump_line(state: State, g: int) -> str:
-    trump = int(state.trump[g])
-    broken = "broken" if state.broken[g] else "not broken"
-    if state.rules.trump == "spades":
-        return f"spades {broken}"
-    if trump < 0:
-        return "trump not named yet"
-    return f"trump {SUIT_SYMBOLS[trump]} {SUIT_NAMES[trump]} ({broken})"
-
-
 def _draw_panel(
     draw: ImageDraw.ImageDraw, state: State, g: int, last: Mapping[str, Any] | None
 ) -> None:
@@ -169,7 +165,7 @@ def _draw_panel(
     rules = state.rules
     lines = [
         f"hand {int(state.hand_no[g]) + 1} · {PHASE_NAMES[int(state.phase[g])]}",
-        _trump_line(state, g),
+        trump_text(state, g),
     ]
     for team in range(rules.num_teams):
         seats = "/".join(
@@ -238,3 +234,64 @@ class Window:
 
     def close(self) -> None:
         self._pygame.display.quit()
+
+
+class TableRender:
+    """The render modes of an env over one `SingleGame` (`game`, None before `reset`):
+    ``ansi`` the record of the hand that just ended and the table as text (render.py),
+    ``rgb_array`` the table as a picture (`table_image`, the seats of `_face_up` face up),
+    ``human`` that picture in a `Window`. `close` closes the window."""
+
+    metadata: ClassVar[dict[str, Any]]
+    render_mode: str | None
+    game: SingleGame | None
+    _last_record: dict[str, Any] | None
+    _window: Window | None
+    #: the title of the ``human`` window
+    window_title: ClassVar[str] = "Spades"
+
+    def _checked_render_mode(self, render_mode: str | None) -> str | None:
+        """`render_mode` if it is one of the env's `metadata["render_modes"]` or None."""
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(
+                f"render_mode must be one of {', '.join(modes)} or None; got {render_mode!r}"
+            )
+        return render_mode
+
+    def _face_up(self) -> Collection[int] | None:
+        """The seats whose hands the picture shows face up (None: every seat)."""
+        return None
+
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
+        if self.render_mode is None:
+            logger.warn("render() called without a render_mode; use ansi, human or rgb_array")
+            return None
+        if self.render_mode == "ansi":
+            return self._text()
+        frame = table_image(
+            self._require_game().state, visible=self._face_up(), last_record=self._last_record
+        )
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._window is None:
+            self._window = Window(self.window_title)
+        self._window.show(frame)
+        return None
+
+    def _text(self) -> str:
+        game = self._require_game()
+        parts = [] if self._last_record is None else [render_record(self._last_record)]
+        parts.append(render_state(game.state))
+        return "\n".join(parts)
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        super().close()  # type: ignore[misc]  (the env class after this one)
+
+    def _require_game(self) -> SingleGame:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game

@@ -193,10 +193,25 @@ def _tricks_plus_one(row, start, tricks, at):
 
 
 @njit(cache=True, inline="always")
+def team_scores(r, i32, g, seat, cells, scores_at, bags_at):
+    """The scores and bags blocks of both encodings (this one and core/observe_bits.py):
+    `cells[scores_at + j]` the score (clipped to int16) and `cells[bags_at + j]` the bags
+    of the j-th team counted from `seat`'s own, own team first."""
+    t = r[R_T]
+    own = seat % t
+    for j in range(t):
+        team = own + j
+        if team >= t:
+            team -= t
+        cells[scores_at + j] = max(-32768, min(32767, i32[g, r[L_SCORES] + team]))
+        cells[bags_at + j] = i32[g, r[L_BAGS] + team]
+
+
+@njit(cache=True, inline="always")
 def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
     """Write the encoding of `seat` in game `g` into row `k` of `out` (every cell).
     `r` and `ob` are tuples (kernel.as_tuple, `offsets_tuple`): values in registers."""
-    p, t, c = r[R_P], r[R_T], NUM_CARDS
+    p, c = r[R_P], NUM_CARDS
     row = out[k]
     for j in range(row.size):
         row[j] = 0
@@ -222,14 +237,7 @@ def encode_one(r, ob, u64, i32, i8, g, seat, out, k):
     _bits(row, ob[O_PASSED], u64[g, r[L_PASSING] + seat])
     if phase >= PLAY:  # the exchange is over: what the partner passed
         _bits(row, ob[O_RECEIVED], u64[g, r[L_PASSING] + partner_of(seat, p)])
-    own = seat % t
-    for j in range(t):
-        team = own + j
-        if team >= t:  # own team first
-            team -= t
-        score = i32[g, r[L_SCORES] + team]
-        row[ob[O_SCORES] + j] = max(-32768, min(32767, score))
-        row[ob[O_BAGS] + j] = i32[g, r[L_BAGS] + team]
+    team_scores(r, i32, g, seat, row, ob[O_SCORES], ob[O_BAGS])
     row[ob[O_DEALER] + seat_rel(i8[g, r[L_DEALER]], seat, p)] = 1
     # no branch on where the trick stands (it differs game to game): without a lead the
     # cell written gets its own 0

@@ -17,10 +17,9 @@ from spades_env.core.borrow import borrow, stack_array
 from spades_env.core.compile import ensure_fresh
 from spades_env.core.kernel import DRAW, PLAY, as_tuple, row_views
 from spades_env.core.layout import NUM_KERNEL_KEYS
-from spades_env.core.observe import hand_hidden, low_bit
+from spades_env.core.observe import hand_hidden, low_bit, team_scores
 from spades_env.core.rules import partner_of, seat_after, seat_rel
 from spades_env.core.spec import (
-    L_BAGS,
     L_BIDS,
     L_BLIND,
     L_BROKEN,
@@ -33,7 +32,6 @@ from spades_env.core.spec import (
     L_PASSING,
     L_PHASE,
     L_PLAYED,
-    L_SCORES,
     L_SEED,
     L_SEEN,
     L_STOCK,
@@ -49,7 +47,6 @@ from spades_env.core.spec import (
     R_NAMED,
     R_OPEN_HANDS,
     R_P,
-    R_T,
 )
 from spades_env.core.tuples import fixed_tuple
 
@@ -124,7 +121,7 @@ def encode_bits_one(r, lay, u64, i32, i8, g, seat, w, memo):
     """Write the packed row of `seat` in game `g` into `w` ((words,) uint64); `memo` holds
     the game's trick planes (`trick_planes`). `r` and `lay` are tuples (kernel.as_tuple,
     `layout_tuple`). The cells are those of core/observe.py `encode_one`."""
-    p, t, c = r[R_P], r[R_T], NUM_CARDS
+    p, c = r[R_P], NUM_CARDS
     phase = i8[g, r[L_PHASE]]
     played = u64[g, r[L_PLAYED]]
     hidden = hand_hidden(r, i32, i8, g, seat)
@@ -188,13 +185,7 @@ def encode_bits_one(r, lay, u64, i32, i8, g, seat, w, memo):
     ints = w.view(np.int16)
     for rel in range(p):
         ints[lay[I_TRICKS_WON] + rel] = i8[g, r[L_TRICKS_WON] + seat_after(seat, rel, p)]
-    own = seat % t
-    for j in range(t):
-        team = own + j
-        if team >= t:  # own team first
-            team -= t
-        ints[lay[I_SCORES] + j] = max(-32768, min(32767, i32[g, r[L_SCORES] + team]))
-        ints[lay[I_BAGS] + j] = i32[g, r[L_BAGS] + team]
+    team_scores(r, i32, g, seat, ints, lay[I_SCORES], lay[I_BAGS])
     ints[lay[I_HAND_NO]] = i32[g, r[L_HAND_NO]]
     if r[R_DRAW]:
         pos = i8[g, r[L_STOCK_POS]]

@@ -8,56 +8,72 @@ plays every preset.
 
 The packed row: `State` keeps all of one game's fields in one row of a (B, ROW) uint8
 buffer; the fields are numpy views into it (state.py), and a kernel reads the same bytes
-through `buf.view(np.uint64)`, `.view(np.int32)`, ... at these offsets. `FIELDS` lists
-each field's name, dtype and width (`"1"`, `"P"` seats, `"T"` teams, `"C"` card slots,
-`"H"` history length); `ROW_ORDER` puts what a step touches first.
+through `buf.view(np.uint64)`, `.view(np.int32)`, ... at these offsets. `FIELDS` declares
+each field once: name, dtype, width (`"1"`, `"P"` seats, `"T"` teams, `"C"` card slots,
+`"H"` history length) and meaning; `ROW_ORDER` puts what a step touches first.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 
 from spades_env.cards import DECKS, NUM_CARDS, TWO_OF_CLUBS
 from spades_env.rules import Rules
 
-#: (name, dtype, width) of every State field, in State's order.
-FIELDS: tuple[tuple[str, type, str], ...] = (
-    ("seed", np.uint64, "1"),
-    ("hand_no", np.int32, "1"),
-    ("dealer", np.int8, "1"),
-    ("phase", np.int8, "1"),
-    ("to_act", np.int8, "1"),
-    ("deal", np.uint64, "P"),
-    ("hands", np.uint64, "P"),
-    ("played", np.uint64, "1"),
-    ("legal", np.uint64, "1"),
-    ("bids", np.int8, "P"),
-    ("blind", np.bool_, "P"),
-    ("num_bids", np.int8, "1"),
-    ("passing", np.uint64, "P"),
-    ("trick", np.int8, "P"),
-    ("leader", np.int8, "1"),
-    ("trick_size", np.int8, "1"),
-    ("lead_suit", np.int8, "1"),
-    ("tricks_played", np.int8, "1"),
-    ("tricks_won", np.int8, "P"),
-    ("broken", np.bool_, "1"),
-    ("voids", np.uint8, "P"),
-    ("card_seat", np.int8, "C"),
-    ("card_trick", np.int8, "C"),
-    ("scores", np.int32, "T"),
-    ("bags", np.int32, "T"),
-    ("winner", np.int8, "1"),
-    ("history", np.int16, "H"),
-    ("history_len", np.int16, "1"),
-    ("stock", np.int8, "C"),
-    ("stock_pos", np.int8, "1"),
-    ("seen", np.uint64, "P"),
-    ("trump", np.int8, "1"),
+
+class Field(NamedTuple):
+    """One `State` field: its name, dtype, width code and one-line meaning."""
+
+    name: str
+    dtype: type
+    width: str  # "1": shape (B,); "P", "T", "C", "H": shape (B, that many)
+    meaning: str
+
+
+#: Every State field, in State's order: the one place a field is declared. `State`
+#: (state.py) takes its attributes and its docstring from it, `layout` packs it into a row.
+FIELDS: tuple[Field, ...] = tuple(
+    Field(*f)
+    for f in (
+        ("seed", np.uint64, "1", "per-game deal key: deal of hand h = f(seed, h)"),
+        ("hand_no", np.int32, "1", "hands completed in this game"),
+        ("dealer", np.int8, "1", "seat of the dealer (RULES.md §1)"),
+        ("phase", np.int8, "1", "BLIND / BID / EXCHANGE / PLAY / DONE / DRAW / TRUMP"),
+        ("to_act", np.int8, "1", "seat whose decision it is"),
+        ("deal", np.uint64, "P", "hands as dealt this hand"),
+        ("hands", np.uint64, "P", "hands now (after any exchange), played cards included"),
+        ("played", np.uint64, "1", "every card played this hand"),
+        ("legal", np.uint64, "1", "legal cards of `to_act` in PLAY/EXCHANGE (cache kept by step)"),
+        ("bids", np.int8, "P", "bid per seat, 0 = nil, -1 = not bid yet"),
+        ("blind", np.bool_, "P", "the nil was bid blind (RULES.md §2)"),
+        ("num_bids", np.int8, "1", "bids made this hand"),
+        ("passing", np.uint64, "P", "cards chosen to pass in the exchange (RULES.md §2)"),
+        ("trick", np.int8, "P", "card each seat played to the current trick, -1 = none"),
+        ("leader", np.int8, "1", "seat that led the current trick"),
+        ("trick_size", np.int8, "1", "cards in the current trick"),
+        ("lead_suit", np.int8, "1", "suit led in the current trick (-1 before the lead)"),
+        ("tricks_played", np.int8, "1", "completed tricks this hand"),
+        ("tricks_won", np.int8, "P", "tricks taken per seat this hand"),
+        ("broken", np.bool_, "1", "trumps (spades unless named) broken (RULES.md §3)"),
+        ("voids", np.uint8, "P", "bit s: seat has shown it holds no suit s"),
+        ("card_seat", np.int8, "C", "seat that played each card this hand, -1 = unplayed"),
+        ("card_trick", np.int8, "C", "trick (0-based) each card was played in, -1 = unplayed"),
+        ("scores", np.int32, "T", "cumulative score per team (RULES.md §4)"),
+        ("bags", np.int32, "T", "bag counter per team, below bag_limit after penalties"),
+        ("winner", np.int8, "1", "winning team once DONE, else -1 (RULES.md §5)"),
+        ("history", np.int16, "H", "actions of this hand in order, -1 padded"),
+        ("history_len", np.int16, "1", "actions taken this hand"),
+        # RULES.md §6 two_player (draw.py); unused (-1 / 0) by the other presets:
+        ("stock", np.int8, "C", "two_player: the shuffled stock, top card first, -1 padded"),
+        ("stock_pos", np.int8, "1", "two_player: index in `stock` of the card on top now"),
+        ("seen", np.uint64, "P", "two_player: cards each seat looked at and discarded in the draw"),
+        ("trump", np.int8, "1", "trump suit: SPADES, or -1 until named (RULES.md §6 auction)"),
+    )
 )
-FIELD_NAMES = tuple(f[0] for f in FIELDS)
+FIELD_NAMES = tuple(f.name for f in FIELDS)
 
 # ---------------------------------------------------------------- rule parameters
 (
@@ -143,7 +159,7 @@ ROW_ORDER = (
 def layout(rules: Rules) -> tuple[int, tuple[tuple[str, type, int, int], ...]]:
     """(row bytes, ((name, dtype, byte offset, width), ...)) of the packed State row, in
     `FIELDS` order; every field is aligned to its dtype."""
-    kinds = {name: (dtype, code) for name, dtype, code in FIELDS}
+    kinds = {f.name: (f.dtype, f.width) for f in FIELDS}
     placed, offset = {}, 0
     for name in ROW_ORDER:
         dtype, code = kinds[name]
