@@ -53,3 +53,13 @@ def local_ray():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory) -> Path:
+    """A finished 4-deal tournament, random against the heuristic, shared by every module of
+    a session (or of an xdist worker) that only reads it: copy it before changing it."""
+    from cli_helpers import finished_run  # here: after the test home above is in place
+
+    args = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--workers", "1"]
+    return finished_run(tmp_path_factory.mktemp("small") / "run", *args, "--no-progress")

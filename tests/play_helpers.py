@@ -2,11 +2,13 @@
 
 `Driver` runs `python -m experiments.cli play` with stdin not a terminal (scripted mode:
 one answer per line) and reads its output up to each prompt; `play_out` answers every
-prompt with one of the choices it lists.
+prompt with one of the choices it lists; `assert_loaded_as_saved` compares a game with
+the one loaded from its save file.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import random
@@ -16,8 +18,13 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 from cli_helpers import ctrl_c_reaches_it
+
+if TYPE_CHECKING:
+    from experiments.play.session import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = re.compile(r" — legal: (.*)$")
@@ -113,3 +120,15 @@ def play_out(
         drv.send(rng.choice(legal))
         moves += 1
     return moves
+
+
+def assert_loaded_as_saved(a: Session, b: Session) -> None:
+    """`b`, loaded from `a`'s save file, is `a`'s game exactly: every field of the state
+    (the rules too), the last trick, and the bots' next move."""
+    sa, sb = a.game.state, b.game.state
+    for f in dataclasses.fields(sa):
+        va, vb = getattr(sa, f.name), getattr(sb, f.name)
+        assert np.array_equal(va, vb) if isinstance(va, np.ndarray) else va == vb, f.name
+    assert b.last_trick == a.last_trick
+    if not a.human_to_act:  # the bots go on as they would have
+        assert b.bot_action() == a.bot_action()

@@ -5,16 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_helpers import spades
+from cli_helpers import dd_answers, spades
 
-from agents.dd.tables import DDCache, dd_key
 from experiments.bid_analysis import FIGURE_FILES
-from experiments.bid_analysis.double_dummy import AUTO_SOLVES, played_hands
+from experiments.bid_analysis.double_dummy import AUTO_SOLVES
 from experiments.cli.app import main
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.results_log import read_rows
 from experiments.tournament.runner import run_tournament
-from spades_env.rules import Rules
 
 
 @pytest.fixture(scope="module")
@@ -78,21 +76,10 @@ def test_bad_input_is_a_one_line_error(tmp_path, capsys, make, message):
     assert lines[0].startswith("spades analyze: error:")
 
 
-def plant_answers(run_dir: Path, path: Path) -> None:
-    """7 tricks for North-South in every hand of the log, in the cache at `path`."""
-    cache = DDCache(path)
-    answers = {}
-    for row in read_rows(run_dir):
-        hands, leader = played_hands(row["record"])
-        answers[dd_key(hands, leader, Rules.from_dict(row["rules"]))] = 7
-    cache.put(answers)
-    cache.close()
-
-
 def test_analyze_compares_with_double_dummy_by_default_from_the_cache(run_dir, tmp_path):
     # Answers planted in the cache: nothing to solve, so this checks the default path
     # without the solver's time per deal.
-    plant_answers(run_dir, tmp_path / "dd.sqlite")
+    dd_answers(run_dir, tmp_path / "dd.sqlite", 7)  # 7 tricks for North-South in every hand
     result = spades("analyze", str(run_dir), "--out", str(tmp_path), "--dd-cache",
                     str(tmp_path / "dd.sqlite"))  # fmt: skip
     assert result.returncode == 0, result.stderr

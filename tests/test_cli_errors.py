@@ -31,14 +31,6 @@ COMMANDS = (
 )
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("runs") / "r"
-    out = spades("tournament", *SMALL, "--workers", "1", "--out", str(path))
-    assert out.returncode == 0, out.stderr
-    return path
-
-
 # ----------------------------------------------------------------------------- commands
 def test_version():
     out = spades("--version")
@@ -154,10 +146,10 @@ def test_a_tampered_save_is_one_line(saved_game, tmp_path, change, words):
         assert word in line
 
 
-def test_analyze_out_at_a_file_is_one_line(run_dir, tmp_path):
+def test_analyze_out_at_a_file_is_one_line(small_run, tmp_path):
     target = tmp_path / "plots"
     target.write_text("mine")
-    line = one_line_error(spades("analyze", str(run_dir), "--out", str(target)))
+    line = one_line_error(spades("analyze", str(small_run), "--out", str(target)))
     assert "is a file" in line
 
 

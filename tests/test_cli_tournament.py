@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import spades
+from cli_helpers import kill_9, spades, start, wait_for_rows, without_timing
 
 from experiments.cli.app import main
-from experiments.tournament.results_log import TIMING_FIELDS, read_rows
+from experiments.tournament.results_log import read_rows
 
-REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]
 
 
 def rows_without_timing(run_dir: Path) -> list[dict]:
-    return [
-        {k: v for k, v in r.items() if k not in TIMING_FIELDS}
-        for r in read_rows(run_dir / "log.jsonl")
-    ]
+    return without_timing(read_rows(run_dir / "log.jsonl"))
 
 
 def test_tournament_writes_the_run_folder_and_prints_the_tables(tmp_path, capsys):
@@ -50,21 +41,9 @@ def test_rules_options_reach_the_log(tmp_path, capsys):
 def test_resume_after_kill_9_ends_with_the_rows_of_an_uninterrupted_run(tmp_path, capsys):
     args = ["--agents", "random,random", "--deals", "160", "--chunk", "1", "--no-progress"]
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "experiments.cli", "tournament", *args, "--out", str(killed)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its own process group: the kill takes the workers too
-    )
-    log = killed / "log.jsonl"
-    deadline = time.monotonic() + 120  # a guard against hanging, not a speed check
-    while not (log.exists() and log.stat().st_size > 20_000):
-        assert proc.poll() is None, "the tournament ended before it could be killed"
-        assert time.monotonic() < deadline, "the tournament wrote no rows"
-        time.sleep(0.002)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    proc = start("tournament", *args, "--out", str(killed), quiet=True)
+    wait_for_rows(proc, killed / "log.jsonl", 20_001)
+    kill_9(proc)  # the run's process group: the workers too
     assert len(read_rows(killed)) < 320, "the kill came too late to test resume"
 
     resumed = spades("tournament", "--resume", "--out", str(killed), "--no-progress")

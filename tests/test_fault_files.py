@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from cli_helpers import one_line_error, spades
+from cli_helpers import default_and_slow, one_line_error, report_outcomes, snapshot, spades
 
 from agents.learned.checkpoint import CheckpointError, save_checkpoint
 from training.bc_data import DatasetError, DatasetSpec, generate, load_dataset, shard_path
@@ -33,11 +33,7 @@ OUTCOMES: Counter[str] = Counter()
 @pytest.fixture(scope="module", autouse=True)
 def report(request):
     yield
-    if OUTCOMES:
-        line = ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.items()))
-        rep = request.config.pluginmanager.get_plugin("terminalreporter")
-        if rep is not None:
-            rep.write_line(f"\n{Path(__file__).name}: {sum(OUTCOMES.values())} cases: {line}")
+    report_outcomes(request, OUTCOMES, __file__)
 
 
 def flip(rng: random.Random, data: bytes, start: int = 0, stop: int | None = None) -> bytes:
@@ -88,14 +84,8 @@ def checkpoint_case(dmc_run: Path, tmp_path: Path, seed: int) -> None:
     OUTCOMES["checkpoint: resumed from the one before"] += 1
 
 
-@pytest.mark.parametrize("seed", range(1))
+@pytest.mark.parametrize("seed", default_and_slow(range(1), range(100, 106)))
 def test_a_damaged_last_checkpoint_resumes_from_the_one_before(dmc_run, tmp_path, seed):
-    checkpoint_case(dmc_run, tmp_path, seed)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 106))
-def test_many_damaged_last_checkpoints(dmc_run, tmp_path, seed):
     checkpoint_case(dmc_run, tmp_path, seed)
 
 
@@ -160,13 +150,13 @@ def dataset_case(dataset: Path, tmp_path: Path, seed: int) -> None:
     folder = tmp_path / "d"
     shutil.copytree(dataset, folder)
     kind = damage_dataset(rng, folder)
-    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    before = snapshot(folder)
     want = load_dataset(dataset)
     try:
         got = load_dataset(folder)
     except (DatasetError, ValueError) as exc:
         assert len(str(exc).splitlines()) == 1, (seed, kind, exc)
-        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+        assert snapshot(folder) == before
         OUTCOMES["dataset: refused"] += 1
         return
     # read without an error: then it must be the very same data (a flip in a spare byte)
@@ -177,14 +167,8 @@ def dataset_case(dataset: Path, tmp_path: Path, seed: int) -> None:
     OUTCOMES["dataset: read unchanged"] += 1
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", default_and_slow(range(4), range(100, 160)))
 def test_a_damaged_dataset_is_refused_in_one_line_or_read_unchanged(dataset, tmp_path, seed):
-    dataset_case(dataset, tmp_path, seed)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 160))
-def test_many_damaged_datasets(dataset, tmp_path, seed):
     dataset_case(dataset, tmp_path, seed)
 
 
@@ -266,14 +250,8 @@ def cache_case(dd_cache: tuple[Path, str], tmp_path: Path, seed: int) -> None:
     OUTCOMES["dd cache: refused"] += 1
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", default_and_slow(range(2), range(100, 140)))
 def test_a_damaged_dd_cache_is_refused_in_one_line_or_gives_the_same_tables(
     dd_cache, tmp_path, seed
 ):
-    cache_case(dd_cache, tmp_path, seed)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 140))
-def test_many_damaged_dd_caches(dd_cache, tmp_path, seed):
     cache_case(dd_cache, tmp_path, seed)

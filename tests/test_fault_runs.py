@@ -13,20 +13,27 @@ The default run tries a handful of cases; `-m slow` tries many. Each case's outc
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO, ctrl_c_reaches_it, one_line_error, spades
+from cli_helpers import (
+    default_and_slow,
+    finished_run,
+    kill_9,
+    one_line_error,
+    report_outcomes,
+    snapshot,
+    spades,
+    start,
+    without_timing,
+)
 
-from experiments.tournament.results_log import TIMING_FIELDS, read_rows
+from experiments.tournament.results_log import read_rows
 
 SMALL = ["--agents", "random,heuristic", "--deals", "6", "--chunk", "2", "--workers", "1"]
 FILES = ("log.jsonl", "deals.json", "config.json")
@@ -36,15 +43,11 @@ OUTCOMES: Counter[str] = Counter()
 @pytest.fixture(scope="module", autouse=True)
 def report(request):
     yield
-    if OUTCOMES:
-        line = ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.items()))
-        rep = request.config.pluginmanager.get_plugin("terminalreporter")
-        if rep is not None:
-            rep.write_line(f"\n{Path(__file__).name}: {sum(OUTCOMES.values())} cases: {line}")
+    report_outcomes(request, OUTCOMES, __file__)
 
 
 def rows_of(run_dir: Path) -> list[dict]:
-    rows = [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in read_rows(run_dir)]
+    rows = without_timing(read_rows(run_dir))
     return sorted(rows, key=lambda r: (r["unit"], r["deal"], r["side"], r["hand"]))
 
 
@@ -52,21 +55,14 @@ def summary_of(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
 
-def snapshot(run_dir: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(run_dir.iterdir()) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Path]:
     """A finished tournament and another one (rows, deals and config to splice in)."""
     base = tmp_path_factory.mktemp("faults")
-    out = {"run": base / "run", "other": base / "other"}
-    for name, seed in (("run", "3"), ("other", "4")):
-        done = spades(
-            "tournament", *SMALL, "--seed", seed, "--no-progress", "--out", str(out[name])
-        )
-        assert done.returncode == 0, done.stderr
-    return out
+    return {
+        name: finished_run(base / name, *SMALL, "--seed", seed, "--no-progress")
+        for name, seed in (("run", "3"), ("other", "4"))
+    }
 
 
 # ----------------------------------------------------------------------------- edits
@@ -136,14 +132,8 @@ def edit_case(runs: dict[str, Path], tmp_path: Path, seed: int) -> None:
     OUTCOMES[check_resume(run_dir, runs["run"], f"seed {seed}: " + "; ".join(done))] += 1
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", default_and_slow(range(4), range(100, 220)))
 def test_an_edited_run_folder_is_recovered_or_refused_untouched(runs, tmp_path, seed):
-    edit_case(runs, tmp_path, seed)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 220))
-def test_many_edited_run_folders(runs, tmp_path, seed):
     edit_case(runs, tmp_path, seed)
 
 
@@ -153,10 +143,8 @@ KILL = ["--agents", "random,random", "--deals", "30", "--chunk", "2", "--seed", 
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory) -> Path:
-    run_dir = tmp_path_factory.mktemp("whole") / "run"
-    out = spades("tournament", *KILL, "--workers", "2", "--no-progress", "--out", str(run_dir))
-    assert out.returncode == 0, out.stderr
-    return run_dir
+    return finished_run(tmp_path_factory.mktemp("whole") / "run", *KILL, "--workers", "2",
+                        "--no-progress")  # fmt: skip
 
 
 def kill_case(uninterrupted: Path, tmp_path: Path, seed: int) -> None:
@@ -164,17 +152,9 @@ def kill_case(uninterrupted: Path, tmp_path: Path, seed: int) -> None:
     delay = random.Random(seed).uniform(0.0, 3.0)
     run_dir = tmp_path / "killed"
     args = [*KILL, "--workers", "2", "--no-progress", "--out", str(run_dir)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "experiments.cli", "tournament", *args],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=ctrl_c_reaches_it,
-    )
+    proc = start("tournament", *args, stdout=subprocess.DEVNULL)
     time.sleep(delay)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
+    kill_9(proc)
     if not (run_dir / "config.json").exists():
         # killed before the run began: a new start in the same folder must work
         out = spades("tournament", *args)
@@ -185,12 +165,6 @@ def kill_case(uninterrupted: Path, tmp_path: Path, seed: int) -> None:
     OUTCOMES[check_resume(run_dir, uninterrupted, f"kill seed {seed} after {delay:.2f} s")] += 1
 
 
-@pytest.mark.parametrize("seed", range(1))
+@pytest.mark.parametrize("seed", default_and_slow(range(1), range(100, 116)))
 def test_a_run_killed_at_a_random_moment_is_finished_by_resume(uninterrupted, tmp_path, seed):
-    kill_case(uninterrupted, tmp_path, seed)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 116))
-def test_runs_killed_at_many_moments(uninterrupted, tmp_path, seed):
     kill_case(uninterrupted, tmp_path, seed)

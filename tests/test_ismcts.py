@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from agent_helpers import assert_acts_legally, random_position, tree_stats
 
 from agents.kernels.play import GREEDY, RANDOM, play_out, play_out_state
 from agents.kernels.streams import below, new_stream, next_u64
@@ -137,10 +138,7 @@ def test_one_determinization_per_iteration(monkeypatch):
 
 
 def test_fast_game_matches_the_engine_to_the_end_of_the_hand():
-    rng = np.random.default_rng(8)
-    state = init(Rules(), 4, rng)
-    for _ in range(6):
-        step(state, random_legal_actions(state.legal, state.phase, rng))
+    state, rng = random_position(Rules(), games=4, seed=8, steps=6)
     view = seat_view(state)
     for g in range(4):
         world = (state.hands[g] & ~state.played[g])[None]
@@ -158,16 +156,7 @@ def test_fast_game_matches_the_engine_to_the_end_of_the_hand():
 @pytest.mark.parametrize("policy", ["random", "greedy"])
 def test_ismcts_plays_legal_actions(policy):
     agent = make_agent(f"ismcts:iterations=60,policy={policy}", seed=2)
-    rng = np.random.default_rng(9)
-    state = init(Rules(blind_nil="always"), 2, rng)
-    for t in range(64):
-        mask = legal_action_mask(state)
-        if t % 3 == 0:
-            acts = agent.act(seat_view(state), None, mask)
-            assert mask[np.arange(2), acts].all()
-        else:
-            acts = random_legal_actions(state.legal, state.phase, rng)
-        step(state, acts)
+    assert_acts_legally(agent, Rules(blind_nil="always"), games=2, seed=9, turns=64, every=3)
 
 
 def test_ismcts_is_seeded():
@@ -189,14 +178,6 @@ def test_ismcts_in_a_tournament(tmp_path):
     config = TournamentConfig(agents=("ismcts:iterations=100", "heuristic"), deals=1, chunk=1)
     summary = run_tournament(tmp_path / "t", config, workers=1)
     assert summary["pairs"][0]["deals"] == 1
-
-
-def _tree(node, depth=0):
-    """Every node's statistics, children in creation order."""
-    out = [(depth, node.action, node.mover, node.visits, node.reward, node.avail)]
-    for ch in node.children.values():
-        out += _tree(ch, depth + 1)
-    return out
 
 
 def _mid_trick(rules, seed, cards):
@@ -234,7 +215,7 @@ def test_kernel_search_is_the_reference_search(rules, cards, policy):
     ref = ReferenceISMCTSAgent(seed=3, iterations=150, policy=policy)
     for _ in range(2):  # twice: the second decision starts from the generators' states
         assert fast.decide(view) == ref.decide(view)
-        assert _tree(fast.last_root) == _tree(ref.last_root)
+        assert tree_stats(fast.last_root) == tree_stats(ref.last_root)
         assert np.array_equal(fast._stream, ref._stream)  # the same draws, as many
         assert fast.rng.bit_generator.state == ref.rng.bit_generator.state
 

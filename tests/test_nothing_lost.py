@@ -11,47 +11,35 @@ import os
 import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO, one_line_error, spades
+from cli_helpers import (
+    dd_answers,
+    finished_run,
+    group_ended,
+    one_line_error,
+    snapshot,
+    spades,
+    start,
+    wait_for_rows,
+)
 
-from agents.dd.tables import DDCache, dd_key
-from experiments.bid_analysis.double_dummy import played_hands
-from experiments.tournament.results_log import read_rows
-from spades_env.rules import Rules
-
-TINY_PLAY = ["--deals", "4", "--chunk", "2", "--workers", "1"]
-TINY = ["--agents", "random,random", *TINY_PLAY]
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+TINY = ["--agents", "random,random", "--deals", "4", "--chunk", "2", "--workers", "1"]
 
 
 @pytest.fixture(scope="module")
 def issue_run(tmp_path_factory) -> Path:
     """The issue's tournament: 40 deals, seed 3, units of 10."""
-    run_dir = tmp_path_factory.mktemp("issue") / "B"
     args = ["--deals", "40", "--seed", "3", "--chunk", "10", "--no-progress"]
-    out = spades("tournament", *args, "--out", str(run_dir))
-    assert out.returncode == 0, out.stderr
-    return run_dir
+    return finished_run(tmp_path_factory.mktemp("issue") / "B", *args)
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> dict[str, Path]:
-    base = tmp_path_factory.mktemp("tiny")
-    runs = {"a": base / "a", "b": base / "b"}
-    for name, agents in (("a", "random,random"), ("b", "random,heuristic")):
-        out = spades(
-            "tournament", *TINY_PLAY, "--agents", agents, "--no-progress", "--out", str(runs[name])
-        )
-        assert out.returncode == 0, out.stderr
-    return runs
+def tiny(tmp_path_factory, small_run) -> dict[str, Path]:
+    """Two tiny tournaments: random against random, and against the heuristic."""
+    a = finished_run(tmp_path_factory.mktemp("tiny") / "a", *TINY, "--no-progress")
+    return {"a": a, "b": small_run}
 
 
 @pytest.mark.parametrize("line", [30, 5, 55])
@@ -116,13 +104,7 @@ def test_a_row_of_another_tournament_spliced_in_is_refused(tiny, tmp_path, comma
 
 def cache_of(run_dir: Path, path: Path, value: int) -> Path:
     """A double-dummy cache holding `value` for every hand of the run."""
-    cache = DDCache(path)
-    keys = {}
-    for row in read_rows(run_dir):
-        hands, leader = played_hands(row["record"])
-        keys[dd_key(hands, leader, Rules.from_dict(row["rules"]))] = 0
-    cache.put(keys)
-    cache.close()
+    dd_answers(run_dir, path, 0)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE tricks SET team0 = ?", (value,))
     return path
@@ -262,38 +244,12 @@ def test_train_refuses_a_ray_address_before_its_progress_bar_and_folder(tmp_path
 def test_workers_exit_when_the_driver_alone_is_killed(tmp_path):
     run_dir = tmp_path / "orphans"
     args = ["--agents", "random,heuristic", "--deals", "400", "--chunk", "10", "--workers", "2"]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "experiments.cli",
-            "tournament",
-            *args,
-            "--no-progress",
-            "--out",
-            str(run_dir),
-        ],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 120  # a guard against hanging, not a speed check
-    while not (run_dir / "log.jsonl").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "no rows came"
-        time.sleep(0.05)
+    proc = start("tournament", *args, "--no-progress", "--out", str(run_dir), quiet=True)
+    wait_for_rows(proc, run_dir / "log.jsonl", 0)
     os.kill(proc.pid, signal.SIGKILL)  # the driver alone, not its group
     proc.wait()
-    deadline = time.monotonic() + 60
     try:
-        while True:
-            try:
-                os.killpg(proc.pid, 0)  # any process of the group left?
-            except ProcessLookupError:
-                break
-            if time.monotonic() > deadline:
-                pytest.fail("workers outlived their killed driver")
-            time.sleep(0.1)
+        assert group_ended(proc.pid, 60), "workers outlived their killed driver"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

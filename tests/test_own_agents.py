@@ -7,23 +7,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import REPO, one_line_error, spades
+from cli_helpers import REPO, kill_9, one_line_error, spades, start, wait_for_rows, without_timing
 
 from agents import from_function, from_module
 from agents.adapters import sources
 from agents.registry import AgentSpecError, make_agent, split_specs
 from experiments.cli.app import main
-from experiments.tournament.results_log import TIMING_FIELDS, read_rows
+from experiments.tournament.results_log import read_rows
 
 LOWCARD = '''
 """A newcomer's bot, outside the project: the legal action of lowest (high=true: highest)
@@ -90,10 +88,7 @@ def plugin_site(tmp_path_factory) -> Path:
 
 
 def rows_without_timing(run_dir: Path) -> list[dict]:
-    return [
-        {k: v for k, v in r.items() if k not in TIMING_FIELDS}
-        for r in read_rows(run_dir / "log.jsonl")
-    ]
+    return without_timing(read_rows(run_dir / "log.jsonl"))
 
 
 # ----------------------------------------------------------------------------- command line
@@ -141,19 +136,11 @@ def test_resume_after_kill_9_with_a_file_agent_and_a_plugin_equals_an_uninterrup
     args += ["--no-progress"]
     env = _env(plugin_site)
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(  # two spawned workers, each rebuilding both agents
-        [sys.executable, "-m", "experiments.cli", "tournament", *args, "--out", str(killed)],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its own process group: the kill takes the workers too
-    )  # fmt: skip
+    # two spawned workers, each rebuilding both agents
+    proc = start("tournament", *args, "--out", str(killed), env=env, quiet=True)
     log = killed / "log.jsonl"
-    deadline = time.monotonic() + 120  # a guard against hanging, not a speed check
-    while not (log.exists() and log.stat().st_size > 20_000):
-        assert proc.poll() is None, "the tournament ended before it could be killed"
-        assert time.monotonic() < deadline, "the tournament wrote no rows"
-        time.sleep(0.002)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    wait_for_rows(proc, log, 20_001)
+    kill_9(proc)  # the run's process group: the workers too
     assert len(read_rows(log)) < 160, "the kill came too late to test resume"
 
     resumed = spades("tournament", "--resume", "--out", str(killed), "--workers", "1", env=env)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agent_helpers import assert_acts_legally, random_position
 
 import agents.search.pimc as pimc_mod
 from agents.dd import DDSolver, Position, score_objective
@@ -75,16 +76,7 @@ def test_greedy_policy_is_legal(rules):
 @pytest.mark.parametrize("spec", ["evaluator=rollout,policy=greedy", "policy=random,rollouts=2"])
 def test_pimc_plays_legal_actions(spec):
     agent = make_agent(f"pimc:worlds=4,{spec}", seed=1)
-    rng = np.random.default_rng(5)
-    state = init(Rules(blind_nil="always"), 3, rng)
-    for t in range(60):
-        mask = legal_action_mask(state)
-        if t % 4 == 0:
-            acts = agent.act(seat_view(state), None, mask)
-            assert mask[np.arange(3), acts].all()
-        else:
-            acts = random_legal_actions(state.legal, state.phase, rng)
-        step(state, acts)
+    assert_acts_legally(agent, Rules(blind_nil="always"), games=3, seed=5, turns=60, every=4)
 
 
 def test_pimc_heuristic_rollouts_bid_and_play():
@@ -129,10 +121,7 @@ def test_pimc_dd_refuses_what_the_solver_cannot_solve_in_one_line():
 
 
 def test_pimc_is_seeded():
-    rng = np.random.default_rng(4)
-    state = init(Rules(), 2, rng)
-    for _ in range(20):
-        step(state, random_legal_actions(state.legal, state.phase, rng))
+    state, _ = random_position(Rules(), games=2, seed=4, steps=20)
     view = seat_view(state)
     a = PIMCAgent(seed=7, worlds=6, policy="random").act(view, None, None)
     b = PIMCAgent(seed=7, worlds=6, policy="random").act(view, None, None)

@@ -76,12 +76,23 @@ def test_revoke_raises_naming_game_seat_rule_and_legal_actions():
     assert msg.endswith("legal: 9H, KH")
 
 
-def test_illegal_action_in_a_batch_names_the_offending_game():
+def two_games():
+    """Two games of `FOLLOW_DEAL` (dealer West), at the first bid."""
     deal = np.concatenate([FOLLOW_DEAL, FOLLOW_DEAL])
-    state = init(NEVER, 2, seeds=[1, 2], deals=deal, dealer=3)
+    return init(NEVER, 2, seeds=[1, 2], deals=deal, dealer=3)
+
+
+def two_games_after_the_lead():
+    """Two games of `FOLLOW_DEAL`, the bidding done (1 each) and the 5H led in both."""
+    state = two_games()
     for bid in (1, 1, 1, 1):
         step(state, [BID_BASE + bid] * 2)
     step(state, [str_to_card("5H")] * 2)
+    return state
+
+
+def test_illegal_action_in_a_batch_names_the_offending_game():
+    state = two_games_after_the_lead()
     with pytest.raises(IllegalActionError, match=r"^game 1, seat 1 \(East\)"):
         step(state, [str_to_card("9H"), str_to_card("3C")])
 
@@ -104,8 +115,7 @@ def test_illegal_action_raised_leaves_the_state_unchanged():
 def test_illegal_action_raised_in_a_mixed_phase_batch_changes_no_game():
     # Game 0 still bids while game 1 plays; game 1's illegal card must not let game 0's
     # bid through either: an error never leaves the batch half-stepped (RULES.md §3).
-    deal = np.concatenate([FOLLOW_DEAL, FOLLOW_DEAL])
-    state = init(NEVER, 2, seeds=[1, 2], deals=deal, dealer=3)
+    state = two_games()
     for _ in range(4):  # game 1 bids, game 0's refused action keeps it at its first bid
         step(state, [BID_BASE + 14, BID_BASE + 1], on_illegal="report")
     assert state.phase.tolist() == [BID, PLAY]
@@ -116,11 +126,7 @@ def test_illegal_action_raised_in_a_mixed_phase_batch_changes_no_game():
 
 
 def test_report_mode_flags_the_illegal_game_and_leaves_it_unchanged():
-    deal = np.concatenate([FOLLOW_DEAL, FOLLOW_DEAL])
-    state = init(NEVER, 2, seeds=[1, 2], deals=deal, dealer=3)
-    for bid in (1, 1, 1, 1):
-        step(state, [BID_BASE + bid] * 2)
-    step(state, [str_to_card("5H")] * 2)
+    state = two_games_after_the_lead()
     before = state.take([1])
     info = step(state, [str_to_card("9H"), str_to_card("3C")], on_illegal="report")
     assert info.illegal.tolist() == [False, True]

@@ -8,42 +8,27 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from cli_helpers import ctrl_c_reaches_it, one_line_error, spades
-
-from experiments.tournament import run_lock
-from experiments.tournament.results_log import (
-    TIMING_FIELDS,
-    LogError,
-    read_rows,
-    repair,
-    seal,
+from cli_helpers import (
+    default_and_slow,
+    finished_run,
+    group_ended,
+    kill_9,
+    one_line_error,
+    spades,
+    start,
+    wait_for_rows,
+    without_timing,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+from experiments.tournament import run_lock
+from experiments.tournament.results_log import LogError, read_rows, repair, seal
+
 SMALL = ["--agents", "random,heuristic", "--deals", "6", "--chunk", "2", "--no-progress"]
-
-
-def start(*args: str) -> subprocess.Popen[str]:
-    """`spades ARGS` in a process group of its own (a terminal's Ctrl-C reaches the group)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "experiments.cli", *args],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=ctrl_c_reaches_it,
-    )
-
-
-def stripped(rows: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in rows]
 
 
 def assert_once_each(run_dir: Path, deals: int) -> None:
@@ -58,24 +43,13 @@ def assert_once_each(run_dir: Path, deals: int) -> None:
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    run_dir = tmp_path_factory.mktemp("runs") / "done"
-    out = spades("tournament", *SMALL, "--workers", "1", "--out", str(run_dir))
-    assert out.returncode == 0, out.stderr
-    return run_dir
+    return finished_run(tmp_path_factory.mktemp("runs") / "done", *SMALL, "--workers", "1")
 
 
 def copy_of(run_dir: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "copy"
     shutil.copytree(run_dir, dest)
     return dest
-
-
-def wait_for_rows(proc: subprocess.Popen, log: Path, size: int = 1) -> None:
-    deadline = time.monotonic() + 120  # a guard against hanging, not a speed check
-    while not (log.exists() and log.stat().st_size >= size):
-        assert proc.poll() is None, "the tournament ended too soon"
-        assert time.monotonic() < deadline, "the tournament wrote no rows"
-        time.sleep(0.005)
 
 
 # ----------------------------------------------------------------------------- the lock
@@ -94,8 +68,7 @@ def test_two_resumes_at_once_one_runs_one_is_refused_and_no_row_is_doubled(tmp_p
     args = ["--agents", "random,heuristic", "--deals", "300", "--chunk", "10", "--seed", "5"]
     first = start("tournament", *args, "--no-progress", "--out", str(run_dir))
     wait_for_rows(first, run_dir / "log.jsonl")
-    os.killpg(first.pid, signal.SIGKILL)  # the kernel drops its lock with it
-    first.communicate()
+    kill_9(first)  # the kernel drops its lock with it
     assert len(read_rows(run_dir)) < 600, "the kill came too late"
     resumes = [
         start("tournament", "--resume", "--no-progress", "--out", str(run_dir)) for _ in "ab"
@@ -129,7 +102,7 @@ def test_resume_drops_a_unit_logged_twice(finished, tmp_path):
     out = spades("tournament", "--resume", "--out", str(run_dir))
     assert out.returncode == 0, out.stderr
     assert "logged twice" in out.stderr
-    assert stripped(read_rows(log)) == stripped(rows)
+    assert without_timing(read_rows(log)) == without_timing(rows)
     assert_once_each(run_dir, 6)
 
 
@@ -199,7 +172,7 @@ def test_a_torn_last_line_is_normal(finished, tmp_path):
     whole = log.read_bytes()
     with open(log, "ab") as f:
         f.write(b'{"tournament": "t-')
-    assert stripped(read_rows(log)) == stripped(read_rows(finished))
+    assert without_timing(read_rows(log)) == without_timing(read_rows(finished))
     assert spades("show", str(log), "--deal", "5").returncode == 0
     out = spades("tournament", "--resume", "--out", str(run_dir))
     assert out.returncode == 0, out.stderr
@@ -225,8 +198,7 @@ def test_repair_drops_a_unit_cut_short_in_the_middle(tmp_path):
 def test_resume_refuses_a_replaced_deal_file(finished, tmp_path):
     run_dir = copy_of(finished, tmp_path)
     other = tmp_path / "other"
-    out = spades("tournament", *SMALL, "--seed", "9", "--workers", "1", "--out", str(other))
-    assert out.returncode == 0, out.stderr
+    finished_run(other, *SMALL, "--seed", "9", "--workers", "1")
     shutil.copy(other / "deals.json", run_dir / "deals.json")
     line = one_line_error(spades("tournament", "--resume", "--out", str(run_dir)))
     assert "deals.json" in line and "is not the deal set of tournament" in line
@@ -257,14 +229,7 @@ def interrupt_and_resume(tmp_path: Path, delay: float) -> None:
     if code == 0:
         return  # it finished before the interrupt arrived
     assert code in (130, -signal.SIGINT), err  # -SIGINT: Python's own exit on an interrupt
-    deadline = time.monotonic() + 30
-    while True:  # no worker outlives the driver
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            break
-        assert time.monotonic() < deadline, "a worker outlived the interrupted driver"
-        time.sleep(0.05)
+    assert group_ended(proc.pid, 30), "a worker outlived the interrupted driver"
     if not (run_dir / "config.json").exists():
         return  # interrupted before the run began
     out = spades("tournament", "--resume", "--no-progress", "--out", str(run_dir))
@@ -272,14 +237,11 @@ def interrupt_and_resume(tmp_path: Path, delay: float) -> None:
     assert_once_each(run_dir, 200)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.5])
+MANY_MOMENTS = [-1.0, -2.0, 0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("delay", default_and_slow([0.0, 0.5], MANY_MOMENTS))
 def test_ctrl_c_ends_the_run_and_resume_finishes_it(tmp_path, delay):
-    interrupt_and_resume(tmp_path, delay)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("delay", [-1.0, -2.0, 0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0])
-def test_ctrl_c_at_many_moments(tmp_path, delay):
     interrupt_and_resume(tmp_path, delay)
 
 
