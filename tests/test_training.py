@@ -332,8 +332,14 @@ def test_rollout_mix_and_duplicate_seating():
     assert (owner[:2] == LEARNER).all()  # self-play games
     assert ((owner[2:4] == 1).sum(axis=1) == 2).all()  # one partnership is the heuristic
     assert ((owner[4:] >= 2).sum(axis=1) == 2).all()  # past selves
-    dup = duplicate_owners(2, Rules())
+    dup = duplicate_owners(2, Rules())  # the tournament's seating (spades_env.duplicate)
     assert dup.tolist() == [[0, 1, 0, 1], [1, 0, 1, 0]] * 2
+    cutthroat = duplicate_owners(1, Rules.preset("cutthroat"))  # teams of one: every 2nd seat
+    assert cutthroat.tolist() == [[0, 1, 0, 1], [1, 0, 1, 0]]
+    assert duplicate_owners(1, Rules.preset("cutthroat_5"), opponent=3).tolist() == [
+        [0, 3, 0, 3, 0],
+        [3, 0, 3, 0, 3],
+    ]
 
 
 def test_learner_batch_targets_are_the_seat_returns():

@@ -1,9 +1,11 @@
 """Periodic duplicate evaluation of the learning network against a fixed opponent.
 
-Each evaluation deal is played twice, with the partnerships swapped (same cards in the
-same seats, same dealer): once with the network at North-South, once at East-West. The
-per-deal margin is the network's team hand score minus the opponent's, averaged over the
-two sides, so the luck of the cards cancels; the 95% interval is `training.stats.mean_ci`
+Each evaluation deal is played twice, with the agents' seats swapped (same cards in the
+same seats, same dealer), seated as in the tournament (`spades_env.duplicate`): once with
+the network at North-South, once at East-West; with one-player teams, once in the even
+seats and once in the odd. The per-deal margin is the network's hand points (its teams'
+summed) minus the opponent's, averaged over the two sides, so the luck of the cards
+cancels; the 95% interval is `training.stats.mean_ci`
 over the deals, the same statistic the tournament summary reports. The evaluation deals
 depend only on `seed`, so every evaluation of a run (and of runs with the same seed)
 sees the same deals. The network plays greedily.
@@ -70,9 +72,7 @@ def duplicate_eval(
         state = init(rules, 2 * len(part), seeds=np.repeat(part, 2))
         owner = duplicate_owners(len(part), rules)
         hands = play_hands(state, owner, learner, [opponent], record=False)
-        side = np.arange(2 * len(part)) % rules.num_teams  # the network's team
-        rows = np.arange(2 * len(part))
-        diff = hands.points[rows, side] - hands.points[rows, 1 - side]
+        diff = learner_lead(rules, hands)
         margins.extend(((diff[0::2] + diff[1::2]) / 2).tolist())
         parts.append(hands)
         decisions += hands.decisions
@@ -84,6 +84,16 @@ def duplicate_eval(
         "seconds": seconds,
         "decisions_per_s": decisions / max(seconds, 1e-9),
     }
+
+
+def learner_lead(rules: Rules, hands: Hands) -> npt.NDArray[np.int64]:
+    """(N,) the hand points of the learner's teams minus those of the others, per game.
+
+    With one-player teams the learner holds several teams (every second seat) and its
+    points are theirs summed, as the tournament folds them into its agent slots."""
+    mine = hands.owner[:, : rules.num_teams] == LEARNER  # seat t belongs to team t
+    points = hands.points.astype(np.int64)
+    return np.where(mine, points, -points).sum(axis=1)
 
 
 def bid_accuracy(rules: Rules, parts: list[Hands]) -> dict[str, float | None]:

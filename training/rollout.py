@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from agents.base import BaseAgent
 from agents.play_loop import Turn, play
+from spades_env.duplicate import AGENT_A, seat_agents
 from spades_env.engine import HandResult
 from spades_env.rules import Rules
 from spades_env.state import State, init
@@ -198,10 +199,11 @@ def seat_owners(
 
 
 def duplicate_owners(deals: int, rules: Rules, opponent: int = 1) -> npt.NDArray[np.int64]:
-    """(2 * deals, P): game 2k has the learner at team 0, game 2k+1 the same deal at team 1."""
-    team = np.arange(rules.num_players) % rules.num_teams
-    side = np.tile([0, 1], deals)
-    return np.where(team[None, :] == side[:, None], LEARNER, opponent).astype(np.int64)
+    """(2 * deals, P) owner ids of a duplicate evaluation, seated as the tournament seats
+    its pairs (`spades_env.duplicate.seat_agents`): the learner is agent A, in the even
+    seats of game 2k (team 0 with partnerships) and the odd seats of game 2k + 1, the
+    same deal; `opponent` holds the other seats."""
+    return np.where(seat_agents(rules, deals) == AGENT_A, LEARNER, opponent).astype(np.int64)
 
 
 def learner_batch(

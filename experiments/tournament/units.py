@@ -14,6 +14,7 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.tournament.config import RunContext, TournamentError, agent_seed
 from experiments.tournament.match import play_batch
+from spades_env.duplicate import seat_agents
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
 
@@ -32,13 +33,9 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
         make_agent(cfg.agents[j], agent_seed(cfg.seed, j, i, chunk)),
     ]
     n = len(ds)
-    # Games 2k (side 0) and 2k+1 (side 1) play deal k; agent 0 (= i) holds team 0 on side 0.
-    side = np.tile([0, 1], n)
-    if rules.partnerships:
-        team_agent = np.stack([side, 1 - side], axis=1)  # (G, T) agent slot of each team
-        seat_agent = team_agent[:, np.arange(rules.num_players) % rules.num_teams]
-    else:  # RULES.md §6 one-player teams: A the even seats on side 0, the odd on side 1
-        seat_agent = (np.arange(rules.num_players)[None, :] + side[:, None]) % 2
+    # Games 2k (side 0) and 2k+1 (side 1) play deal k; agent 0 (= i) holds the even seats
+    # on side 0 (team 0 with partnerships), the odd on side 1.
+    seat_agent = seat_agents(rules, n)
     played = play_batch(
         rules,
         agents,
