@@ -63,12 +63,12 @@ def tournament_run(games: int = TOURNAMENT_GAMES, spec: str = "learned"):
     from agents.registry import make_agent
     from experiments.tournament.deals import generate
     from experiments.tournament.match import play_batch
+    from spades_env.duplicate import seat_agents
     from spades_env.rules import Rules
 
     rules = Rules()
     agents = [make_agent(s, seed=0, rules=rules) for s in (spec, "heuristic")]
-    side = np.arange(games) % 2
-    seat_agent = (np.arange(rules.num_players)[None, :] + side[:, None]) % 2
+    seat_agent = seat_agents(rules, games // 2)
     chunks = iter(range(10**9))
 
     def run() -> int:
