@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agent_helpers import tree_stats
 
 from agents.kernels.play import quick_bid_hand
 from agents.search.common import quick_bid
@@ -20,14 +21,6 @@ from spades_env.observation import seat_view
 from spades_env.rules import Rules
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.state import BID, BLIND, EXCHANGE, PLAY, init
-
-
-def _tree(node, depth=0):
-    """Every node's statistics, children in creation order."""
-    out = [(depth, node.action, node.mover, node.visits, node.reward, node.avail)]
-    for ch in node.children.values():
-        out += _tree(ch, depth + 1)
-    return out
 
 
 def _before_play(rules, seed, phase, skip=0, scores=None):
@@ -78,7 +71,7 @@ def test_kernel_bid_search_is_the_reference_search(case):
     ref = ReferenceISMCTSAgent(seed=3, iterations=150, policy=policy)
     for _ in range(2):
         assert fast.decide(view) == ref.decide(view)
-        assert _tree(fast.last_root) == _tree(ref.last_root)
+        assert tree_stats(fast.last_root) == tree_stats(ref.last_root)
         assert np.array_equal(fast._stream, ref._stream)  # the same draws, as many
         assert fast.rng.bit_generator.state == ref.rng.bit_generator.state
     assert fast.last_root.visits == 150
