@@ -3,13 +3,16 @@ nothing written (the runs folder stays empty)."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import re
 from pathlib import Path
 
 import pytest
 from cli_helpers import one_line_error, spades
 
-from training.session import migrate_args
+from training.arguments import FlagParser, add_flags, field_docs
+from training.session import SessionArgs, migrate_args
 
 TINY = ["--total-timesteps", "700", "--num-games", "8", "--hidden", "16", "--eval-deals", "2"]
 
@@ -32,6 +35,56 @@ def test_algorithm_help_lists_choices_and_shows_each_default_once(algo):
     assert "(default: )" not in text
     assert not re.search(r"default[^()]*\) \(default", text)  # no default shown twice
     assert "%%" not in text
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc", "bc"])
+def test_every_flag_of_a_trainer_has_its_docstring_as_help(algo):
+    from experiments.cli.train import SCRIPTS
+
+    args_cls = importlib.import_module(SCRIPTS[algo]).Args
+    docs = field_docs(args_cls)
+    parser = FlagParser()
+    add_flags(parser, args_cls)
+    helps = {a.dest: a.help for a in parser._actions}
+    for f in dataclasses.fields(args_cls):
+        assert docs.get(f.name), f"{algo} --{f.name} has no docstring"
+        assert helps[f.name].startswith(docs[f.name]), f.name
+
+
+@dataclasses.dataclass
+class _Base:
+    kept: int = 1
+    """the base's doc"""
+    restated: int = 2
+    """the base's doc of restated"""
+
+
+@dataclasses.dataclass
+class _Derived(_Base):
+    kept: int = 3
+    restated: int = 4
+    """the subclass's doc"""
+    own: int = 5
+    """a field of its own"""
+
+
+def test_field_docs_reads_the_bases_and_a_subclass_docstring_wins():
+    assert field_docs(_Derived) == {
+        "kept": "the base's doc",
+        "restated": "the subclass's doc",
+        "own": "a field of its own",
+    }
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_the_self_play_trainers_share_the_session_fields(algo):
+    from experiments.cli.train import SCRIPTS
+
+    args_cls = importlib.import_module(SCRIPTS[algo]).Args
+    assert issubclass(args_cls, SessionArgs)
+    docs = field_docs(args_cls)
+    assert docs["exp_name"] == field_docs(SessionArgs)["exp_name"]  # restated without a doc
+    assert "swapping seats" in docs["eval_deals"]
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,18 @@ class FlagParser(argparse.ArgumentParser):
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """{field: the docstring under it} from the class source."""
+    """{field: the docstring under it} from the source of `cls` and of its dataclass bases:
+    a field restated in a subclass without a docstring keeps its base's, one restated with
+    a docstring has the subclass's."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):  # the bases first, so a subclass's docstring wins
+        if dataclasses.is_dataclass(klass):
+            docs.update(_own_field_docs(klass))
+    return docs
+
+
+def _own_field_docs(cls: type) -> dict[str, str]:
+    """{field: the docstring under it} of the fields written in the source of `cls` itself."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body  # type: ignore[attr-defined]
     docs: dict[str, str] = {}

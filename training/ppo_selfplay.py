@@ -53,44 +53,32 @@ from agents.learned.networks import (
 from spades_env.rules import Rules
 from training.arguments import parse_args
 from training.rollout import Hands, learner_batch
-from training.session import Session
+from training.session import Session, SessionArgs
 
 
 @dataclass
-class Args:
+class Args(SessionArgs):
     """PPO self-play for Spades."""
 
+    # SessionArgs' fields with this script's default or docstring (they keep their place)
     exp_name: str = "ppo_selfplay"
-    """the name of this experiment (the run folder is runs/{exp_name}__{seed}__{time})"""
     seed: int = 1
     """seed of the run: deals, sampling, initial weights"""
-    device: str = "cpu"
-    """torch device: cpu, cuda or auto (cuda when a GPU is visible)"""
-    threads: int = 1
-    """torch CPU threads (a run repeats exactly with the same seed and threads; more than
-    one thread is slower on a machine whose cores are busy)"""
+    selfplay_frac: float = 0.25
+    """share of each rollout's games where the latest policy holds all four seats"""
+    init: str = ""
+    """checkpoint to start from instead of new weights (a policy network: distilled by
+    spades train bc, or a PPO run's); it stays, frozen, as the teacher"""
+    # the algorithm's own
     precision: Literal["auto", "fp32", "bf16"] = "auto"
     """arithmetic of the network's matrix products: bf16 (autocast, fp32 weights and
     losses; about 4x faster on a CPU with AMX tiles), fp32, or auto: bf16 where the
     hardware multiplies bfloat16 natively (a CPU with AMX, a CUDA GPU), else fp32"""
-    rules: str = "standard"
-    """rules preset (RULES.md §6)"""
-    option: tuple[str, ...] = ()
-    """rules option on top of the preset, e.g. nil_tricks=count (repeatable)"""
-    runs_dir: str = "runs"
-    """folder that holds the run folders"""
-    total_timesteps: int = 2_000_000
-    """environment decisions to play (every seat's, opponents' included; the default
-    takes a few minutes on two cores, a strong agent needs tens of millions)"""
-    num_games: int = 512
-    """hands played in parallel per rollout (about 56 decisions each)"""
     hidden: str = "128,128"
     """hidden layer sizes of the MLP trunk (ignored with --init; 128,128 learns as fast
     as 256,256 over a run with no flags, 2M decisions, at two thirds of the CPU time)"""
     learning_rate: float = 5e-4
     """Adam learning rate"""
-    anneal_lr: bool = True
-    """anneal the learning rate linearly to 0 over the run"""
     gamma: float = 1.0
     """discount over a seat's decisions (a hand is short: no discount)"""
     gae_lambda: float = 0.95
@@ -115,49 +103,10 @@ class Args:
     """gradient clipping norm"""
     target_kl: float = 0.0
     """stop an update's epochs early above this approximate KL (0 = never)"""
-    reward_scale: float = 0.01
-    """return = (own team hand points - other team's) * reward_scale"""
-    selfplay_frac: float = 0.25
-    """share of each rollout's games where the latest policy holds all four seats"""
-    heuristic_frac: float = 0.5
-    """share of games against the heuristic agent (the rest: past checkpoints)"""
-    pool_size: int = 5
-    """past checkpoints kept as opponents (0 = none: those games become self-play)"""
-    save_every: int = 20
-    """updates between checkpoints (each joins the opponent pool)"""
-    eval_every: int = 20
-    """updates between duplicate evaluations against the heuristic (0 = never)"""
-    eval_deals: int = 300
-    """duplicate deals per evaluation (each played twice, partnerships swapped)"""
-    eval_seed: int = 12345
-    """seed of the evaluation deal set (fixed, so evaluations are comparable)"""
-    resume: str = ""
-    """run folder to resume from its last checkpoint (its saved args are used, except
-    --stop-after, --device, --threads, --backend, --actors and --address)"""
-    stop_after: int = 0
-    """stop after this many updates in this session, checkpointing (0 = run to the end)"""
-    backend: Literal["local", "ray"] = "local"
-    """where rollouts are played: local (here, between updates) or ray (on Ray actors,
-    asynchronously; see training/ray_rollout.py)"""
-    actors: int = 2
-    """ray backend: rollout actors, each with its own batched games and a CPU copy of the net"""
-    address: str = ""
-    """ray backend: join this running cluster (auto or HOST:PORT; default: start a local Ray)"""
-    max_policy_lag: int = 1
-    """ray backend: drop a batch collected with weights more than this many updates old"""
     kl_coef: float = 0.0
     """weight of KL(teacher || policy) in the loss, with --init (0 = none)"""
     kl_anneal: float = 0.5
     """share of the run over which the KL weight falls linearly to 0"""
-    init: str = ""
-    """checkpoint to start from instead of new weights (a policy network: distilled by
-    spades train bc, or a PPO run's); it stays, frozen, as the teacher"""
-    pool_teacher: bool = True
-    """with --init: the teacher is a permanent member of the opponent pool"""
-    eval_search: str = ""
-    """also evaluate against this agent spec (e.g. pimc:worlds=16) at every evaluation"""
-    eval_search_deals: int = 50
-    """duplicate deals of each evaluation against --eval-search"""
 
 
 def half_copy(net: nn.Module, dtype: torch.dtype) -> nn.Module:

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -69,6 +69,76 @@ from training.rollout import Hands, LearnerFn, pool_rollout
 RESUME_FLAGS = ("resume", "stop_after", "device", "threads", "backend", "actors", "address")
 FINAL = "final.pt"
 BACKENDS = ("local", "ray")
+
+
+@dataclasses.dataclass
+class SessionArgs:
+    """The flags of a self-play run that every `Session` script shares (the `Args` of
+    `training/ppo_selfplay.py` and `training/dmc.py` add their algorithm's). A script
+    restates a field here only to give it its own default or docstring; one restated
+    without a docstring keeps this one (`training.arguments.field_docs`)."""
+
+    exp_name: str = "run"
+    """the name of this experiment (the run folder is runs/{exp_name}__{seed}__{time})"""
+    seed: int = 1
+    """seed of the run: deals, the learner's moves, initial weights"""
+    device: str = "cpu"
+    """torch device: cpu, cuda or auto (cuda when a GPU is visible)"""
+    threads: int = 1
+    """torch CPU threads (a run repeats exactly with the same seed and threads; more than
+    one thread is slower on a machine whose cores are busy)"""
+    rules: str = "standard"
+    """rules preset (RULES.md §6)"""
+    option: tuple[str, ...] = ()
+    """rules option on top of the preset, e.g. nil_tricks=count (repeatable)"""
+    runs_dir: str = "runs"
+    """folder that holds the run folders"""
+    total_timesteps: int = 2_000_000
+    """environment decisions to play (every seat's, opponents' included; the default
+    takes a few minutes on two cores, a strong agent needs tens of millions)"""
+    num_games: int = 512
+    """hands played in parallel per rollout (about 56 decisions each)"""
+    selfplay_frac: float = 0.25
+    """share of each rollout's games where the latest network holds all four seats"""
+    heuristic_frac: float = 0.5
+    """share of games against the heuristic agent (the rest: past checkpoints)"""
+    pool_size: int = 5
+    """past checkpoints kept as opponents (0 = none: those games become self-play)"""
+    save_every: int = 20
+    """updates between checkpoints (each joins the opponent pool)"""
+    eval_every: int = 20
+    """updates between duplicate evaluations against the heuristic (0 = never)"""
+    eval_deals: int = 300
+    """duplicate deals per evaluation (each played twice, the network and the heuristic
+    swapping seats between the two plays)"""
+    eval_seed: int = 12345
+    """seed of the evaluation deal set (fixed, so evaluations are comparable)"""
+    resume: str = ""
+    """run folder to resume from its last checkpoint (its saved args are used, except
+    --stop-after, --device, --threads, --backend, --actors and --address)"""
+    stop_after: int = 0
+    """stop after this many updates in this session, checkpointing (0 = run to the end)"""
+    backend: Literal["local", "ray"] = "local"
+    """where rollouts are played: local (here, between updates) or ray (on Ray actors,
+    asynchronously; see training/ray_rollout.py)"""
+    actors: int = 2
+    """ray backend: rollout actors, each with its own batched games and a CPU copy of the net"""
+    address: str = ""
+    """ray backend: join this running cluster (auto or HOST:PORT; default: start a local Ray)"""
+    max_policy_lag: int = 1
+    """ray backend: drop a batch collected with weights more than this many updates old"""
+    init: str = ""
+    """checkpoint to start from instead of new weights; it stays, frozen, as the teacher"""
+    pool_teacher: bool = True
+    """with --init: the teacher is a permanent member of the opponent pool"""
+    eval_search: str = ""
+    """also evaluate against this agent spec (e.g. pimc:worlds=16) at every evaluation"""
+    eval_search_deals: int = 50
+    """duplicate deals of each evaluation against --eval-search"""
+    reward_scale: float = 0.01
+    """return = (own team hand points - other team's) * reward_scale"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the run"""
 
 
 def pick_device(name: str) -> torch.device:
