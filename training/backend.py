@@ -13,10 +13,11 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from agents.base import BaseAgent
 from agents.learned.agent import NetworkAgent
 from agents.learned.networks import resolve_precision
 from spades_env.rules import Rules
-from training.rollout import Hands, LearnerFn
+from training.rollout import Hands, LearnerFn, pool_rollout
 
 RAY_HINT = "install the ray extra: pip install -e '.[ray]'"
 
@@ -48,3 +49,26 @@ def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
     precision = resolve_precision(getattr(args, "precision", "fp32"), torch.device("cpu"))
     epsilon = getattr(args, "epsilon", 0.0)
     return NetworkAgent(net, rules, sample=True, epsilon=epsilon, precision=precision)
+
+
+def mix_rollout(
+    args: Any,
+    rules: Rules,
+    learner: LearnerFn,
+    heuristic: BaseAgent,
+    pool: list[NetworkAgent],
+    rng: np.random.Generator,
+) -> Hands:
+    """One rollout as every backend plays it: `--num-games` fresh hands, the learner
+    against one draw of the opponent mix the args set (`--selfplay-frac`,
+    `--heuristic-frac`, the rest from `pool`), all of it from `rng`."""
+    return pool_rollout(
+        rules,
+        args.num_games,
+        args.selfplay_frac,
+        args.heuristic_frac,
+        learner,
+        heuristic,
+        pool,
+        rng,
+    )

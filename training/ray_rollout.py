@@ -6,7 +6,7 @@
 the network, its own heuristic opponent and copy of the opponent pool, and its own
 generator, seeded from the run seed, the actor's index, the update the session started
 at and the actor's incarnation (`actor_seed`). It plays rollouts exactly as the local
-backend does (`training.rollout.pool_rollout`: `--num-games` hands, its own draw of the
+backend does (`training.backend.mix_rollout`: `--num-games` hands, its own draw of the
 opponent mix) and turns each into the learner's batch on the actor (the script's
 `rollout_batch`: returns, GAE or Monte Carlo targets), so the learner only trains.
 
@@ -68,9 +68,15 @@ import torch
 from agents.heuristic.agent import HeuristicAgent
 from agents.learned.networks import build_network
 from spades_env.rules import Rules
-from training.backend import RAY_HINT, Behaviour, LearnerState, ToBatch, pool_agent
+from training.backend import (
+    RAY_HINT,
+    Behaviour,
+    LearnerState,
+    ToBatch,
+    mix_rollout,
+    pool_agent,
+)
 from training.ray_address import check_address
-from training.rollout import pool_rollout
 
 #: Times one actor's slot gets a fresh actor after its actor died; then it is left empty.
 MAX_ACTOR_RESTARTS = 3
@@ -177,24 +183,16 @@ class RolloutWorker:
                 pool_agent(self._net_from(sd), self.rules, self.args) for sd in ray.get(pool[0])
             ]
             self.pool_version = pool_version
-        a = self.args
-        hands = pool_rollout(
-            self.rules,
-            a.num_games,
-            a.selfplay_frac,
-            a.heuristic_frac,
-            self.learner,
-            self.heuristic,
-            self.pool,
-            self.rng,
+        hands = mix_rollout(
+            self.args, self.rules, self.learner, self.heuristic, self.pool, self.rng
         )
-        batch, stats = self.to_batch(a, self.rules, hands)
+        batch, stats = self.to_batch(self.args, self.rules, hands)
         return RolloutResult(
             slot=self.slot,
             incarnation=self.incarnation,
             version=version,
             decisions=hands.decisions,
-            learner_steps=sum(len(s.games) for s in hands.steps),
+            learner_steps=hands.learner_decisions,
             batch=batch,
             stats=stats,
             seconds=time.perf_counter() - start,

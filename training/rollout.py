@@ -66,6 +66,11 @@ class Hands:
     decisions: int = 0  # engine steps summed over games: every seat's decisions
     steps: list[StepRecord] = field(default_factory=list)
 
+    @property
+    def learner_decisions(self) -> int:
+        """The learner's decisions recorded in `steps` (its seats' only)."""
+        return sum(len(s.games) for s in self.steps)
+
     def learner_return(self, returns: npt.NDArray[np.float32], opponents: str) -> float | None:
         """Mean return of the learner's seats in the games against `heuristic` or `pool`."""
         vs = (self.owner == 1) if opponents == "heuristic" else (self.owner > 1)

@@ -55,7 +55,7 @@ from agents.learned.checkpoint import CheckpointError, read_checkpoint, save_che
 from agents.learned.networks import POLICY_KINDS, build_network, resolve_precision
 from agents.registry import make_agent
 from spades_env.rules import Rules
-from training.backend import RAY_HINT, Behaviour, ToBatch, pool_agent
+from training.backend import RAY_HINT, Behaviour, ToBatch, mix_rollout, pool_agent
 from training.checkpoint import (
     restore_rngs,
     resume_checkpoint,
@@ -63,7 +63,7 @@ from training.checkpoint import (
     update_path,
 )
 from training.evaluation import duplicate_eval, greedy_fn
-from training.rollout import Hands, LearnerFn, pool_rollout
+from training.rollout import Hands, LearnerFn
 
 #: Flags that a resumed run takes from its command line rather than from the checkpoint.
 RESUME_FLAGS = ("resume", "stop_after", "device", "threads", "backend", "actors", "address")
@@ -354,6 +354,17 @@ def hparam_table(args: Any) -> str:
     return f"|param|value|\n|-|-|\n{rows}"
 
 
+def margin_scalars(prefix: str, margin: dict[str, Any]) -> dict[str, float | None]:
+    """An evaluation's mean margin and its 95% interval (None without one) as the scalars
+    `{prefix}margin`, `{prefix}margin_ci_low` and `{prefix}margin_ci_high`."""
+    lo, hi = margin["ci"] if margin["ci"] else (None, None)
+    return {
+        f"{prefix}margin": margin["mean"],
+        f"{prefix}margin_ci_low": lo,
+        f"{prefix}margin_ci_high": hi,
+    }
+
+
 class Session:
     """One training run's folder, generators, network, pool, evaluation and checkpoints."""
 
@@ -473,19 +484,9 @@ class Session:
 
     def rollout(self, learner: LearnerFn) -> Hands:
         """`num_games` fresh hands: the learner against this rollout's pool mix."""
-        a = self.args
-        hands = pool_rollout(
-            self.rules,
-            a.num_games,
-            a.selfplay_frac,
-            a.heuristic_frac,
-            learner,
-            self.heuristic,
-            self.pool,
-            self.rng,
-        )
+        hands = mix_rollout(self.args, self.rules, learner, self.heuristic, self.pool, self.rng)
         self.global_step += hands.decisions
-        self.learner_steps += sum(len(s.games) for s in hands.steps)
+        self.learner_steps += hands.learner_decisions
         return hands
 
     def _add_to_pool(self, net: torch.nn.Module) -> None:
@@ -519,39 +520,15 @@ class Session:
     def evaluate(self) -> dict[str, Any]:
         """Duplicate evaluation against the heuristic; logged under eval/."""
         self.net.eval()
-        result = duplicate_eval(
-            greedy_fn(self.net, self.device),
-            self.heuristic,
-            self.rules,
-            self.args.eval_deals,
-            self.args.eval_seed,
-        )
+        result = self._duplicate(self.heuristic, self.args.eval_deals)
         if self.eval_search is not None and self.args.eval_search_deals > 0:
-            search = duplicate_eval(
-                greedy_fn(self.net, self.device),
-                self.eval_search,
-                self.rules,
-                self.args.eval_search_deals,
-                self.args.eval_seed,
-            )
-            sm = search["margin"]
-            slo, shi = sm["ci"] if sm["ci"] else (None, None)
-            self.log(
-                {
-                    "eval/search_margin": sm["mean"],
-                    "eval/search_margin_ci_low": slo,
-                    "eval/search_margin_ci_high": shi,
-                }
-            )
+            search = self._duplicate(self.eval_search, self.args.eval_search_deals)
+            self.log(margin_scalars("eval/search_", search["margin"]))
             result["search"] = search
         self.net.train()
-        m = result["margin"]
-        lo, hi = m["ci"] if m["ci"] else (None, None)
         self.log(
             {
-                "eval/margin": m["mean"],
-                "eval/margin_ci_low": lo,
-                "eval/margin_ci_high": hi,
+                **margin_scalars("eval/", result["margin"]),
                 "eval/bid_error": result["bid_error"],
                 "eval/set_rate": result["set_rate"],
                 "eval/nil_rate": result["nil_rate"],
@@ -561,6 +538,11 @@ class Session:
         )
         self.last_eval = result
         return result
+
+    def _duplicate(self, opponent: Any, deals: int) -> dict[str, Any]:
+        """The greedy network against `opponent` on `deals` duplicate deals of `--eval-seed`."""
+        greedy = greedy_fn(self.net, self.device)
+        return duplicate_eval(greedy, opponent, self.rules, deals, self.args.eval_seed)
 
     def counters(self) -> dict[str, int]:
         return {
