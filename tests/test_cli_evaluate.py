@@ -59,6 +59,15 @@ def test_evaluate_prints_one_table_with_the_protocol_and_deal_set_and_writes_jso
     summary = json.loads((Path(vs_random["run"]) / "summary.json").read_text())
     assert summary["config"]["agents"] == ["heuristic", "random"]
     assert summary["config"]["seed"] == protocol.DEAL_SEED
+    # each rung records both sides' nils and contracts; at a two-agent table the nils one
+    # side faced are the other side's nils, and its sets are the other's failures
+    for r in result["rungs"]:
+        me, them = r["play"]["candidate"], r["play"]["opponent"]
+        assert set(me) == set(protocol.PLAY_FIGURES)
+        for a, b in ((me, them), (them, me)):
+            assert a["opponent_nils"] == b["nil_attempts"]
+            if b["nil_attempts"]:
+                assert a["nils_set"] == pytest.approx(1 - b["nil_success"])
 
 
 def test_resume_plays_only_what_is_missing_and_gives_the_same_rows(heuristic_eval, tmp_path):
@@ -97,8 +106,12 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
     assert out.returncode == 0, out.stderr
     text = page.read_text()
     assert protocol.deal_set_hash() in text and "NOT THE PROTOCOL" in text
-    table = [line for line in text.splitlines() if line.startswith("| `")]
+    margins, play = text.split("## Nils, sets and bags")
+    table = [line for line in margins.splitlines() if line.startswith("| `")]
     assert [line.split("`")[1] for line in table] == ["heuristic", "random"]  # best first
+    nil_rows = [line for line in play.splitlines() if line.startswith("| `")]
+    assert [line.split("`")[1] for line in nil_rows] == ["heuristic", "random"]
+    assert all(line.count("|") == 6 for line in nil_rows)
     for name in OPPONENTS:
         assert f"vs `{name}`" in text
     missing = text.split("Shipped agents without a result on this page: ")[1]

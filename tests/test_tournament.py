@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from experiments.tournament import deals as deals_mod
-from experiments.tournament.bid_stats import bid_lines
+from experiments.tournament.bid_stats import bid_lines, nils_against
 from experiments.tournament.config import TournamentConfig, TournamentError
 from experiments.tournament.ratings import rate
 from experiments.tournament.results_log import (
@@ -306,6 +306,21 @@ def test_bid_line_on_hand_made_rows():
     assert (x["make_rate"], x["bags_per_hand"]) == (1.0, 1.0)
     assert y["bid_error"] == 1 and y["signed_error"] == 0
     assert y["nil_attempts"] == 0 and y["nil_success"] is None
+    # X's nil was bid against Y and made: Y set none of the one nil it faced
+    assert (y["opponent_nils"], y["nils_set"]) == (1, 0.0)
+    assert (x["opponent_nils"], x["nils_set"]) == (0, None)
+
+
+def test_nils_set_count_each_opponent_nil_once_per_agent():
+    # Y bids two nils against X; one is set (seat 3 takes a trick). A three-team table
+    # (cutthroat-style seats) counts the nil of C against both A and B.
+    row = {"seats": ["X", "Y", "X", "Y"], "teams": ["X", "Y"], "bids": [4, 0, 5, 0],
+           "tricks": [6, 0, 5, 2]}  # fmt: skip
+    three = {"seats": ["A", "B", "C"], "teams": ["A", "B", "C"], "bids": [4, 5, 0],
+             "tricks": [6, 5, 2]}  # fmt: skip
+    against = nils_against([row, three])
+    assert against["X"] == [0.0, 1.0]
+    assert against["A"] == against["B"] == [1.0] and "C" not in against
 
 
 def test_ratings_rank_the_agent_that_wins_duplicates_first():

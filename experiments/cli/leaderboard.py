@@ -105,11 +105,58 @@ def render(results: list[dict[str, Any]], sources: list[str]) -> str:
         lines.append(
             f"| `{res['candidate']}` | " + " | ".join(cells) + f" | {res['spades_version']} |"
         )
+    lines += play_table(sorted(results, key=score, reverse=True))
     missing = [a for a in protocol.SHIPPED if a not in seen]
     if missing:
         names = ", ".join(f"`{a}`" for a in missing)
         lines += ["", f"Shipped agents without a result on this page: {names}."]
     return "\n".join(lines) + "\n"
+
+
+def _rate(rungs: list[dict[str, Any]], count: str, share: str) -> tuple[int, float | None]:
+    """(total count, the count-weighted share) of one figure over the rungs."""
+    n = sum(r[count] or 0 for r in rungs)
+    hits = sum((r[count] or 0) * (r[share] or 0.0) for r in rungs)
+    return n, (hits / n if n else None)
+
+
+def _pct(n: int, x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%} of {n:,}"
+
+
+def play_table(results: list[dict[str, Any]]) -> list[str]:
+    """Each agent's own figures over its whole ladder: its nils (made), the opponents'
+    nils it faced (set), its contracts (set) and its bags per team-hand."""
+    lines = [
+        "",
+        "## Nils, sets and bags",
+        "",
+        "Each agent's own figures over all its rungs (`spades evaluate` records them per "
+        "rung, for both sides): nils bid and the share made; the opponents' nils faced and "
+        "the share set; its team contracts and the share set; bags per team-hand.",
+        "",
+        "| agent | nils made | opponents' nils set | contracts set | bags per hand |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    old = []
+    for res in results:
+        own = [r["play"]["candidate"] for r in res["rungs"] if r.get("play")]
+        if len(own) < len(res["rungs"]):
+            old.append(res["candidate"])
+            continue
+        hands = sum(r["seat_hands"] for r in own)
+        bags = sum(r["seat_hands"] * (r["bags_per_hand"] or 0.0) for r in own) / max(hands, 1)
+        cells = [
+            _pct(*_rate(own, "nil_attempts", "nil_success")),
+            _pct(*_rate(own, "opponent_nils", "nils_set")),
+            _pct(*_rate(own, "contracts", "set_rate")),
+            f"{bags:.2f}",
+        ]
+        lines.append(f"| `{res['candidate']}` | " + " | ".join(cells) + " |")
+    if old:
+        names = ", ".join(f"`{a}`" for a in old)
+        lines += ["", f"Results made before these figures were recorded (no row): {names}."]
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,8 @@ Definitions:
 - make / set: of the team-hands with a contract (sum of non-nil bids > 0), the share
   made / set, as the engine judged them (RULES.md §4, `nil_tricks`).
 - nil: bids of 0 (blind nil counted also on its own); success = the bidder took no trick.
+- nils set: of the nils bid against the agent (by a seat of another team at its table),
+  the share that failed (the nil seat took a trick): how well the agent sets nils.
 - bags per hand: bags the agent's team gained per team-hand.
 - position: the order of bidding, 1 = first to bid (RULES.md §2: left of the dealer).
 - bid (a cut by the bid made, nil = 0): seat statistics of the seat-hands with that bid;
@@ -189,6 +191,22 @@ def bid_line(seats: Sequence[dict[str, Any]], teams: Sequence[dict[str, Any]]) -
     }
 
 
+def nils_against(rows: Iterable[dict[str, Any]]) -> dict[str, list[float]]:
+    """{agent: one sample per nil bid against it, 1.0 where the nil was set}: the nils of
+    seats of the other teams at its tables (an agent holding several of those teams
+    counts each nil once)."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        t = len(row["teams"])
+        for s, bid in enumerate(row["bids"]):
+            if bid != 0:
+                continue
+            against = dict.fromkeys(a for k, a in enumerate(row["teams"]) if k != s % t)
+            for agent in against:
+                out[agent].append(1.0 if row["tricks"][s] > 0 else 0.0)
+    return out
+
+
 def bid_lines(rows: Sequence[dict[str, Any]], agents: Sequence[str]) -> list[dict[str, Any]]:
     """The bid-accuracy line of every agent, in the order given."""
     seats: dict[str, list] = defaultdict(list)
@@ -197,4 +215,13 @@ def bid_lines(rows: Sequence[dict[str, Any]], agents: Sequence[str]) -> list[dic
         seats[s["agent"]].append(s)
     for t in team_table(rows):
         teams[t["agent"]].append(t)
-    return [{"agent": a, **bid_line(seats[a], teams[a])} for a in agents]
+    against = nils_against(rows)
+    return [
+        {
+            "agent": a,
+            **bid_line(seats[a], teams[a]),
+            "opponent_nils": len(against[a]),
+            "nils_set": _mean(against[a]),
+        }
+        for a in agents
+    ]

@@ -146,9 +146,24 @@ def rung_deals(rung: Rung, test_deals: int | None) -> int:
     return rung.deals if test_deals is None else min(test_deals, rung.deals)
 
 
+#: the bid-accuracy figures a rung reports for each side (`bid_stats.bid_lines`): nils
+#: bid and made, the opponents' nils faced and set, contracts set, bags per team-hand
+PLAY_FIGURES = (
+    "seat_hands", "nil_attempts", "nil_success", "opponent_nils", "nils_set", "contracts",
+    "set_rate", "bags_per_hand",
+)  # fmt: skip
+
+
 def rung_entry(rung: Rung, summary: dict[str, Any], candidate_label: str) -> dict[str, Any]:
-    """The candidate's margin over the rung's opponent (points per deal, 95% CI)."""
+    """The candidate's margin over the rung's opponent (points per deal, 95% CI), and
+    both sides' nil and contract figures."""
     (pair,) = summary["pairs"]
+    lines = {b["agent"]: b for b in summary["bids"]}
+    other = pair["b"] if pair["a"] == candidate_label else pair["a"]
+    figures = {
+        side: {k: lines[label].get(k) for k in PLAY_FIGURES}
+        for side, label in (("candidate", candidate_label), ("opponent", other))
+    }
     m = pair["margin"]
     sign = 1 if pair["a"] == candidate_label else -1
     ci = None if m["ci"] is None else sorted(sign * x for x in m["ci"])
@@ -159,6 +174,7 @@ def rung_entry(rung: Rung, summary: dict[str, Any], candidate_label: str) -> dic
         "ci": ci,
         "sd": m["sd"],
         "tournament": summary["tournament"],
+        "play": figures,
     }
 
 

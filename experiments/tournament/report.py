@@ -103,9 +103,11 @@ def bids_table(summary: dict[str, Any]) -> Table:
     bids = Table(
         title="Bid accuracy",
         caption="err: tricks - bid over non-nil bids; made/set: team contracts; "
-        "nil: attempts (share made); bags: team bags per hand",
+        "nil: attempts (share made); nils set: the opponents' nils (share set); "
+        "bags: team bags per hand",
     )
-    cols = ("agent", "mean bid", "|err|", "err", "made", "set", "nil", "blind nil", "bags")
+    cols = ("agent", "mean bid", "|err|", "err", "made", "set", "nil", "blind nil", "nils set",
+            "bags")  # fmt: skip
     for col in cols:
         bids.add_column(col, justify="left" if col == "agent" else "right")
     for b in summary["bids"]:
@@ -118,6 +120,7 @@ def bids_table(summary: dict[str, Any]) -> Table:
             _pct(b["set_rate"]),
             f"{b['nil_attempts']} ({_pct(b['nil_success'])})",
             f"{b['blind_nil_attempts']} ({_pct(b['blind_nil_success'])})",
+            f"{b.get('opponent_nils', 0)} ({_pct(b.get('nils_set'))})",
             _num(b["bags_per_hand"], "{:.2f}"),
         )
     return bids
