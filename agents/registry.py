@@ -104,6 +104,7 @@ _NETWORK_OPTIONS: dict[str, type] = {
     "worlds": int,
     "nil": int,
     "nilplay": str,
+    "setnil": int,
 }
 
 
@@ -171,6 +172,25 @@ REGISTRY: dict[str, AgentEntry] = {
         "the heuristic bids (seed 000's count | the fitted trick model), search plays",
         check="agents.search.pimc:check_params",
         bounds={"worlds": (1, 100_000), "rollouts": (1, 10_000), "time_ms": (0.0, _HOUR_MS)},
+    ),
+    "search": AgentEntry(
+        _lazy("agents.hybrid.agent:SearchAgent"),
+        {
+            "worlds": int,
+            "bid": str,
+            "weight": str,
+            "solve": int,
+            "solve_worlds": int,
+            "nil": int,
+            "setnil": int,
+        },
+        "search with the learned network: the network's bids (bid=net; search|heuristic), "
+        "PIMC card play over worlds=K sampled worlds (weight=bids|none), and an exact solve "
+        "of the last solve=K tricks over solve_worlds=W worlds, of the last nil=N while a nil "
+        "of its team is alive, of the last setnil=N to set the opponents' live nil "
+        "(agents.hybrid.agent)",
+        check="agents.hybrid.agent:check_params",
+        bounds={"worlds": (1, 100_000)},
     ),
     "ismcts": AgentEntry(
         _lazy("agents.search.ismcts:ISMCTSAgent"),

@@ -8,7 +8,7 @@ import pytest
 from agents.dd import DDSolver, Position, score_objective
 from agents.dd.endgame_kernel import solve_rows
 from agents.heuristic.agent import HeuristicAgent
-from agents.learned.endgame import EndgameSolver, live_nil, value_table
+from agents.learned.endgame import EndgameSolver, live_nil, opponent_live_nil, value_table
 from agents.registry import AgentSpecError, make_agent
 from agents.search.sampling import sample_worlds, world_violations
 from spades_env.engine import legal_action_mask, step
@@ -200,6 +200,60 @@ def test_the_nil_solve_plays_only_while_the_teams_nil_is_alive(monkeypatch):
     assert played.size > 0 and (played >= 9).all()
     assert ((played == 12) | (nil >= 0)).all()  # before the last trick: a live nil only
     assert (nil[played < 12] >= 0).any()
+
+
+def test_opponent_live_nil_names_the_other_teams_seat_whose_nil_still_holds():
+    st = _late(8, 6, 1, seed=9)
+    view = seat_view(st)
+    got = opponent_live_nil(view)
+    for g in range(view.batch_size):
+        seat = int(view.seat[g])
+        alive = [s for s in ((seat + 1) % 4, (seat + 3) % 4)
+                 if view.bids[g, s] == 0 and view.tricks_won[g, s] == 0]  # fmt: skip
+        assert got[g] == (alive[0] if alive else -1)
+
+
+def test_the_setnil_solve_plays_only_while_an_opponents_nil_is_alive(monkeypatch):
+    calls = []
+    original = EndgameSolver.choose
+
+    def spy(self, view, prefs, games):
+        sub = view.take(games)
+        calls.append((view.tricks_played[games].copy(), opponent_live_nil(sub), live_nil(sub)))
+        return original(self, view, prefs, games)
+
+    monkeypatch.setattr(EndgameSolver, "choose", spy)
+    for seed in range(3):
+        _play_hands("learned:endgame=1,nil=0,setnil=5,worlds=2", seed=seed, n=16)
+    played, theirs, ours = (np.concatenate([c[k] for c in calls]) for k in range(3))
+    early = played < 12
+    assert played.size > 0 and (played >= 8).all()
+    assert ((theirs[early] >= 0) & (ours[early] < 0)).all()  # an opponent's nil to set
+    assert early.any()
+
+
+def test_the_setnil_values_are_the_chance_to_force_the_opponents_nil_to_take_a_trick():
+    """Solved for the opponents' nil, each card's value is the mean over the sampled worlds
+    of a full search of "the nil seat takes a trick" (the value table of the setting side)."""
+    st = _late(24, 5, 1, seed=21)
+    view = seat_view(st)
+    games = np.flatnonzero((opponent_live_nil(view) >= 0) & (live_nil(view) < 0))
+    assert games.size
+    setter = EndgameSolver(0, 3, np.random.default_rng(0), setnil=5)
+    worlds = EndgameSolver(0, 3, np.random.default_rng(0), setnil=5)._worlds(view, games)
+    for i, (g, vals) in enumerate(zip(games.tolist(), setter.values(view, games), strict=True)):
+        seat, nil = int(view.seat[g]), int(opponent_live_nil(view)[g])
+        cards = np.array([c for c in range(52) if int(view.legal[g]) >> c & 1], dtype=np.int64)
+        row = [view.leader[g], view.trick_size[g], view.lead_suit[g], view.broken[g],
+               view.tricks_played[g], 0, -1]  # fmt: skip
+        full = [
+            solve_rows(world[None], view.trick[g][None].astype(np.int64),
+                       view.tricks_won[g][None].astype(np.int64), np.array([row], np.int64),
+                       cards[None], _nil_table(nil, seat % 2), 13)[0]
+            for world in worlds[3 * i : 3 * i + 3]
+        ]  # fmt: skip
+        expect = np.mean(full, axis=0)
+        np.testing.assert_allclose([vals[c] for c in cards.tolist()], expect)  # PLAY base 0
 
 
 @pytest.mark.slow  # plain `learned` (nil=4) is checked for a seed above

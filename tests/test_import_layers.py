@@ -107,6 +107,7 @@ AGENT_LAYERS = (
     ("agents.heuristic",),
     ("agents.search",),
     ("agents.learned",),
+    ("agents.hybrid",),
     ("agents.adapters",),
     ("agents.registry", "agents.play_loop"),
 )

@@ -1,5 +1,5 @@
-"""The search agents play every preset of RULES.md §6 (tiny budgets): a duplicate
-tournament against the heuristic, every decision legal (the engine raises otherwise),
+"""The search agents (`search` included) play every preset of RULES.md §6 (tiny budgets):
+a duplicate tournament against the heuristic, every decision legal (the engine raises otherwise),
 RULES.md §6 auction's named trump and two_player after the heuristic's draw included."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import PRESETS, Rules
 
-SPECS = ("pimc:worlds=3", "ismcts:iterations=20")
+SPECS = ("pimc:worlds=3", "ismcts:iterations=20", "search:worlds=3,solve_worlds=2")
 
 
 @pytest.mark.parametrize("preset", PRESETS)

@@ -20,7 +20,8 @@ keeps its speed targets, see `learned.json`), `endgame=0` is the network alone.
 team is alive, for that nil (`agents.learned.endgame`; `learned`: `LEARNED_NIL`, 4, unless
 `endgame=0`; `nil=0` off);
 `nilplay=heuristic` hands the team's card play to the heuristic while its nil is alive,
-before the solved tricks.
+before the solved tricks; `setnil=N` solves the last N tricks while a nil of the opponents
+is alive (and none of its team's) to set that nil (off by default).
 
 A checkpoint's format and its checks: `agents.learned.checkpoint`.
 """
@@ -160,18 +161,30 @@ class NetworkAgent(BaseAgent):
         return self._net_act(obs, mask, view)
 
     def endgame_with(
-        self, tricks: int, worlds: int, nil: int = 0, nilplay: str = "net", seed: int | None = None
+        self,
+        tricks: int,
+        worlds: int,
+        nil: int = 0,
+        nilplay: str = "net",
+        seed: int | None = None,
+        setnil: int = 0,
     ) -> None:
         """Play the last `tricks` tricks by the determinized double-dummy solver over
         `worlds` sampled worlds (`agents.learned.endgame`), and the last `nil` tricks of a hand
         where the team has a live nil by a solve for that nil; 0 tricks: the network
         alone. `nilplay=heuristic`: the heuristic plays the team's other card decisions
-        while its nil is alive."""
+        while its nil is alive; `setnil`: the last tricks solved to set a live nil of the
+        opponents."""
         from agents.learned.endgame import EndgameSolver, check_endgame
 
         check_endgame(tricks, worlds, nil)
+        check_endgame(tricks, worlds, setnil)
         check_nilplay(nilplay)
-        self.endgame = EndgameSolver(tricks, worlds, self.rng, nil) if tricks or nil else None
+        self.endgame = (
+            EndgameSolver(tricks, worlds, self.rng, nil, setnil)
+            if tricks or nil or setnil
+            else None
+        )
         self.nil_player: BaseAgent | None = None
         if nilplay == "heuristic":
             from agents.heuristic.agent import HeuristicAgent
@@ -181,14 +194,11 @@ class NetworkAgent(BaseAgent):
             self.bidder is not None or self.endgame is not None or self.nil_player is not None
         )
 
-    def _net_act(
-        self,
-        obs: npt.NDArray[np.int16] | None,
-        mask: npt.NDArray[np.bool_],
-        view: SeatView | None = None,
-    ) -> npt.NDArray[np.int64]:
-        """The network's actions (argmax, or sampled); with an endgame solver and the
-        view, the solver's in the games it plays."""
+    def preferences(
+        self, obs: npt.NDArray[np.int16] | None, mask: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.float32]:
+        """(B, A) the network's preferences over actions (policy logits or Q-values,
+        illegal actions at the masked value) for the RL encodings `obs`."""
         if obs is None or obs.shape[1] != obs_size(self.rules):
             raise CheckpointError("a network agent needs the RL encoding (needs_obs=True)")
         n = len(obs)
@@ -203,7 +213,17 @@ class NetworkAgent(BaseAgent):
         with torch.inference_mode(), autocast(self.device, self.precision):
             x = torch.from_numpy(np.ascontiguousarray(obs)).to(self.device)
             m = torch.from_numpy(np.ascontiguousarray(mask_in)).to(self.device)
-            prefs = self.net.preferences(x, m)[:n].float().cpu()
+            return self.net.preferences(x, m)[:n].float().cpu().numpy()
+
+    def _net_act(
+        self,
+        obs: npt.NDArray[np.int16] | None,
+        mask: npt.NDArray[np.bool_],
+        view: SeatView | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """The network's actions (argmax, or sampled); with an endgame solver and the
+        view, the solver's in the games it plays."""
+        prefs = torch.from_numpy(self.preferences(obs, mask))
         if self.endgame is None and self.nil_player is None:
             return self._pick(prefs, mask)
         if view is None:
@@ -267,6 +287,7 @@ class RLAgent(NetworkAgent):
         worlds: int = DEFAULT_WORLDS,
         nil: int = 0,
         nilplay: str = "net",
+        setnil: int = 0,
     ) -> None:
         ckpt = read_checkpoint(path)
         epsilon = float(ckpt.get("args", {}).get("epsilon", 0.0))
@@ -274,7 +295,7 @@ class RLAgent(NetworkAgent):
         super().__init__(load_network(ckpt), rules, seed, sample, epsilon, device)
         self.path = str(path)
         self.source = f"checkpoint {self.path!r}"
-        self.endgame_with(endgame, worlds, nil, nilplay, seed)
+        self.endgame_with(endgame, worlds, nil, nilplay, seed, setnil)
         self.bid_with(bid, seed, model)
 
 
@@ -314,6 +335,7 @@ def learned_agent(
     worlds: int = DEFAULT_WORLDS,
     nil: int | None = None,
     nilplay: str = "net",
+    setnil: int = 0,
 ) -> RLAgent:
     """Registry factory for `learned`: the strongest learned agent shipped (the network,
     and the endgame solver for the last `endgame` tricks, and for the last `nil` tricks
@@ -322,7 +344,7 @@ def learned_agent(
         nil = LEARNED_NIL if endgame else 0
     return RLAgent(
         seed, LEARNED, sample=sample, bid=bid, model=model, endgame=endgame, worlds=worlds,
-        nil=nil, nilplay=nilplay,
+        nil=nil, nilplay=nilplay, setnil=setnil,
     )  # fmt: skip
 
 
@@ -350,9 +372,9 @@ def check_endgame_params(params: dict[str, Any]) -> None:
     checked even where `endgame` is 0 and the solver is off."""
     from agents.learned.endgame import check_endgame
 
-    check_endgame(
-        params.get("endgame", 0), params.get("worlds", DEFAULT_WORLDS), params.get("nil", 0)
-    )
+    tricks, worlds = params.get("endgame", 0), params.get("worlds", DEFAULT_WORLDS)
+    check_endgame(tricks, worlds, params.get("nil", 0))
+    check_endgame(tricks, worlds, params.get("setnil", 0))
     check_nilplay(params.get("nilplay", "net"))
 
 

@@ -18,6 +18,11 @@ its policy network with an exact solver for the last tricks. For each such decis
   network's own preference breaks them (the solver sees many cards as equal where the
   network, reading the whole hand's history, still prefers one).
 
+`setnil=N` does the same for the opponents' nil (N > K): while a nil bid of the other
+team is alive and none of the seat's team, the last N tricks are solved for that nil, the
+seat's side now trying to make the nil seat take a trick (the value: the share of worlds
+where it can be forced to).
+
 `nil=N` also solves the last N tricks (N > K) of a hand while a nil bid of the seat's team
 is alive (the seat's own, else its partner's: RULES.md §4, no trick taken yet), for that
 nil alone: the share of worlds in which the nil seat can be kept from taking a trick
@@ -87,14 +92,31 @@ def live_nil(view: SeatView) -> npt.NDArray[np.int64]:
     return out
 
 
+def opponent_live_nil(view: SeatView) -> npt.NDArray[np.int64]:
+    """(B,) the seat of the other team whose nil bid is still kept (the seat after the
+    deciding seat first, then the one before it), -1 where none: the nil to set."""
+    rows = np.arange(view.batch_size)
+    out = np.full(view.batch_size, -1, dtype=np.int64)
+    if not (view.rules.partnerships and view.rules.num_players == 4):
+        return out
+    seat = view.seat.astype(np.int64)
+    for s in ((seat + 3) % 4, (seat + 1) % 4):  # the next seat's nil wins where both are
+        alive = (view.bids[rows, s] == 0) & (view.tricks_won[rows, s] == 0)
+        out[alive] = s[alive]
+    return out
+
+
 class EndgameSolver:
     """Determinized exact card play for the last `tricks` tricks (module doc); with
     `nil`, also the last `nil` tricks of a hand where the seat's team has a live nil."""
 
-    def __init__(self, tricks: int, worlds: int, rng: np.random.Generator, nil: int = 0) -> None:
+    def __init__(
+        self, tricks: int, worlds: int, rng: np.random.Generator, nil: int = 0, setnil: int = 0
+    ) -> None:
         check_endgame(tricks, worlds, nil)
+        check_endgame(tricks, worlds, setnil)
         self.tricks, self.worlds, self.rng = int(tricks), int(worlds), rng
-        self.nil = int(nil)
+        self.nil, self.setnil = int(nil), int(setnil)
         self._tables: OrderedDict[tuple, int] = OrderedDict()
         self._table_rows = np.zeros((_TABLES, 14, 14, 14))  # filled as keys come
         self.solves = 0  # worlds solved (distinct worlds of each decision), for reports
@@ -102,12 +124,15 @@ class EndgameSolver:
     def games(self, view: SeatView) -> npt.NDArray[np.bool_]:
         """(B,) the games whose decision is the solver's: card play in the last
         `tricks` tricks, with more than one legal card."""
-        if self.tricks == 0 and self.nil == 0:
+        if self.tricks == 0 and self.nil == 0 and self.setnil == 0:
             return np.zeros(view.batch_size, dtype=bool)
         late = view.tricks_played >= view.rules.hand_size - self.tricks
         if self.nil > self.tricks:
             nil_late = view.tricks_played >= view.rules.hand_size - self.nil
             late |= nil_late & (live_nil(view) >= 0)
+        if self.setnil > self.tricks:
+            set_late = view.tricks_played >= view.rules.hand_size - self.setnil
+            late |= set_late & (opponent_live_nil(view) >= 0) & (live_nil(view) < 0)
         several = np.bitwise_count(view.legal) > 1
         return (view.phase == PLAY) & late & several
 
@@ -115,9 +140,15 @@ class EndgameSolver:
         """(G,) the live nil each game is solved for (before the last `tricks` tricks,
         whose score objective counts nils itself), -1 for the score objective."""
         out = np.full(len(games), -1, dtype=np.int64)
+        h, sub = view.rules.hand_size, view.take(games)
+        early = view.tricks_played[games] < h - self.tricks
+        own = live_nil(sub)
+        if self.setnil > self.tricks:  # the opponents' nil, where the team has none alive
+            want = early & (view.tricks_played[games] >= h - self.setnil) & (own < 0)
+            out[want] = opponent_live_nil(sub)[want]
         if self.nil > self.tricks:
-            early = view.tricks_played[games] < view.rules.hand_size - self.tricks
-            out[early] = live_nil(view.take(games))[early]
+            want = early & (view.tricks_played[games] >= h - self.nil) & (own >= 0)
+            out[want] = own[want]
         return out
 
     def values(self, view: SeatView, games: npt.ArrayLike) -> list[dict[int, float]]:

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from experiments.bench import agents as bench_agents
 from experiments.bench import dd as bench_dd
 from experiments.bench import envs as bench_envs
 from experiments.bench import search as bench_search
@@ -154,6 +155,7 @@ SECTIONS.update(bench_envs.SECTIONS)  # aec, vector: the environments
 SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver and the Monte Carlo agents
 SECTIONS.update(bench_dd.SECTIONS)  # dd: the solver on fresh seeded deals, worst case included
 SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
+SECTIONS.update(bench_agents.SECTIONS)  # agents: whole agents' decision latency
 
 
 def run_bench(

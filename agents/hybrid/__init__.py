@@ -1,0 +1,1 @@
+"""Agents that combine search and the learned network (`search`)."""
