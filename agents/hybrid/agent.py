@@ -22,7 +22,7 @@ On rules the network was not trained for (another preset), the bids fall back to
 search and the network breaks no ties; on rules the exact solver cannot play, PIMC plays
 every card. So the agent runs on every preset `pimc` runs on.
 
-Parameters (`search:worlds=128,bid=net,weight=bids,solve=6,solve_worlds=32,nil=8,setnil=8`,
+Parameters (`search:worlds=128,bid=net,weight=bids,solve=6,solve_worlds=16,nil=7,setnil=0`,
 the defaults: the setting chosen by measurement, docs/results/history.md).
 """
 
@@ -56,9 +56,9 @@ class SearchAgent(BaseAgent):
         bid: str = "net",
         weight: str = "bids",
         solve: int = 6,
-        solve_worlds: int = 32,
-        nil: int = 8,
-        setnil: int = 8,
+        solve_worlds: int = 16,
+        nil: int = 7,
+        setnil: int = 0,
     ) -> None:
         super().__init__(seed)
         if bid not in BIDDERS:
