@@ -10,11 +10,18 @@ from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import PRESETS, Rules
 
-SPECS = ("pimc:worlds=3", "ismcts:iterations=20", "search:worlds=3,solve_worlds=2")
+SPECS = ("pimc:worlds=3", "ismcts:iterations=20")
+#: `search` by default on one preset of each of its paths (standard: the network and the
+#: solver; suicide: the solver, the network being trained on other rules; jokers and
+#: cutthroat: PIMC alone, where the solver cannot play), every preset under `-m slow`
+SEARCH = "search:worlds=3,solve_worlds=2"
+SEARCH_DEFAULT = ("standard", "suicide", "jokers", "cutthroat")
+CASES = [(spec, preset) for spec in SPECS for preset in PRESETS] + [
+    pytest.param(SEARCH, p, marks=() if p in SEARCH_DEFAULT else pytest.mark.slow) for p in PRESETS
+]
 
 
-@pytest.mark.parametrize("preset", PRESETS)
-@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize(("spec", "preset"), CASES)
 def test_search_agent_plays_a_tournament(spec, preset, tmp_path):
     config = TournamentConfig(
         agents=(spec, "heuristic"), deals=1, chunk=1, rules=Rules.preset(preset).to_dict()

@@ -86,7 +86,9 @@ LADDER: tuple[Rung, ...] = (
 
 
 #: the shipped agents the leaderboard lists, as their specs (`agents.registry`)
-SHIPPED = ("random", "heuristic", "pimc:worlds=64", "ismcts:iterations=1000", "learned", "ppo")
+SHIPPED = (
+    "random", "heuristic", "pimc:worlds=64", "ismcts:iterations=1000", "learned", "ppo", "search",
+)  # fmt: skip
 
 
 def deals_for(sd: float, half_width: float = TARGET_HALF_WIDTH, chunk: int = CHUNK) -> int:
