@@ -109,9 +109,14 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
     margins, play = text.split("## Nils, sets and bags")
     table = [line for line in margins.splitlines() if line.startswith("| `")]
     assert [line.split("`")[1] for line in table] == ["heuristic", "random"]  # best first
-    nil_rows = [line for line in play.splitlines() if line.startswith("| `")]
+    own, by_match = play.split("By match")
+    nil_rows = [line for line in own.splitlines() if line.startswith("| `")]
     assert [line.split("`")[1] for line in nil_rows] == ["heuristic", "random"]
     assert all(line.count("|") == 6 for line in nil_rows)
+    # both sides of every rung, the candidate first: 2 agents x 4 rungs x 2 sides
+    sides = [line.split("|")[2].strip() for line in by_match.splitlines() if line.count("|") == 7]
+    assert sides[:2] == ["side", "---"] and len(sides) == 2 + 2 * 4 * 2
+    assert sides[2:4] == ["`heuristic`", "`random`"]  # heuristic vs random: both sides
     for name in OPPONENTS:
         assert f"vs `{name}`" in text
     missing = text.split("Shipped agents without a result on this page: ")[1]

@@ -156,6 +156,37 @@ def play_table(results: list[dict[str, Any]]) -> list[str]:
     if old:
         names = ", ".join(f"`{a}`" for a in old)
         lines += ["", f"Results made before these figures were recorded (no row): {names}."]
+    lines += rung_play_table([r for r in results if r["candidate"] not in old])
+    return lines
+
+
+def _play_cells(f: dict[str, Any]) -> list[str]:
+    return [
+        _pct(f["nil_attempts"], f["nil_success"]),
+        _pct(f["opponent_nils"], f["nils_set"]),
+        _pct(f["contracts"], f["set_rate"]),
+        "-" if f["bags_per_hand"] is None else f"{f['bags_per_hand']:.2f}",
+    ]
+
+
+def rung_play_table(results: list[dict[str, Any]]) -> list[str]:
+    """The same figures rung by rung, both sides of each match beside each other."""
+    if not results:
+        return []
+    lines = [
+        "",
+        "By match (each rung's two sides, the same deals):",
+        "",
+        "| match | side | nils made | opponents' nils set | contracts set | bags per hand |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for res in results:
+        for r in res["rungs"]:
+            match = f"`{res['candidate']}` vs `{r['opponent']}`"
+            for k, side in enumerate(("candidate", "opponent")):
+                name = res["candidate"] if side == "candidate" else r["opponent"]
+                cells = [match if k == 0 else "", f"`{name}`", *_play_cells(r["play"][side])]
+                lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
