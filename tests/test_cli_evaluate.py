@@ -137,3 +137,14 @@ def test_the_ladders_deal_counts_follow_from_its_sd_and_the_target_interval():
         half = 1.959963984540054 * rung.pilot_sd / rung.deals**0.5
         assert half <= protocol.TARGET_HALF_WIDTH < half + 0.1  # about ±2.5, not far under
     assert len(protocol.deal_set()) == max(r.deals for r in protocol.LADDER)
+
+
+def test_the_shipped_leaderboard_is_what_the_command_makes_of_the_shipped_results():
+    """docs/results/leaderboard.md is never typed: it is `spades leaderboard` of the JSON
+    results beside it."""
+    from experiments.cli import leaderboard
+
+    folder = Path(__file__).resolve().parents[1] / "docs" / "results"
+    files = [str(p) for p in sorted(folder.glob("*.json"))]
+    page = leaderboard.render([leaderboard.load(f) for f in files], files)
+    assert page == (folder / "leaderboard.md").read_text()
