@@ -293,12 +293,17 @@ def test_dd_tricks_solve_each_position_once_and_cache_it(tmp_path):
     assert calls == [1, 2] and again[2] == [9, 4]
 
 
-def test_dd_tricks_solve_on_worker_processes_into_the_shared_cache(tmp_path):
+@pytest.mark.parametrize(
+    "workers",
+    # two fresh processes load (on a cold cache: compile) the solver, about 2 minutes
+    [1, pytest.param(2, marks=pytest.mark.slow)],
+)
+def test_dd_tricks_solve_into_the_shared_cache(tmp_path, workers):
     rows = [dd_row(0, 0, [4, 2, 4, 1], [5, 1, 4, 3], [True, True])]
     rows.append(dd_row(1, 0, [4, 2, 4, 1], [5, 1, 4, 3], [True, True]))
     cache = DDCache(tmp_path / "dd.sqlite")
     # Seat s holds suit s: the spades hand ruffs everything, so team 0 takes all 13.
-    assert dd.dd_tricks(rows, cache, workers=2) == [[13, 0], [13, 0]]
+    assert dd.dd_tricks(rows, cache, workers=workers) == [[13, 0], [13, 0]]
     assert len(cache) == 2
 
 
