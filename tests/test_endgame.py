@@ -88,17 +88,25 @@ def test_endgame_decisions_are_legal_and_the_same_for_a_seed():
     assert agent.endgame.solves > 0
 
 
-def test_the_solver_plays_only_the_last_tricks(monkeypatch):
+def _solver_decisions(monkeypatch, spec: str, seeds, n: int = 4):
+    """The games the solver decided in `_play_hands` of `spec` for each seed: (tricks
+    played, the team's live nil, the opponents' live nil), one entry per decision."""
     calls = []
     original = EndgameSolver.choose
 
     def spy(self, view, prefs, games):
-        calls.append(view.tricks_played[games].copy())
+        sub = view.take(games)
+        calls.append((sub.tricks_played.copy(), live_nil(sub), opponent_live_nil(sub)))
         return original(self, view, prefs, games)
 
     monkeypatch.setattr(EndgameSolver, "choose", spy)
-    _play_hands("learned:endgame=2,worlds=2", seed=1)
-    played = np.concatenate(calls)
+    for seed in seeds:
+        _play_hands(spec, seed=seed, n=n)
+    return tuple(np.concatenate([c[k] for c in calls]) for k in range(3))
+
+
+def test_the_solver_plays_only_the_last_tricks(monkeypatch):
+    played, _, _ = _solver_decisions(monkeypatch, "learned:endgame=2,worlds=2", [1])
     assert played.size > 0 and (played >= 11).all()
 
 
@@ -185,18 +193,8 @@ def test_live_nil_names_the_team_seat_whose_nil_still_holds():
 
 
 def test_the_nil_solve_plays_only_while_the_teams_nil_is_alive(monkeypatch):
-    calls = []
-    original = EndgameSolver.choose
-
-    def spy(self, view, prefs, games):
-        calls.append((view.tricks_played[games].copy(), live_nil(view.take(games))))
-        return original(self, view, prefs, games)
-
-    monkeypatch.setattr(EndgameSolver, "choose", spy)
-    for seed in range(3):
-        _play_hands("learned:endgame=1,nil=4,worlds=2", seed=seed, n=16)
-    played = np.concatenate([c[0] for c in calls])
-    nil = np.concatenate([c[1] for c in calls])
+    spec = "learned:endgame=1,nil=4,worlds=2"
+    played, nil, _ = _solver_decisions(monkeypatch, spec, range(3), n=16)
     assert played.size > 0 and (played >= 9).all()
     assert ((played == 12) | (nil >= 0)).all()  # before the last trick: a live nil only
     assert (nil[played < 12] >= 0).any()
@@ -214,18 +212,8 @@ def test_opponent_live_nil_names_the_other_teams_seat_whose_nil_still_holds():
 
 
 def test_the_setnil_solve_plays_only_while_an_opponents_nil_is_alive(monkeypatch):
-    calls = []
-    original = EndgameSolver.choose
-
-    def spy(self, view, prefs, games):
-        sub = view.take(games)
-        calls.append((view.tricks_played[games].copy(), opponent_live_nil(sub), live_nil(sub)))
-        return original(self, view, prefs, games)
-
-    monkeypatch.setattr(EndgameSolver, "choose", spy)
-    for seed in range(3):
-        _play_hands("learned:endgame=1,nil=0,setnil=5,worlds=2", seed=seed, n=16)
-    played, theirs, ours = (np.concatenate([c[k] for c in calls]) for k in range(3))
+    spec = "learned:endgame=1,nil=0,setnil=5,worlds=2"
+    played, ours, theirs = _solver_decisions(monkeypatch, spec, range(3), n=16)
     early = played < 12
     assert played.size > 0 and (played >= 8).all()
     assert ((theirs[early] >= 0) & (ours[early] < 0)).all()  # an opponent's nil to set

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import BaseAgent
+from agents.dd.position import check_rules
 from agents.learned.agent import LEARNED, NetworkAgent, load_network, rules_mismatch
 from agents.learned.checkpoint import read_checkpoint
 from agents.learned.endgame import MAX_TRICKS, MAX_WORLDS, EndgameSolver
@@ -90,8 +91,6 @@ class SearchAgent(BaseAgent):
         it can play them."""
         if rules is self._rules:
             return
-        from agents.dd.position import check_rules
-
         self._net_ok = not rules_mismatch(self.net_rules, rules)
         self._endgame = None
         if self.solve or self.nil or self.setnil:

@@ -127,12 +127,14 @@ class EndgameSolver:
         if self.tricks == 0 and self.nil == 0 and self.setnil == 0:
             return np.zeros(view.batch_size, dtype=bool)
         late = view.tricks_played >= view.rules.hand_size - self.tricks
+        if self.nil > self.tricks or self.setnil > self.tricks:
+            own = live_nil(view)
         if self.nil > self.tricks:
             nil_late = view.tricks_played >= view.rules.hand_size - self.nil
-            late |= nil_late & (live_nil(view) >= 0)
+            late |= nil_late & (own >= 0)
         if self.setnil > self.tricks:
             set_late = view.tricks_played >= view.rules.hand_size - self.setnil
-            late |= set_late & (opponent_live_nil(view) >= 0) & (live_nil(view) < 0)
+            late |= set_late & (opponent_live_nil(view) >= 0) & (own < 0)
         several = np.bitwise_count(view.legal) > 1
         return (view.phase == PLAY) & late & several
 
@@ -140,6 +142,8 @@ class EndgameSolver:
         """(G,) the live nil each game is solved for (before the last `tricks` tricks,
         whose score objective counts nils itself), -1 for the score objective."""
         out = np.full(len(games), -1, dtype=np.int64)
+        if self.nil <= self.tricks and self.setnil <= self.tricks:
+            return out  # every game is in the last `tricks`: the score objective
         h, sub = view.rules.hand_size, view.take(games)
         early = view.tricks_played[games] < h - self.tricks
         own = live_nil(sub)

@@ -113,11 +113,18 @@ def render(results: list[dict[str, Any]], sources: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rate(rungs: list[dict[str, Any]], count: str, share: str) -> tuple[int, float | None]:
-    """(total count, the count-weighted share) of one figure over the rungs."""
-    n = sum(r[count] or 0 for r in rungs)
-    hits = sum((r[count] or 0) * (r[share] or 0.0) for r in rungs)
-    return n, (hits / n if n else None)
+def _totals(rungs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One side's figures over several rungs: counts summed, each share weighted by its
+    count (bags by the seat-hands)."""
+    out: dict[str, Any] = {}
+    for count, share in (
+        ("nil_attempts", "nil_success"), ("opponent_nils", "nils_set"),
+        ("contracts", "set_rate"), ("seat_hands", "bags_per_hand"),
+    ):  # fmt: skip
+        n = sum(r[count] or 0 for r in rungs)
+        out[count] = n
+        out[share] = sum((r[count] or 0) * (r[share] or 0.0) for r in rungs) / n if n else None
+    return out
 
 
 def _pct(n: int, x: float | None) -> str:
@@ -144,14 +151,7 @@ def play_table(results: list[dict[str, Any]]) -> list[str]:
         if len(own) < len(res["rungs"]):
             old.append(res["candidate"])
             continue
-        hands = sum(r["seat_hands"] for r in own)
-        bags = sum(r["seat_hands"] * (r["bags_per_hand"] or 0.0) for r in own) / max(hands, 1)
-        cells = [
-            _pct(*_rate(own, "nil_attempts", "nil_success")),
-            _pct(*_rate(own, "opponent_nils", "nils_set")),
-            _pct(*_rate(own, "contracts", "set_rate")),
-            f"{bags:.2f}",
-        ]
+        cells = _play_cells(_totals(own))
         lines.append(f"| `{res['candidate']}` | " + " | ".join(cells) + " |")
     if old:
         names = ", ".join(f"`{a}`" for a in old)
