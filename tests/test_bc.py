@@ -131,6 +131,54 @@ def test_a_grown_dataset_keeps_its_shards(tmp_path):
     _same_rows(tmp_path / "d", tmp_path / "e")
 
 
+def test_shards_made_by_two_processes_are_the_shards_of_one(tmp_path):
+    spec = DatasetSpec(teacher="heuristic", rules="", seed=5, shards=4, hands_per_shard=30)
+    generate(tmp_path / "one", spec)
+    seen = []
+    generate(tmp_path / "two", spec, progress=lambda done, total: seen.append((done, total)),
+             workers=2)  # fmt: skip
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    _same_rows(tmp_path / "one", tmp_path / "two")
+
+
+def test_a_student_dataset_holds_the_states_of_the_students_play(bc_run, tmp_path):
+    """--student: the first dataset's seats are the checkpoint's (all of them here); the
+    teacher still labels every decision, so the labels differ from the actions played."""
+    args = tiny_bc(tmp_path, hands=60, hands_per_shard=30, epochs=1, eval_deals=0,
+                   student=str(bc_run), student_frac=1.0, teacher="random")  # fmt: skip
+    bc.train(args)
+    meta = json.loads((tmp_path / "data" / "random__1" / "meta.json").read_text())
+    assert meta["student"] == str(bc_run) and meta["student_frac"] == 1.0
+    teacher_only = DatasetSpec(teacher="random", rules="", seed=1, shards=2, hands_per_shard=30)
+    generate(tmp_path / "teacher", teacher_only)
+    a, b = load_dataset(tmp_path / "data" / "random__1"), load_dataset(tmp_path / "teacher")
+    assert len(a["obs"]) != len(b["obs"]) or (a["obs"] != b["obs"]).any()  # other states
+
+
+def test_the_anchor_keeps_the_network_near_its_start(bc_run, tmp_path):
+    """Random labels pull the distilled network away; the KL term holds it back."""
+    init = read_checkpoint(bc_run)
+    held = load_dataset(json.loads((bc_run.parent / "summary.json").read_text())["data"][0], [3])
+    obs, mask = torch.from_numpy(held["obs"]), torch.from_numpy(held["mask"])
+    start = bc.build_network(init["network"], bc.Rules())
+    start.load_state_dict(init["model"])
+
+    def drift(anchor_coef: float) -> float:
+        runs = tmp_path / f"a{anchor_coef}"
+        final = bc.train(tiny_bc(runs, teacher="random", init=str(bc_run), epochs=4,
+                                 learning_rate=3e-3, eval_deals=0, vf_coef=0.0,
+                                 anchor_coef=anchor_coef))  # fmt: skip
+        net = bc.build_network(init["network"], bc.Rules())
+        net.load_state_dict(read_checkpoint(final)["model"])
+        with torch.no_grad():
+            p = torch.log_softmax(start(obs, mask)[0], dim=1)
+            q = torch.log_softmax(net(obs, mask)[0], dim=1)
+        return float((p.exp() * (p - q)).sum(dim=1).mean())
+
+    free, anchored = drift(0.0), drift(5.0)
+    assert free > 0.2 and anchored < free / 3
+
+
 def test_another_dataset_in_the_same_folder_is_refused(tmp_path):
     generate(tmp_path / "d", SPEC)
     other = DatasetSpec(**{**SPEC.__dict__, "teacher": "random"})
@@ -275,6 +323,9 @@ def test_the_learned_agent_is_shipped_with_its_recipe():
         (["--teacher", "nosuch"], "unknown agent 'nosuch'"),
         (["--hands", "0"], "--hands 0"),
         (["--extra-data", "."], "is not a dataset"),
+        (["--anchor-coef", "1"], "--anchor-coef needs --init"),
+        (["--workers", "0"], "--workers 0"),
+        (["--student", "nosuch.pt"], "nosuch.pt"),
     ],
 )
 def test_cli_train_bc_refuses_bad_flags_in_one_line(flags, message, tmp_path):

@@ -42,6 +42,7 @@ import torch
 from torch import nn, optim
 from torch.utils.tensorboard import SummaryWriter
 
+from agents.learned.agent import RLAgent
 from agents.learned.checkpoint import save_checkpoint
 from agents.learned.networks import POLICY_KINDS, Network, build_network, network_config
 from agents.registry import make_agent
@@ -111,6 +112,15 @@ class Args:
     """hands per DAgger round"""
     student_frac: float = 0.5
     """DAgger: share of seats where the student's sampled action is played"""
+    student: str = ""
+    """checkpoint whose sampled actions play a share --student-frac of the seats of the
+    first dataset as well (labels on the states of that network's own play: with --init
+    of the same file, expert iteration from the start)"""
+    anchor_coef: float = 0.0
+    """weight of a KL(initial network || network) term on every row (needs --init): keeps
+    what the starting network knew where the teacher's labels are noise"""
+    workers: int = 1
+    """processes that generate the dataset's shards"""
     eval_deals: int = 300
     """duplicate deals of the final evaluation against the heuristic (0 = none)"""
     eval_search: str = ""
@@ -154,13 +164,25 @@ def to_tensors(rows: dict[str, np.ndarray], device: torch.device) -> dict[str, t
 
 
 def bc_loss(
-    net: Network, b: dict[str, torch.Tensor], idx: torch.Tensor, args: Args
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(total loss, policy cross-entropy, value MSE) of the rows `idx`."""
-    logits, value = net(b["obs"][idx], b["mask"][idx])
+    net: Network,
+    b: dict[str, torch.Tensor],
+    idx: torch.Tensor,
+    args: Args,
+    anchor: Network | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(total loss, policy cross-entropy, value MSE, KL to `anchor`) of the rows `idx`."""
+    obs, mask = b["obs"][idx], b["mask"][idx]
+    logits, value = net(obs, mask)
     ce = nn.functional.cross_entropy(logits, b["action"][idx])
     v_loss = ((value - b["outcome"][idx] * args.reward_scale) ** 2).mean()
-    return ce + args.vf_coef * v_loss, ce, v_loss
+    loss = ce + args.vf_coef * v_loss
+    kl = torch.zeros(())
+    if anchor is not None:  # KL(anchor || net) over the legal actions (masked: p = 0)
+        with torch.no_grad():
+            a_logp = torch.log_softmax(anchor(obs, mask)[0], dim=1)
+        kl = (a_logp.exp() * (a_logp - torch.log_softmax(logits, dim=1))).sum(dim=1).mean()
+        loss = loss + args.anchor_coef * kl
+    return loss, ce, v_loss, kl
 
 
 def agreement(net: Network, b: dict[str, torch.Tensor], args: Args) -> dict[str, float]:
@@ -196,6 +218,7 @@ def fit(
     log: Callable[[dict[str, float], int], None],
     step0: int,
     progress: Callable[[int], None],
+    anchor: Network | None = None,
 ) -> tuple[int, dict[str, float]]:
     """`args.epochs` passes of Adam over `train`; returns (rows seen so far, last held-out)."""
     b = to_tensors(train, device)
@@ -206,18 +229,22 @@ def fit(
     k, seen, scores = 0, step0, {}
     for _epoch in range(args.epochs):
         order = torch.randperm(size, generator=gen).to(device)
-        ce_sum, v_sum, nb = 0.0, 0.0, 0
+        ce_sum, v_sum, kl_sum, nb = 0.0, 0.0, 0.0, 0
         for lo in range(0, size - args.batch_size + 1, args.batch_size):
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - k / total)
-            loss, ce, v_loss = bc_loss(net, b, order[lo : lo + args.batch_size], args)
+            idx = order[lo : lo + args.batch_size]
+            loss, ce, v_loss, kl = bc_loss(net, b, idx, args, anchor)
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             optimizer.step()
-            ce_sum, v_sum, nb, k = ce_sum + ce.item(), v_sum + v_loss.item(), nb + 1, k + 1
+            ce_sum, v_sum, kl_sum = ce_sum + ce.item(), v_sum + v_loss.item(), kl_sum + kl.item()
+            nb, k = nb + 1, k + 1
             seen += args.batch_size
             progress(1)
         scalars = {"losses/policy_ce": ce_sum / max(nb, 1), "losses/value_mse": v_sum / max(nb, 1)}
+        if anchor is not None:
+            scalars["losses/kl_anchor"] = kl_sum / max(nb, 1)
         if hb is not None:
             scores = agreement(net, hb, args)
             scalars.update({f"eval/{k2}": v for k2, v in scores.items()})
@@ -256,6 +283,14 @@ def check_args(args: Args) -> Rules:
         raise ValueError(f"--holdout {args.holdout}: give a share in [0, 1)")
     if not 0 <= args.student_frac <= 1:
         raise ValueError(f"--student-frac {args.student_frac}: give a share in [0, 1]")
+    if args.anchor_coef < 0:
+        raise ValueError(f"--anchor-coef {args.anchor_coef}: give 0 or more")
+    if args.anchor_coef > 0 and not args.init:
+        raise ValueError("--anchor-coef needs --init: the KL term is towards the starting network")
+    if args.workers < 1:
+        raise ValueError(f"--workers {args.workers}: give 1 or more")
+    if args.student:
+        RLAgent(seed=0, path=args.student).check_rules(rules)
     for folder in filter(None, args.extra_data.split(",")):
         read_meta(folder)
     return rules
@@ -285,9 +320,11 @@ def train(args: Args, progress: Progress | None = None) -> Path:
     data = Path(args.data) if args.data else default_data(args)
     shards = math.ceil(args.hands / args.hands_per_shard)
     options = ",".join(args.option)
+    student = str(Path(args.student)) if args.student else ""
     spec = DatasetSpec(
-        args.teacher, options, args.seed, shards, args.hands_per_shard, preset=args.rules
-    )
+        args.teacher, options, args.seed, shards, args.hands_per_shard, preset=args.rules,
+        student=student, student_frac=args.student_frac if student else 0.0,
+    )  # fmt: skip
     gen_rows = args.hands + args.dagger_rounds * args.dagger_hands
     # progress units: hands generated and minibatches trained (a first guess until the
     # data is loaded)
@@ -301,12 +338,17 @@ def train(args: Args, progress: Progress | None = None) -> Path:
             progress(min(done[0], total[0]), total[0])
 
     try:
-        generate(data, spec, progress=None)
+        generate(data, spec, progress=None, workers=args.workers)
         tick(args.hands)
         folders = [data, *map(Path, filter(None, args.extra_data.split(",")))]
         # the data is read (a corrupt shard refused) before the run folder is made
         first_split = load_split(folders, args.holdout)
         net, config = initial_network(args, rules, device)
+        anchor = None
+        if args.anchor_coef > 0:  # a frozen copy of the starting network
+            anchor = build_network(config, rules).to(device)
+            anchor.load_state_dict(net.state_dict())
+            anchor.eval().requires_grad_(False)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         run_dir = Path(args.runs_dir) / f"{args.exp_name}__{args.seed}__{stamp}"
         writer = SummaryWriter(str(run_dir))
@@ -329,7 +371,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
                     args.teacher, options, args.seed + r, shards_r, args.hands_per_shard,
                     student=str(student), student_frac=args.student_frac, preset=args.rules,
                 )  # fmt: skip
-                folders.append(generate(Path(f"{data}_dagger{r}"), spec_r))
+                folders.append(generate(Path(f"{data}_dagger{r}"), spec_r, workers=args.workers))
                 tick(args.dagger_hands)
             train_rows, held = first_split if r == 0 else load_split(folders, args.holdout)
             if r == 0:  # the real row count, now known
@@ -337,7 +379,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
                 total[0] = gen_rows + batches * (1 + args.dagger_rounds)
             seen, scores = fit(
                 net, train_rows, held, args, device, gen, log, seen,
-                tick,
+                tick, anchor,
             )  # fmt: skip
             rounds.append({"round": r, "rows": len(train_rows["action"]), **scores})
             print(f"round {r}: {rounds[-1]}", flush=True)

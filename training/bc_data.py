@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import zipfile
 import zlib
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -219,18 +221,38 @@ def missing_shards(folder: str | Path, spec: DatasetSpec) -> list[int]:
     return [i for i in range(spec.shards) if not shard_path(folder, i).exists()]
 
 
-def generate(folder: str | Path, spec: DatasetSpec, progress=None) -> Path:
-    """Write every missing shard of the dataset (`progress(done, total)` after each)."""
+def _make_shard(folder: Path, spec: DatasetSpec, i: int) -> int:
+    write_shard(folder, spec, i, play_shard(spec, i))
+    return i
+
+
+def generate(folder: str | Path, spec: DatasetSpec, progress=None, workers: int = 1) -> Path:
+    """Write every missing shard of the dataset (`progress(done, total)` after each).
+
+    With `workers` > 1 the shards are played in that many processes; a shard depends on
+    `(seed, i)` alone, so the dataset is the same whatever the count or the order."""
     folder = open_dataset(folder, spec)
     for stale in folder.glob("shard_*.npz.tmp"):  # a killed run's half shard
         stale.unlink()
     todo = missing_shards(folder, spec)
     done = spec.shards - len(todo)
-    for i in todo:
-        write_shard(folder, spec, i, play_shard(spec, i))
+
+    def tick() -> None:
+        nonlocal done
         done += 1
         if progress is not None:
             progress(done, spec.shards)
+
+    if workers <= 1 or len(todo) <= 1:
+        for i in todo:
+            _make_shard(folder, spec, i)
+            tick()
+        return folder
+    context = multiprocessing.get_context("spawn")  # no forked torch or numba threads
+    with ProcessPoolExecutor(min(workers, len(todo)), mp_context=context) as pool:
+        for future in as_completed([pool.submit(_make_shard, folder, spec, i) for i in todo]):
+            future.result()
+            tick()
     return folder
 
 

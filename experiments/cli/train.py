@@ -1,7 +1,8 @@
 """`spades train ppo|dmc|bc [flags]`: run a training script with a progress bar.
 
 `bc` distils any registry agent into a network (`training.bc`); `ppo` and `dmc` train by
-self-play, from new weights or from a checkpoint (`--init`).
+self-play, from new weights or from a checkpoint (`--init`). `spades train recipe NAME`
+runs the recipe of a shipped network end to end, with its wall time (`training.recipe`).
 
 The flags are the script's `Args` fields (`spades train ppo --help` lists them with their
 docstrings); they are parsed only once the algorithm is known, so `spades --help` does
@@ -33,7 +34,11 @@ def add_parser(sub) -> None:
         help="train an agent: self-play (PPO, Deep Monte Carlo) or distillation (bc)",
         description="Train an agent by self-play: `spades train ppo --help` lists the flags.",
     )
-    p.add_argument("algo", choices=sorted(SCRIPTS), help="ppo, dmc or bc")
+    p.add_argument(
+        "algo",
+        choices=[*sorted(SCRIPTS), "recipe"],
+        help="ppo, dmc or bc; recipe NAME runs a shipped network's recipe (training.recipe)",
+    )
     p.add_argument(
         "flags", nargs=argparse.REMAINDER, help="the script's flags (spades train ALGO --help)"
     )
@@ -42,6 +47,11 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.algo == "recipe":  # the steps run as their own commands, with their own bars
+        from training.recipe import main
+
+        main(args.flags, prog="spades train recipe")
+        return 0
     from training.arguments import given_flags, parse_args  # torch is imported from here on
     from training.session import (
         check_args,
