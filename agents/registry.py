@@ -214,6 +214,15 @@ REGISTRY: dict[str, AgentEntry] = {
         "the network plays the cards",
         check="agents.learned.agent:check_learned",
     ),
+    "learned2": AgentEntry(
+        _lazy("agents.learned.agent:learned2_agent"),
+        dict(_NETWORK_OPTIONS),
+        "the strongest network alone (no search by default): agents/learned/checkpoints/"
+        "learned2.pt, learned's network fine-tuned by PPO against learned (its endgame "
+        "solver included; recipe in learned2.json); endgame=K, nil=N, setnil=N add the "
+        "solver as for learned",
+        check="agents.learned.agent:check_learned2",
+    ),
     "ppo": AgentEntry(
         _lazy("agents.learned.agent:shipped_agent"),
         {"sample": bool, "bid": str, "model": str},

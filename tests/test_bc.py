@@ -317,6 +317,31 @@ def test_the_learned_agent_is_shipped_with_its_recipe():
     assert "margin_vs_heuristic" in meta["results"]
 
 
+def test_learned2_is_the_network_alone_and_differs_from_learned():
+    """`learned2` plays from its own file, without the solver unless asked."""
+    from agents.learned.agent import LEARNED, LEARNED2
+    from agents.registry import make_agent
+    from spades_env.engine import legal_action_mask
+    from spades_env.observation import encode
+    from spades_env.rules import Rules
+    from spades_env.state import init
+
+    assert LEARNED2.stat().st_size < 5_000_000
+    agent = make_agent("learned2")
+    assert agent.path == str(LEARNED2) and agent.endgame is None
+    assert make_agent("learned2:endgame=3").endgame is not None
+    state = init(Rules(), 64, np.random.default_rng(0))
+    actions = agent.act_state(state)
+    assert legal_action_mask(state)[np.arange(64), actions].all()
+    obs, mask = encode(state), legal_action_mask(state)
+    new = agent.preferences(obs, mask)
+    old = make_agent("learned:endgame=0").preferences(obs, mask)
+    assert not np.allclose(new, old)  # other weights
+    meta = json.loads(LEARNED2.with_suffix(".json").read_text())
+    assert meta["file"] == LEARNED2.name and meta["recipe_wall_minutes"] <= 120
+    assert str(LEARNED.name) not in meta["file"]
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

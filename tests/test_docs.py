@@ -48,7 +48,7 @@ LEFT_OUT = {
     "README.md": {"notest": 3, "slow": 1},
     "docs/getting-started.md": {"notest": 2},
     "docs/tournaments.md": {"notest": 2},
-    "docs/training.md": {"notest": 4, "slow": 1},
+    "docs/training.md": {"notest": 6, "slow": 1},
     "docs/play.md": {"notest": 2},
     "docs/benchmark.md": {"notest": 1},
 }

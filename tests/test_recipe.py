@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_shipped_network_has_a_recipe_of_runnable_commands():
-    for name in ("learned", "ppo_small"):
+    for name in ("learned", "learned2", "ppo_small"):
         steps, _ = recipe.recipe_steps(name)
         assert steps
         for step in steps:
@@ -65,7 +65,7 @@ def test_cli_refuses_an_unknown_network_in_one_line(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["ppo_small", "learned"])
+@pytest.mark.parametrize("name", ["ppo_small", "learned", "learned2"])
 def test_a_smoke_run_of_the_recipe_makes_a_network_and_its_wall_time(name, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     work = tmp_path / "work"

@@ -414,3 +414,33 @@ def test_learning_curve_png_from_tensorboard(ppo_ckpt, tmp_path):
     assert "eval/margin" in set(read_scalars(run_dir)["tag"])
     png = plot_learning_curve(run_dir, tmp_path / "curve.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_fixed_opponent_is_the_agent_opponent_names():
+    """--opponent SPEC plays the --heuristic-frac games: the same untrained network
+    scores far more against random than against the shipped `learned`."""
+    from training.backend import fixed_opponent, mix_rollout
+    from training.evaluation import greedy_fn
+
+    rules = Rules()
+    torch.manual_seed(0)
+    net = PolicyValueNet(rules, [32])
+    learner = greedy_fn(net, torch.device("cpu"))
+    means = {}
+    for spec in ("random", "learned"):
+        args = tiny("ppo", Path("unused"), num_games=64, selfplay_frac=0.0,
+                    heuristic_frac=1.0, opponent=spec)  # fmt: skip
+        opponent = fixed_opponent(args, rules, 0)
+        assert opponent.name == spec
+        hands = mix_rollout(args, rules, learner, opponent, [], np.random.default_rng(1))
+        owner = hands.owner == LEARNER
+        means[spec] = float(hands.seat_returns(rules, 1.0)[owner].mean())
+    assert means["random"] > means["learned"] + 50
+
+
+def test_an_unknown_opponent_is_refused_before_the_run(tmp_path):
+    from training.session import check_args
+
+    with pytest.raises(AgentSpecError, match="nosuch"):
+        check_args(tiny("ppo", tmp_path, opponent="nosuch"))
+    assert not any(tmp_path.iterdir())

@@ -14,8 +14,10 @@ import numpy as np
 import torch
 
 from agents.base import BaseAgent
+from agents.heuristic.agent import HeuristicAgent
 from agents.learned.agent import NetworkAgent
 from agents.learned.networks import resolve_precision
+from agents.registry import make_agent
 from spades_env.rules import Rules
 from training.rollout import Hands, LearnerFn, pool_rollout
 
@@ -49,6 +51,14 @@ def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
     precision = resolve_precision(getattr(args, "precision", "fp32"), torch.device("cpu"))
     epsilon = getattr(args, "epsilon", 0.0)
     return NetworkAgent(net, rules, sample=True, epsilon=epsilon, precision=precision)
+
+
+def fixed_opponent(args: Any, rules: Rules, seed: int) -> BaseAgent:
+    """The agent of the `--heuristic-frac` games: `--opponent` (the heuristic by default)."""
+    spec = getattr(args, "opponent", "heuristic")
+    if spec == "heuristic":
+        return HeuristicAgent(seed=seed)
+    return make_agent(spec, seed=seed, rules=rules)
 
 
 def mix_rollout(

@@ -65,7 +65,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.heuristic.agent import HeuristicAgent
 from agents.learned.networks import build_network
 from spades_env.rules import Rules
 from training.backend import (
@@ -73,6 +72,7 @@ from training.backend import (
     Behaviour,
     LearnerState,
     ToBatch,
+    fixed_opponent,
     mix_rollout,
     pool_agent,
 )
@@ -149,7 +149,7 @@ class RolloutWorker:
         self.slot, self.incarnation = slot, incarnation
         self.rng = np.random.default_rng(seed)
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
-        self.heuristic = HeuristicAgent(seed=int(self.rng.integers(2**62)))
+        self.heuristic = fixed_opponent(args, rules, int(self.rng.integers(2**62)))
         self.net = build_network(network, rules).eval()
         cpu = torch.device("cpu")
         self.behaviour = behaviour

@@ -55,7 +55,14 @@ from agents.learned.checkpoint import CheckpointError, read_checkpoint, save_che
 from agents.learned.networks import POLICY_KINDS, build_network, resolve_precision
 from agents.registry import make_agent
 from spades_env.rules import Rules
-from training.backend import RAY_HINT, Behaviour, ToBatch, mix_rollout, pool_agent
+from training.backend import (
+    RAY_HINT,
+    Behaviour,
+    ToBatch,
+    fixed_opponent,
+    mix_rollout,
+    pool_agent,
+)
 from training.checkpoint import (
     restore_rngs,
     resume_checkpoint,
@@ -102,6 +109,9 @@ class SessionArgs:
     """share of each rollout's games where the latest network holds all four seats"""
     heuristic_frac: float = 0.5
     """share of games against the heuristic agent (the rest: past checkpoints)"""
+    opponent: str = "heuristic"
+    """registry spec of the fixed opponent of the --heuristic-frac games (e.g. learned,
+    for a stronger one); the evaluations stay against the heuristic"""
     pool_size: int = 5
     """past checkpoints kept as opponents (0 = none: those games become self-play)"""
     save_every: int = 20
@@ -221,7 +231,9 @@ def check_args(args: Any) -> None:
         )
     if hasattr(args, "precision"):
         resolve_precision(args.precision, torch.device("cpu"))  # a bad name, in one line
-    Rules.build(args.rules, args.option)  # a bad preset or option names itself
+    rules = Rules.build(args.rules, args.option)  # a bad preset or option names itself
+    if getattr(args, "opponent", "heuristic") != "heuristic":
+        make_agent(args.opponent, seed=0, rules=rules)  # an unknown or bad spec, in one line
 
 
 def migrate_args(saved: dict[str, Any]) -> dict[str, Any]:
@@ -417,6 +429,7 @@ class Session:
             self.net.load_state_dict(self.teacher.state_dict())
         self.update, self.global_step, self.learner_steps = 0, 0, 0
         self.heuristic = HeuristicAgent(seed=0)
+        self.opponent = fixed_opponent(args, self.rules, 0)
         self.pool: list[NetworkAgent] = []
         self.pool_version = 0  # counts the pool's changes (Ray actors copy the pool anew)
         self.pinned: list[NetworkAgent] = []  # the teacher, never pushed out of the pool
@@ -484,7 +497,7 @@ class Session:
 
     def rollout(self, learner: LearnerFn) -> Hands:
         """`num_games` fresh hands: the learner against this rollout's pool mix."""
-        hands = mix_rollout(self.args, self.rules, learner, self.heuristic, self.pool, self.rng)
+        hands = mix_rollout(self.args, self.rules, learner, self.opponent, self.pool, self.rng)
         self.global_step += hands.decisions
         self.learner_steps += hands.learner_decisions
         return hands

@@ -52,6 +52,9 @@ GAME_LENGTH_OPTIONS = ("target", "max_hands", "lose_at")
 #: strongest learned agent; its recipe in `learned.json` beside it) in the agent registry.
 SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ppo_small.pt"
 LEARNED = SHIPPED.with_name("learned.pt")
+#: `learned2`: `learned`'s network fine-tuned by PPO against `learned` itself (its
+#: endgame solver included) as the fixed opponent; its recipe in `learned2.json`
+LEARNED2 = SHIPPED.with_name("learned2.pt")
 #: who makes a network agent's decisions before card play: the network, or the heuristic
 #: bidding by the fitted trick model or by seed 000's count (`agents.heuristic.agent`)
 BIDDERS = ("net", "model", "rules")
@@ -348,6 +351,25 @@ def learned_agent(
     )  # fmt: skip
 
 
+def learned2_agent(
+    seed: int | None = None,
+    sample: bool = False,
+    bid: str = "net",
+    model: str = "",
+    endgame: int = 0,
+    worlds: int = DEFAULT_WORLDS,
+    nil: int = 0,
+    nilplay: str = "net",
+    setnil: int = 0,
+) -> RLAgent:
+    """Registry factory for `learned2`: the network of `learned2.pt` alone (no search) by
+    default; `endgame=K`, `nil=N`, `setnil=N` add the solver as for `learned`."""
+    return RLAgent(
+        seed, LEARNED2, sample=sample, bid=bid, model=model, endgame=endgame, worlds=worlds,
+        nil=nil, nilplay=nilplay, setnil=setnil,
+    )  # fmt: skip
+
+
 def check_bid(params: dict[str, Any]) -> None:
     """A known `bid`, and a `model` file only with `bid=model` (ValueError, one line)."""
     bid = params.get("bid", "net")
@@ -398,3 +420,10 @@ def check_learned(params: dict[str, Any]) -> None:
     check_bid(params)
     check_endgame_params({"endgame": LEARNED_ENDGAME, **params})
     read_checkpoint(LEARNED)
+
+
+def check_learned2(params: dict[str, Any]) -> None:
+    """Registry check for `learned2`: the shipped checkpoint is present and loads."""
+    check_bid(params)
+    check_endgame_params({"endgame": 0, **params})
+    read_checkpoint(LEARNED2)

@@ -32,7 +32,7 @@ from spades_env.rules import Rules
 from spades_env.state import BID, PLAY, init
 
 Row = dict[str, Any]
-SPECS = ("pimc:worlds=64", "learned", "learned:endgame=0", "search")
+SPECS = ("pimc:worlds=64", "learned", "learned:endgame=0", "learned2", "search")
 REFERENCE = "pimc:worlds=64"
 HANDS = 6
 WARM = 8  # decisions played untimed first: the kernels compile or load

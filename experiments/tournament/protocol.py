@@ -87,7 +87,8 @@ LADDER: tuple[Rung, ...] = (
 
 #: the shipped agents the leaderboard lists, as their specs (`agents.registry`)
 SHIPPED = (
-    "random", "heuristic", "pimc:worlds=64", "ismcts:iterations=1000", "learned", "ppo", "search",
+    "random", "heuristic", "pimc:worlds=64", "ismcts:iterations=1000", "learned", "learned2",
+    "ppo", "search",
 )  # fmt: skip
 
 
