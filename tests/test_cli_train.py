@@ -22,7 +22,7 @@ def test_train_help_lists_the_algorithms():
     assert out.returncode == 0, out.stderr
     from experiments.cli.train import SCRIPTS
 
-    assert "{" + ",".join(sorted(SCRIPTS)) + "}" in out.stdout
+    assert "{" + ",".join([*sorted(SCRIPTS), "recipe"]) + "}" in out.stdout
 
 
 @pytest.mark.parametrize("algo", ["ppo", "dmc"])
