@@ -55,10 +55,9 @@ def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
 
 def fixed_opponent(args: Any, rules: Rules, seed: int) -> BaseAgent:
     """The agent of the `--heuristic-frac` games: `--opponent` (the heuristic by default)."""
-    spec = getattr(args, "opponent", "heuristic")
-    if spec == "heuristic":
+    if args.opponent == "heuristic":
         return HeuristicAgent(seed=seed)
-    return make_agent(spec, seed=seed, rules=rules)
+    return make_agent(args.opponent, seed=seed, rules=rules)
 
 
 def mix_rollout(

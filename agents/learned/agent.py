@@ -351,23 +351,11 @@ def learned_agent(
     )  # fmt: skip
 
 
-def learned2_agent(
-    seed: int | None = None,
-    sample: bool = False,
-    bid: str = "net",
-    model: str = "",
-    endgame: int = 0,
-    worlds: int = DEFAULT_WORLDS,
-    nil: int = 0,
-    nilplay: str = "net",
-    setnil: int = 0,
-) -> RLAgent:
+def learned2_agent(seed: int | None = None, **options: Any) -> RLAgent:
     """Registry factory for `learned2`: the network of `learned2.pt` alone (no search) by
-    default; `endgame=K`, `nil=N`, `setnil=N` add the solver as for `learned`."""
-    return RLAgent(
-        seed, LEARNED2, sample=sample, bid=bid, model=model, endgame=endgame, worlds=worlds,
-        nil=nil, nilplay=nilplay, setnil=setnil,
-    )  # fmt: skip
+    default; `endgame=K`, `nil=N`, `setnil=N` add the solver as for `learned` (the options
+    and their defaults are `RLAgent`'s)."""
+    return RLAgent(seed, LEARNED2, **options)
 
 
 def check_bid(params: dict[str, Any]) -> None:
