@@ -20,7 +20,7 @@ from training import dmc, ppo_selfplay, ray_rollout
 from training.rollout import play_hands
 
 TB = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GAMES, DECISIONS = 12, 56  # hands per rollout; decisions per hand of the standard rules
 UPDATES = 6
 SCRIPTS = {"ppo": ppo_selfplay, "dmc": dmc}

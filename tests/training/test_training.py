@@ -395,7 +395,7 @@ def test_the_rollouts_bf16_copy_computes_what_the_network_does(kind):
 
 
 def test_shipped_checkpoint_is_small_and_plays():
-    path = Path(__file__).resolve().parent.parent / "agents" / "checkpoints" / "ppo_small.pt"
+    path = Path(__file__).resolve().parents[2] / "agents" / "checkpoints" / "ppo_small.pt"
     if not path.exists():
         pytest.skip("no shipped checkpoint")
     assert path.stat().st_size < 5_000_000

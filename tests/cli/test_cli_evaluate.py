@@ -144,7 +144,7 @@ def test_the_shipped_leaderboard_is_what_the_command_makes_of_the_shipped_result
     results beside it."""
     from experiments.cli import leaderboard
 
-    folder = Path(__file__).resolve().parents[1] / "docs" / "results"
+    folder = Path(__file__).resolve().parents[2] / "docs" / "results"
     files = [str(p) for p in sorted(folder.glob("*.json"))]
     page = leaderboard.render([leaderboard.load(f) for f in files], files)
     assert page == (folder / "leaderboard.md").read_text()

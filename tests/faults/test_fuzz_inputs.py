@@ -41,7 +41,7 @@ from spades_env.single import SingleGame
 from spades_env.spades_v0 import raw_env
 from spades_env.state import init
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # ----------------------------------------------------------------------------- budgets
 #: (examples per search) in the default run and in the slow run

@@ -12,7 +12,7 @@ import pytest
 
 from training import recipe
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_shipped_network_has_a_recipe_of_runnable_commands():

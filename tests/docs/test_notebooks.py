@@ -21,7 +21,7 @@ import pytest
 from agents.dd.tables import DDCache
 from experiments.bid_analysis.double_dummy import SAMPLE
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def load(name: str):

@@ -10,7 +10,7 @@ import pytest
 
 from spades_env.rules import PRESETS, Rules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES_MD = ROOT / "RULES.md"
 #: `RULES.md §6`, `RULES.md §1-§5`, `RULES.md §1/§6`, `RULES.md §4, §5`.
 CITATION = re.compile(r"RULES\.md\s*(§\s*\d+(?:\s*[-/,]\s*§?\s*\d+)*)")

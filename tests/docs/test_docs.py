@@ -29,7 +29,7 @@ import pytest
 from markdown_it import MarkdownIt
 from mdit_py_plugins.anchors.index import slugify
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SKIPPED = {"_generated", "_build"}
 PAGES = [

@@ -27,7 +27,7 @@ from training.bc_data import (
     shard_path,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = DatasetSpec(teacher="heuristic", rules="", seed=3, shards=3, hands_per_shard=20)
 
 

@@ -16,7 +16,7 @@ from cli_helpers import one_line_error, spades
 
 from experiments.tournament.results_log import read_rows
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SMALL = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]
 COMMANDS = (
     "demo",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import spades
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
 
