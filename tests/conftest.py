@@ -46,6 +46,34 @@ atexit.register(shutil.rmtree, TEST_HOME, ignore_errors=True)
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 
+#: The folder of tests/ a test lives in -> the markers every test there carries (what the
+#: folder's tests need beyond the core install; pyproject.toml registers the markers).
+FOLDER_MARKERS = {
+    "cli": ("cli",),
+    "docs": ("docs",),
+    "training": ("torch",),
+}
+#: A fixture -> the markers of every test that uses it.
+FIXTURE_MARKERS = {
+    "local_ray": ("ray",),
+    "small_run": ("cli",),
+}
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test by its folder and by the fixtures it uses, so that `-m "not cli"` and
+    the like select by what a test needs, without a marker in every file."""
+    for item in items:
+        path = item.path.resolve()
+        parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
+        names = list(FOLDER_MARKERS.get(parts[0], ())) if len(parts) > 1 else []
+        for fixture in getattr(item, "fixturenames", ()):
+            names += FIXTURE_MARKERS.get(fixture, ())
+        for name in dict.fromkeys(names):
+            item.add_marker(name)
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """A local Ray with 2 CPUs (the CI machine's), for one test module; skips without ray."""

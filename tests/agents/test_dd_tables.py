@@ -78,6 +78,7 @@ def test_seeded_deals_are_the_benchs_deals() -> None:
     assert [tuple(int(h) for h in d) for d in deals] == [p.hands for p in positions]
 
 
+@pytest.mark.cli
 def test_dd_table_command_builds_then_reads_the_cache(tmp_path) -> None:
     """`spades dd-table` as a user runs it: the tables of seeds 35..36, then a rerun that
     solves nothing, and the .npz holding the same tables as `tricks_table`."""
@@ -98,6 +99,7 @@ def test_dd_table_command_builds_then_reads_the_cache(tmp_path) -> None:
         assert (tricks_table(d) == t).all()
 
 
+@pytest.mark.cli
 def test_dd_table_command_refuses_bad_input_in_one_line(tmp_path) -> None:
     from tests.cli_helpers import one_line_error, spades
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytest.importorskip("torch")  # the train extra: the network agent
+
 from agents.learned.agent import (
     NetworkAgent,
     load_network,
@@ -15,6 +17,8 @@ from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode
 from spades_env.rules import Rules
 from spades_env.state import init
+
+pytestmark = pytest.mark.torch
 
 
 @pytest.mark.parametrize("rows", [1, 37, 64, 130])

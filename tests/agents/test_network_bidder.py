@@ -74,6 +74,7 @@ def test_a_model_file_needs_bid_model() -> None:
         make_agent("learned:model=agents/heuristic/data/trick_model.json")
 
 
+@pytest.mark.cli
 def test_a_trick_model_fitted_to_the_networks_card_play_bids_for_it(tmp_path) -> None:
     """`training.bid_fit --player learned` fits the model to the network's card play; the
     file then drives `learned:bid=model,model=PATH`."""
@@ -93,6 +94,7 @@ def test_a_trick_model_fitted_to_the_networks_card_play_bids_for_it(tmp_path) ->
     np.testing.assert_array_equal(agent.act(view, obs, mask), own.act(view, None, mask))
 
 
+@pytest.mark.cli
 def test_bid_fit_refuses_an_unknown_player_in_one_line(tmp_path) -> None:
     done = run_module(
         "training.bid_fit", "--hands", "10", "--player", "nosuch", "--out", str(tmp_path / "m.json")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")  # the train extra
 
 from agents.learned.networks import MASKED_LOGIT, resolve_precision, sample_masked
+
+pytestmark = pytest.mark.torch
 
 
 def test_sampling_never_draws_a_masked_action_and_follows_the_policy():

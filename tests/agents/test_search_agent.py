@@ -12,12 +12,16 @@ import copy
 import numpy as np
 import pytest
 
+pytest.importorskip("torch")  # the train extra: the search agent's network
+
 from agents.hybrid.agent import SearchAgent
 from agents.registry import AgentSpecError, make_agent
 from spades_env.engine import legal_action_mask, random_legal_actions, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
 from spades_env.state import BID, PLAY, init
+
+pytestmark = pytest.mark.torch
 
 
 def _positions(rules: Rules, games: int, seed: int):

@@ -245,6 +245,7 @@ def fit(*args: str) -> subprocess.CompletedProcess[str]:
     return run_module("training.bid_fit", *args, timeout=600)
 
 
+@pytest.mark.cli
 def test_fit_command_writes_a_model_that_loads(tmp_path):
     out = tmp_path / "m.json"
     done = fit("--hands", "150", "--rounds", "2", "--seed", "3", "--out", str(out))
@@ -266,6 +267,7 @@ def test_fit_command_writes_a_model_that_loads(tmp_path):
         (["--hands", "3", "--rounds", "1"], "too few hands to fit"),
     ],
 )
+@pytest.mark.cli
 def test_fit_command_refuses_bad_input_in_one_line(tmp_path, args, message):
     args = args if "--out" in args else [*args, "--out", str(tmp_path / "m.json")]
     line = one_line_error(fit(*args))

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import one_line_error, spades
 
+pytest.importorskip("torch")  # the train extra: training's arguments
+
 from training.arguments import FlagParser, add_flags, field_docs
 from training.session import SessionArgs, migrate_args
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("mdit_py_plugins")  # the docs extra (myst-parser)
 from markdown_it import MarkdownIt
 from mdit_py_plugins.anchors.index import slugify
 
@@ -175,6 +177,7 @@ def _ids(pages):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+@pytest.mark.cli
 def test_the_code_blocks_run(page, sandbox, capsys):
     run_page(page, sandbox, with_slow=False)
 
@@ -184,6 +187,7 @@ SLOW_PAGES = [p for p in PAGES if any(b.mark == "slow" for b in blocks(p))]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", SLOW_PAGES, ids=_ids(SLOW_PAGES))
+@pytest.mark.cli
 def test_the_code_blocks_run_slow_ones_included(page, sandbox):
     run_page(page, sandbox, with_slow=True)
 

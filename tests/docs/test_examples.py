@@ -50,6 +50,7 @@ def test_every_example_is_listed_in_the_readme():
         assert f"`{path.name}`" in readme, path.name
 
 
+@pytest.mark.cli
 def test_own_agent_plays_a_tournament_and_prints_its_tables(tmp_path):
     out = run_example("my_agent_tournament.py", tmp_path)
     assert "Duplicate results" in out and "Bid accuracy" in out
@@ -57,6 +58,7 @@ def test_own_agent_plays_a_tournament_and_prints_its_tables(tmp_path):
     assert list(tmp_path.glob("my-agent-*/summary.json"))
 
 
+@pytest.mark.cli
 def test_sb3_maskable_ppo_trains_then_plays_a_tournament(tmp_path):
     needs("sb3_contrib")
     out = run_example("sb3_maskable_ppo.py", tmp_path, "--out", str(tmp_path / "m"))
@@ -79,6 +81,7 @@ def test_sb3_maskable_ppo_trains_then_plays_a_tournament(tmp_path):
     assert len(result["rungs"]) == 4  # random, heuristic, pimc:worlds=64, learned
 
 
+@pytest.mark.cli
 def test_tianshou_collects_whole_hands(tmp_path):
     needs("tianshou")
     out = run_example("tianshou_collect.py", tmp_path)
@@ -86,6 +89,7 @@ def test_tianshou_collects_whole_hands(tmp_path):
     assert "partners share the reward: True" in out
 
 
+@pytest.mark.cli
 def test_torchrl_wrapper_passes_its_spec_check_and_rolls_out(tmp_path):
     needs("torchrl")
     out = run_example("torchrl_rollout.py", tmp_path)
@@ -93,12 +97,14 @@ def test_torchrl_wrapper_passes_its_spec_check_and_rolls_out(tmp_path):
     assert "rollout steps 60, seat moves 60" in out
 
 
+@pytest.mark.cli
 def test_cleanrl_style_ppo_updates_on_the_vector_env(tmp_path):
     needs("torch")
     out = run_example("cleanrl_ppo_vector.py", tmp_path)
     assert "update 2/2: hands 16" in out  # 8 games x 16 steps: 2 hands of 8 learner moves
 
 
+@pytest.mark.cli
 def test_pettingzoo_loop_seats_registry_agents(tmp_path):
     out = run_example("pettingzoo_registry_agents.py", tmp_path)
     lines = [line for line in out.splitlines() if "points per hand" in line]
@@ -107,6 +113,7 @@ def test_pettingzoo_loop_seats_registry_agents(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.cli
 def test_rllib_ppo_trains_one_iteration():
     needs("ray.rllib")
     out = run_example("rllib_ppo.py", None)  # Ray's sockets: tmp_path is too long a path

@@ -14,9 +14,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-import nbclient
-import nbformat
 import pytest
+
+nbclient = pytest.importorskip("nbclient")  # the dev extra
+nbformat = pytest.importorskip("nbformat")
 
 from agents.dd.tables import DDCache
 from experiments.bid_analysis.double_dummy import SAMPLE

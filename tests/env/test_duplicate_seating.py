@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")  # the train extra
 
 from agents.heuristic.agent import HeuristicAgent
 from agents.learned.agent import NetworkAgent
@@ -17,6 +18,8 @@ from spades_env.duplicate import AGENT_A, AGENT_B, seat_agents
 from spades_env.rules import Rules
 from training.evaluation import duplicate_eval, greedy_fn, learner_lead
 from training.rollout import LEARNER, Hands, duplicate_owners
+
+pytestmark = pytest.mark.torch
 
 PRESETS = ["standard", "jokers", "cutthroat", "cutthroat_3", "cutthroat_5", "two_player"]
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-import pygame
 import pytest
 from gymnasium.wrappers import RecordVideo
-from moviepy import VideoFileClip
 
 import spades_env  # noqa: F401 (registers the envs)
 from spades_env import spades_v0
@@ -70,6 +68,7 @@ def test_the_gym_env_draws_the_learners_view_and_the_hand_that_ended():
 
 
 def test_record_video_records_an_episode(tmp_path):
+    VideoFileClip = pytest.importorskip("moviepy").VideoFileClip  # the render extra
     env = RecordVideo(
         gym.make("spades_env/Spades-v0", render_mode="rgb_array"),
         str(tmp_path),
@@ -92,6 +91,7 @@ def test_record_video_records_an_episode(tmp_path):
 
 
 def test_human_mode_shows_the_picture_in_a_window():
+    pygame = pytest.importorskip("pygame")  # the render extra
     env = SpadesEnv(render_mode="human")
     _, info = env.reset(seed=3)
     env.step(_first_legal(info["action_mask"]))

@@ -166,6 +166,7 @@ def full_game(tmp_path_factory):
     return {"rc": rc, "lines": drv.transcript, "save": save, "moves": moves, "x": extras}
 
 
+@pytest.mark.cli
 def test_scripted_game_ends_with_the_score_sheet_of_its_replay(full_game):
     assert full_game["rc"] == 0, "\n".join(full_game["lines"][-20:])
     expected, game = replayed_rows(full_game["save"])
@@ -178,6 +179,7 @@ def test_scripted_game_ends_with_the_score_sheet_of_its_replay(full_game):
     assert json.loads(full_game["save"].read_text())["game_over"] is True
 
 
+@pytest.mark.cli
 def test_every_hand_ends_with_a_summary_of_bids_tricks_and_points(full_game):
     hands = len(replayed_rows(full_game["save"])[0]) // 2
     for k in range(1, hands + 1):
@@ -187,6 +189,7 @@ def test_every_hand_ends_with_a_summary_of_bids_tricks_and_points(full_game):
 @pytest.mark.parametrize(
     "kind", ["blind", "high", "junk", "index", "absent", "must follow", "not broken"]
 )
+@pytest.mark.cli
 def test_each_wrong_input_gets_its_message_and_the_game_goes_on(full_game, kind):
     # play_out checked the message and the repeated prompt right after each one
     assert full_game["rc"] == 0
@@ -195,6 +198,7 @@ def test_each_wrong_input_gets_its_message_and_the_game_goes_on(full_game, kind)
     assert kind in full_game["x"].answers
 
 
+@pytest.mark.cli
 def test_help_commands_answer_without_moving(full_game):
     answers = full_game["x"].answers
     assert any(line.startswith("hint   what the hint agent") for line in answers["help"])
@@ -205,6 +209,7 @@ def test_help_commands_answer_without_moving(full_game):
     )
 
 
+@pytest.mark.cli
 def test_screen_shows_the_hand_sorted_spades_first(full_game):
     hand = hand_on_screen(full_game["lines"][:40])
     suits = [int(CARD_SUIT[str_to_card(c)]) for c in hand]
@@ -213,6 +218,7 @@ def test_screen_shows_the_hand_sorted_spades_first(full_game):
 
 
 # ----------------------------------------------------------------------------- save / load
+@pytest.mark.cli
 def test_a_game_saved_at_end_of_input_and_loaded_ends_as_if_never_stopped(full_game, tmp_path):
     save = tmp_path / "split.json"
     rng = random.Random(0)  # the same answers as the full game, without the wrong inputs
@@ -227,6 +233,7 @@ def test_a_game_saved_at_end_of_input_and_loaded_ends_as_if_never_stopped(full_g
 
 
 @pytest.mark.parametrize("seat, name", [("W", "West"), ("north", "North"), ("1", "East")])
+@pytest.mark.cli
 def test_the_person_sits_where_seat_says_and_end_of_input_saves_like_quit(tmp_path, seat, name):
     drv = Driver("--seed", "2", "--seat", seat, cwd=tmp_path)
     assert drv.next_prompt() is not None
@@ -242,6 +249,7 @@ def test_the_person_sits_where_seat_says_and_end_of_input_saves_like_quit(tmp_pa
     assert load(saved[0]).setup.seed == 2
 
 
+@pytest.mark.cli
 def test_ctrl_c_saves_before_exiting(tmp_path):
     drv = Driver("--seed", "4", cwd=tmp_path)  # no --save: a default file in the folder
     assert drv.next_prompt() is not None
@@ -297,6 +305,7 @@ def test_a_damaged_save_file_is_refused_with_a_reason(tmp_path, edit, message):
         load(path)
 
 
+@pytest.mark.cli
 def test_load_refuses_game_flags_in_one_line(tmp_path):
     path = new_session().save(tmp_path / "g.json")
     out = subprocess.run(

@@ -111,6 +111,7 @@ def one_hand(request, tmp_path_factory):
     return {"preset": preset, "rc": rc, "lines": drv.transcript, "first": first[0], "save": save}
 
 
+@pytest.mark.cli
 def test_one_hand_ends_with_the_score_sheet_of_its_replay(one_hand):
     lines = one_hand["lines"]
     assert one_hand["rc"] == 0, "\n".join(lines[-30:])
@@ -126,6 +127,7 @@ def test_one_hand_ends_with_the_score_sheet_of_its_replay(one_hand):
     assert ("you win" if win.endswith("(you)") else win) in verdict[0]
 
 
+@pytest.mark.cli
 def test_the_screen_shows_every_seat_and_scores_by_team_or_player(one_hand):
     rules = Rules.preset(one_hand["preset"])
     screen = one_hand["first"]
@@ -148,6 +150,7 @@ def test_the_screen_shows_every_seat_and_scores_by_team_or_player(one_hand):
         assert any(re.search(rf"trick 1 of {rules.hand_size}\b", line) for line in screen)
 
 
+@pytest.mark.cli
 def test_the_saved_game_loads_finished_with_the_same_scores(one_hand):
     data = json.loads(one_hand["save"].read_text(encoding="utf-8"))
     session = load(one_hand["save"])
@@ -192,6 +195,7 @@ def test_a_seat_missing_at_the_table_is_refused_and_two_players_default_to_north
     assert make_setup(Rules.preset("three_player"), 1).human == 2
 
 
+@pytest.mark.cli
 def test_partner_without_partnerships_is_refused_in_one_line():
     out = subprocess.run(
         [
@@ -337,6 +341,7 @@ def test_the_draw_screen_shows_the_top_card_the_stock_and_the_growing_hand():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.cli
 def test_a_game_stopped_and_loaded_ends_as_if_never_stopped(tmp_path, preset):
     args = ["--rules", preset, "--seed", "9", "--option", "max_hands=3", *SEAT_FLAG.get(preset, [])]
     whole = Driver(*args, "--save", str(tmp_path / "whole.json"))

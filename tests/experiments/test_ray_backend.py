@@ -17,6 +17,8 @@ from experiments.tournament.results_log import TIMING_FIELDS, read_rows
 from experiments.tournament.runner import run_tournament
 from experiments.tournament.units import execute_unit
 
+pytestmark = pytest.mark.ray
+
 CONFIG = TournamentConfig(agents=("random", "heuristic", "random"), deals=6, chunk=2, seed=5)
 CLI = ["--agents", "random,heuristic", "--deals", "4", "--chunk", "2", "--no-progress"]
 

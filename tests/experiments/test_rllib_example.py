@@ -1,13 +1,19 @@
 """experiments/rllib_ppo.py: RLlib's PPO on the PettingZoo env, through RLlib's wrapper.
 
-RLlib is the `rllib` extra, which `.ci/setup` installs: these tests run, never skip."""
+RLlib is the `rllib` extra, which `.ci/setup` installs: there these tests run, never skip
+(a core-only install skips them)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")  # the rllib extra
 import ray
 
 from experiments import rllib_ppo
+
+pytestmark = [pytest.mark.ray, pytest.mark.torch]
 
 
 def test_the_wrapped_env_plays_a_hand_with_masked_observations():

@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 from cli_helpers import spades
 
 from experiments.tournament import TournamentConfig, TournamentResult, run_tournament
 from experiments.tournament.runner import load_result
+
+pytestmark = pytest.mark.cli
 
 AGENTS = ("random", "heuristic")
 

@@ -21,11 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")  # the train extra
 from cli_helpers import default_and_slow, one_line_error, report_outcomes, snapshot, spades
 
 from agents.learned.checkpoint import CheckpointError, save_checkpoint
 from training.bc_data import DatasetError, DatasetSpec, generate, load_dataset, shard_path
+
+pytestmark = pytest.mark.torch
 
 OUTCOMES: Counter[str] = Counter()
 
@@ -85,6 +88,7 @@ def checkpoint_case(dmc_run: Path, tmp_path: Path, seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", default_and_slow(range(1), range(100, 106)))
+@pytest.mark.cli
 def test_a_damaged_last_checkpoint_resumes_from_the_one_before(dmc_run, tmp_path, seed):
     checkpoint_case(dmc_run, tmp_path, seed)
 
@@ -168,10 +172,12 @@ def dataset_case(dataset: Path, tmp_path: Path, seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", default_and_slow(range(4), range(100, 160)))
+@pytest.mark.cli
 def test_a_damaged_dataset_is_refused_in_one_line_or_read_unchanged(dataset, tmp_path, seed):
     dataset_case(dataset, tmp_path, seed)
 
 
+@pytest.mark.cli
 def test_bc_stopped_by_a_shard_with_action_200_leaves_no_run_folder(tmp_path):
     data, runs = tmp_path / "data", tmp_path / "runs"
     flags = ["--data", str(data), "--hands", "20", "--hands-per-shard", "10", "--epochs", "1"]
@@ -251,6 +257,7 @@ def cache_case(dd_cache: tuple[Path, str], tmp_path: Path, seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", default_and_slow(range(2), range(100, 140)))
+@pytest.mark.cli
 def test_a_damaged_dd_cache_is_refused_in_one_line_or_gives_the_same_tables(
     dd_cache, tmp_path, seed
 ):

@@ -35,6 +35,8 @@ from cli_helpers import (
 
 from experiments.tournament.results_log import read_rows
 
+pytestmark = pytest.mark.cli
+
 SMALL = ["--agents", "random,heuristic", "--deals", "6", "--chunk", "2", "--workers", "1"]
 FILES = ("log.jsonl", "deals.json", "config.json")
 OUTCOMES: Counter[str] = Counter()

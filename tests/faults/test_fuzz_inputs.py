@@ -528,12 +528,14 @@ def _cli_case(args: list[str], tmp: Path) -> None:
 @settings(max_examples=CLI_CASES, database=None, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(cli_args())
+@pytest.mark.cli
 def test_command_line_options_and_specs(tmp_path_factory, args):
     _cli_case(args, tmp_path_factory.mktemp("cli"))
 
 
 # ----------------------------------------------------------------------------- the slow run
 @pytest.mark.slow
+@pytest.mark.cli
 def test_the_same_searches_with_a_large_budget(tmp_path_factory):
     """Every search above with LARGE examples each (random, not derandomized), the
     network agents' specs too, and more command-line cases."""

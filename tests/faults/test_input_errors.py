@@ -150,6 +150,7 @@ def test_a_position_beyond_the_bounds_is_refused():
 @pytest.mark.parametrize(
     "option", ["nil_value=3000000000", "target=99999999999999999999999", "bag_penalty=-5"]
 )
+@pytest.mark.cli
 def test_an_option_beyond_its_bound_is_one_line_on_the_command_line(option):
     line = one_line_error(spades("demo", "--hands", "1", "--option", option))
     assert "out of range" in line and "RULES.md §6" in line
@@ -187,6 +188,7 @@ def test_an_agent_parameter_given_twice_is_refused():
     )
 
 
+@pytest.mark.cli
 def test_an_error_quoting_a_line_break_stays_one_line(tmp_path):
     # found by the fuzz suite: a model path holding a line break broke the one-line error
     with pytest.raises(AgentSpecError) as caught:
@@ -199,6 +201,7 @@ def test_an_error_quoting_a_line_break_stays_one_line(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.cli
 def test_a_nan_agent_parameter_stops_a_tournament_before_its_folder(tmp_path):
     out = tmp_path / "r"
     agents = "heuristic:aggression=nan,random"
@@ -216,6 +219,7 @@ def test_a_nan_agent_parameter_stops_a_tournament_before_its_folder(tmp_path):
         (["--seed", "1", "--seed", "2"], "--seed"),
     ],
 )
+@pytest.mark.cli
 def test_a_single_valued_flag_given_twice_is_refused(flags, word, tmp_path):
     out = tmp_path / "r"
     line = one_line_error(spades("tournament", *flags, "--out", str(out)))
@@ -223,6 +227,7 @@ def test_a_single_valued_flag_given_twice_is_refused(flags, word, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.cli
 def test_a_seed_past_64_bits_and_too_many_deals_are_refused_before_any_folder(tmp_path):
     out = tmp_path / "r"
     line = one_line_error(spades("tournament", "--seed", str(2**64), "--out", str(out)))
@@ -232,6 +237,7 @@ def test_a_seed_past_64_bits_and_too_many_deals_are_refused_before_any_folder(tm
     assert not out.exists()
 
 
+@pytest.mark.cli
 def test_dd_table_at_the_last_seed_is_one_line(tmp_path):
     cache = tmp_path / "dd.sqlite"
     line = one_line_error(
@@ -242,6 +248,7 @@ def test_dd_table_at_the_last_seed_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("seconds", ["nan", "inf", "-1", "0"])
+@pytest.mark.cli
 def test_bench_seconds_must_be_finite_and_positive(seconds):
     # nan ran over 60 s with no output
     line = one_line_error(spades("bench", "--only", "presets", "--seconds", seconds))

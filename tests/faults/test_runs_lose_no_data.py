@@ -25,6 +25,8 @@ from cli_helpers import (
     wait_for_rows,
 )
 
+pytestmark = pytest.mark.cli
+
 TINY = ["--agents", "random,random", "--deals", "4", "--chunk", "2", "--workers", "1"]
 
 

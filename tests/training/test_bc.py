@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")  # the train extra
 
 from agents.learned.checkpoint import CheckpointError, read_checkpoint
 from spades_env.cards import NUM_ACTIONS
@@ -97,6 +98,7 @@ def _same_rows(a: Path, b: Path) -> None:
         np.testing.assert_array_equal(ra[c], rb[c])
 
 
+@pytest.mark.cli
 def test_a_killed_generation_resumes_without_lost_or_doubled_shards(tmp_path):
     spec = DatasetSpec(teacher="heuristic", rules="", seed=4, shards=8, hands_per_shard=60)
     generate(tmp_path / "whole", spec)
@@ -274,6 +276,7 @@ def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.cli
 def test_cli_train_bc_then_ppo_init(tmp_path):
     runs = tmp_path / "runs"
     bc_flags = ["--hands", "100", "--hands-per-shard", "50", "--epochs", "1", "--hidden", "32"]
@@ -291,6 +294,7 @@ def test_cli_train_bc_then_ppo_init(tmp_path):
     )
 
 
+@pytest.mark.cli
 def test_cli_init_refuses_a_foreign_checkpoint_in_one_line(bc_run, tmp_path):
     path = _variant(bc_run, tmp_path, "num_actions", NUM_ACTIONS + 1)
     done = _cli("train", "ppo", "--init", str(path), "--runs-dir", str(tmp_path / "runs"),
@@ -353,6 +357,7 @@ def test_learned2_is_the_network_alone_and_differs_from_learned():
         (["--student", "nosuch.pt"], "nosuch.pt"),
     ],
 )
+@pytest.mark.cli
 def test_cli_train_bc_refuses_bad_flags_in_one_line(flags, message, tmp_path):
     done = _cli("train", "bc", *flags, "--runs-dir", str(tmp_path / "runs"), cwd=tmp_path)
     assert done.returncode == 2

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytest.importorskip("torch")  # the train extra: training
+
 from agents.learned.checkpoint import read_checkpoint
 from agents.registry import make_agent
 from experiments.cli.app import main as spades
@@ -234,6 +236,7 @@ def test_without_ray_the_error_says_how_to_install_it(tmp_path, monkeypatch, cap
 
 
 @pytest.mark.slow
+@pytest.mark.cli
 def test_cli_trains_on_ray_actors_in_a_subprocess(tmp_path):
     pytest.importorskip("ray")
     flags = ["--backend", "ray", "--actors", "2", "--runs-dir", str(tmp_path)]

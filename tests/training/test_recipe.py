@@ -53,6 +53,7 @@ def test_a_later_step_reads_the_newest_run_folder_of_an_earlier_one(tmp_path):
         recipe.resolve(["runs/bc7__1__<time>/final.pt"], tmp_path)
 
 
+@pytest.mark.cli
 def test_cli_refuses_an_unknown_network_in_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
@@ -66,6 +67,7 @@ def test_cli_refuses_an_unknown_network_in_one_line(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["ppo_small", "learned", "learned2"])
+@pytest.mark.cli
 def test_a_smoke_run_of_the_recipe_makes_a_network_and_its_wall_time(name, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     work = tmp_path / "work"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")  # the train extra
 
 from agents.learned.agent import (
     RLAgent,
