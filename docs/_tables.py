@@ -1,7 +1,7 @@
 """Tables of the docs generated from the code at build time (docs/conf.py calls
 `write_all`): the observation blocks of every preset, from `spades_env.core.layout`, the
 agent registry, from `agents.registry`, and the version history of `spades_v0`, from
-`spades_env.spades_v0.VERSION_HISTORY`. tests/test_docs.py checks the pages include them."""
+`spades_env.spades_v0.VERSION_HISTORY`. tests/docs/test_docs.py checks the pages include them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Train the Spades PettingZoo env with RLlib's PPO: the route for users who live in RLlib.
 
 RLlib comes with the project's `rllib` extra (`pip install -e '.[rllib]'`; `.ci/setup`
-installs it, and `tests/test_rllib_example.py` runs this example). Every `ray[rllib]`
+installs it, and `tests/experiments/test_rllib_example.py` runs this example). Every `ray[rllib]`
 from 2.54 on pins `gymnasium==1.2.2`, so with the extra the project runs on that
 gymnasium; without it, on any gymnasium from 1.1 on::
 

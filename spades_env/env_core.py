@@ -3,7 +3,7 @@
 The PettingZoo env (`spades_v0`), the single-seat Gymnasium env (`gym_env`) and the
 native vector env (`vector_env`) are thin layers over the engine; this module holds the
 few decisions they must make identically, so that a vector env and N single envs given
-the same seeds and actions produce the same games (tests/test_vector_env.py):
+the same seeds and actions produce the same games (tests/env/test_vector_env.py):
 
 - **Seeds.** `reset(seed=s)` keys a counter: episode `e` plays the game whose deal key is
   `game_seeds(seed_base(s), e)`. A vector env's sub-env `i` uses seed `s + i`, as
@@ -81,7 +81,7 @@ def new_single_game(rules: Rules, seed: int, position: Mapping[str, Any]) -> Sin
 
     Building one through the engine's `init` and a full encoding costs milliseconds, which
     a hand-long episode cannot afford. Without a given position, clone a template and
-    `restart` it; tests/test_gym_env.py checks the result equals the constructor's, field
+    `restart` it; tests/env/test_gym_env.py checks the result equals the constructor's, field
     for field.
     """
     if position:

@@ -6,7 +6,7 @@ information in about a tenth of the bytes (160 under the standard rules), so the
 env writes and copies far less; the learner turns it back into the encoding, as int16 or
 straight into float tensors, with `unpack_bits` (numpy) or `unpack_bits_torch` (torch).
 ``unpack_bits(encode_bits(state, seats), rules) == encode(state, seats)`` on every
-preset (tests/test_obs_bits.py).
+preset (tests/env/test_obs_bits.py).
 
 Format (version `BITS_VERSION`), one row per game: ``(8 * W,)`` uint8, the bytes of W
 little-endian uint64 words (view a row as ``np.uint64`` to read the words); the blocks

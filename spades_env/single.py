@@ -3,7 +3,7 @@
 At batch size 1 a numpy call costs more than the work it does (PERF_NOTES.md), so the
 PettingZoo env and tree search step single games here. A `SingleGame` holds a
 batch-of-one `State` and steps it with the engine's own kernel (core/kernel.py
-`step_one`), so it is the engine, not a second rule book; tests/test_single.py still
+`step_one`), so it is the engine, not a second rule book; tests/env/test_single.py still
 checks it against `engine.step`, state for state.
 
 Every `State` field reads as a Python int (or bool) or list (`game.phase`, `game.hands`),

@@ -3,7 +3,7 @@
 ``gymnasium.make_vec("spades_env/Spades-v0", num_envs=N,
 vectorization_mode="vector_entry_point")`` builds it. Sub-env ``i`` behaves exactly as a
 ``SpadesEnv`` (gym_env.py) with the same arguments reset with seed ``seed + i``: same
-observations, rewards, ends and masks step for step (tests/test_vector_env.py). Nothing
+observations, rewards, ends and masks step for step (tests/env/test_vector_env.py). Nothing
 loops over games in Python. With the default opponents a step is one compiled call
 (core/vector.py: the learner's action, the opponents' moves, the end-of-hand infos, the
 observation and the mask, game by game, and the next episodes' starts: no other numpy

@@ -11,7 +11,7 @@ The rules are the rules core's through `agents.kernels.play` (`hand_legal_cards`
 `play_card`: RULES.md §3), so no second copy of them lives here. Two cards of one seat
 and suit with no card between them still in play (hands or table) win and lose the same
 tricks, so the lower is skipped (as the double-dummy solver does). Exact, and
-differential-tested against `agents.dd.DDSolver.move_values` (tests/test_endgame.py).
+differential-tested against `agents.dd.DDSolver.move_values` (tests/agents/test_endgame.py).
 The search keeps its own stack (no recursion: numba's cache cannot reload a recursive
 function), one row per card played; it is meant for endgames, where the tree is small
 (the cost grows about tenfold per trick added).

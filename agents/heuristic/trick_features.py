@@ -9,7 +9,7 @@ that suit's cards alone, so it is read from tables indexed by a suit's 13 rank b
 `agents.heuristic.bidding` themselves, not a second copy of the counting. Floating-point
 sums are added in the scalar code's own order (suit by suit, the suit's terms highest
 rank first), so every feature is bit-identical to the scalar one
-(`tests/test_trick_model.py` checks it on random hands).
+(`tests/agents/test_trick_model.py` checks it on random hands).
 
 Standard 52-card deck, spades trump: what the trick model speaks of (`applies`).
 """

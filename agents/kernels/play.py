@@ -6,7 +6,7 @@ or greedy policy, and returns the tricks per seat and the cards in play order. T
 are the rules core's (RULES.md §3: `legal_cards`, `breaks_trump`, `trick_winner`, with
 the trump suit as data, so RULES.md §6 auction's named trump plays as spades do); it is
 differential-tested against the batched engine on the same positions and cards
-(tests/test_ismcts.py). Card masks are int64 (every card index is below 63).
+(tests/agents/test_ismcts.py). Card masks are int64 (every card index is below 63).
 """
 
 from __future__ import annotations

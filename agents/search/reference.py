@@ -1,7 +1,7 @@
 """Python reference loops of the search agents, for the tests.
 
 The compiled searches must build the very trees of these loops (the same worlds, random
-draws, choices and rewards); tests/test_ismcts.py and tests/test_ismcts_bid_kernel.py
+draws, choices and rewards); tests/agents/test_ismcts.py and tests/agents/test_ismcts_bid_kernel.py
 check them tree for tree. They are slow and no agent of the registry uses them.
 """
 

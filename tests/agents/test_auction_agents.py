@@ -1,5 +1,5 @@
 """RULES.md §6 `auction` above the engine: the heuristic bids, names and plays the named
-trump (the search agents: tests/test_search_presets.py); the Gymnasium envs, tournaments and
+trump (the search agents: tests/agents/test_search_presets.py); the Gymnasium envs, tournaments and
 `spades play` handle the trump-naming decision."""
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_kernel_bid_search_is_the_reference_search(case):
     """The same worlds, draws, UCB choices and rewards as the Python loop (which steps
-    FastGame, tested against the engine in tests/test_ismcts.py), from the position and
+    FastGame, tested against the engine in tests/agents/test_ismcts.py), from the position and
     from the generator states the first decision leaves."""
     rules, phase, skip, policy = CASES[case]
     scores = [0, 130] if case == "behind-blind-nil" else None

@@ -3,7 +3,7 @@ subprocess), and prints what it is for. The RL libraries are the `integrations` 
 `rllib` extras, which `.ci/setup` installs; where one is missing the script says so and
 exits 0, and its test is skipped.
 
-The RLlib example is marked slow: `tests/test_rllib_example.py` trains the same code
+The RLlib example is marked slow: `tests/experiments/test_rllib_example.py` trains the same code
 (`experiments.rllib_ppo.train`) in the default run, with a check that every action is
 legal."""
 

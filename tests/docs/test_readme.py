@@ -1,6 +1,6 @@
 """The README is a front page: its first commands are the setup and the test command CI
 runs, and it stays short. The environment examples it used to hold are in docs/environments/
-(run by tests/test_docs.py); the "Where each rule lives" table is in docs/architecture.md,
+(run by tests/docs/test_docs.py); the "Where each rule lives" table is in docs/architecture.md,
 and every function it names exists where it says."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ subprocess: exit status 0, or 2 with one line on stderr and no traceback.
 
 The default run tries a small budget (a few seconds); `-m slow` runs the same searches
 with a large one. Hypothesis keeps no example database (`database=None`): nothing is
-written to the user's home or the repository. tests/test_input_errors.py holds the cases
+written to the user's home or the repository. tests/faults/test_input_errors.py holds the cases
 this search found or the issue listed, one by one."""
 
 from __future__ import annotations

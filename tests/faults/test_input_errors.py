@@ -2,7 +2,7 @@
 seat indices out of range, rules values that would overflow the int32 scores, agent
 parameters that are NaN, infinite, huge or repeated, seeds past 64 bits, raw exceptions
 of the envs. Each is refused with one clear error and changes nothing; the command line
-answers with exit status 2, one line and no folder. tests/test_fuzz_inputs.py searches
+answers with exit status 2, one line and no folder. tests/faults/test_fuzz_inputs.py searches
 for more of the same kind."""
 
 from __future__ import annotations
