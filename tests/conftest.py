@@ -11,6 +11,7 @@ sees the same empty home. The folder is removed when the session ends.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -58,6 +59,8 @@ FIXTURE_MARKERS = {
     "local_ray": ("ray",),
     "small_run": ("cli",),
 }
+#: A marker -> the module (and its extra) without which a test carrying it skips.
+MARKER_NEEDS = {"torch": ("torch", "train"), "ray": ("ray", "ray")}
 TESTS = Path(__file__).resolve().parent
 
 
@@ -72,6 +75,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             names += FIXTURE_MARKERS.get(fixture, ())
         for name in dict.fromkeys(names):
             item.add_marker(name)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test marked `torch` or `ray` where that extra is not installed (a core-only
+    install), rather than fail on the import deep inside the code it runs."""
+    for marker, (module, extra) in MARKER_NEEDS.items():
+        if item.get_closest_marker(marker) and importlib.util.find_spec(module) is None:
+            pytest.skip(f"needs {module} (the {extra} extra)")
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,14 @@ records the conversion); the converted agent must choose exactly the same.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from agents.registry import make_agent
 from spades_env import Rules, init, step
 from spades_env.cards import NAME_TRUMP, NUM_ACTIONS
 from spades_env.engine import random_legal_actions
+
+pytestmark = pytest.mark.torch
 
 _BEFORE_TEXT = (
     "56,56,57,56,56,56,57,56,57,57,56,57,57,56,56,56,57,56,57,56,56,57,57,56,56,56,56,57,57,"

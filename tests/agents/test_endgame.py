@@ -81,6 +81,7 @@ def _play_hands(spec: str, seed: int, n: int = 4):
     return np.array(seen), agent
 
 
+@pytest.mark.torch
 def test_endgame_decisions_are_legal_and_the_same_for_a_seed():
     a, agent = _play_hands("learned:endgame=3,worlds=4", seed=11)
     b, _ = _play_hands("learned:endgame=3,worlds=4", seed=11)
@@ -105,11 +106,13 @@ def _solver_decisions(monkeypatch, spec: str, seeds, n: int = 4):
     return tuple(np.concatenate([c[k] for c in calls]) for k in range(3))
 
 
+@pytest.mark.torch
 def test_the_solver_plays_only_the_last_tricks(monkeypatch):
     played, _, _ = _solver_decisions(monkeypatch, "learned:endgame=2,worlds=2", [1])
     assert played.size > 0 and (played >= 11).all()
 
 
+@pytest.mark.torch
 def test_endgame_zero_is_the_network_alone():
     st = _late(4, 2, 0, seed=3)
     view, obs, mask = seat_view(st), encode(st), legal_action_mask(st)
@@ -132,12 +135,14 @@ def test_endgame_zero_is_the_network_alone():
         ("learned:nilplay=rules", r"nilplay='rules'; use net, heuristic$"),
     ],
 )
+@pytest.mark.torch
 def test_bad_endgame_options_are_refused_in_one_line(spec, message):
     with pytest.raises(AgentSpecError, match=message) as info:
         make_agent(spec)
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.torch
 def test_the_options_parse():
     agent = make_agent("learned:endgame=5,worlds=32", seed=0)
     assert (agent.endgame.tricks, agent.endgame.worlds) == (5, 32)
@@ -192,6 +197,7 @@ def test_live_nil_names_the_team_seat_whose_nil_still_holds():
         assert got[g] == (alive[0] if alive else -1)
 
 
+@pytest.mark.torch
 def test_the_nil_solve_plays_only_while_the_teams_nil_is_alive(monkeypatch):
     spec = "learned:endgame=1,nil=4,worlds=2"
     played, nil, _ = _solver_decisions(monkeypatch, spec, range(3), n=16)
@@ -211,6 +217,7 @@ def test_opponent_live_nil_names_the_other_teams_seat_whose_nil_still_holds():
         assert got[g] == (alive[0] if alive else -1)
 
 
+@pytest.mark.torch
 def test_the_setnil_solve_plays_only_while_an_opponents_nil_is_alive(monkeypatch):
     spec = "learned:endgame=1,nil=0,setnil=5,worlds=2"
     played, ours, theirs = _solver_decisions(monkeypatch, spec, range(3), n=16)

@@ -17,6 +17,8 @@ from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
 from spades_env.state import BID, PLAY, State, init
 
+pytestmark = pytest.mark.torch
+
 
 def _turn(st):
     return seat_view(st), encode(st), legal_action_mask(st)

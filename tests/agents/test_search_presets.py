@@ -10,6 +10,8 @@ from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import PRESETS, Rules
 
+pytestmark = pytest.mark.torch
+
 SPECS = ("pimc:worlds=3", "ismcts:iterations=20")
 #: `search` by default on one preset of each of its paths (standard: the network and the
 #: solver; suicide: the solver, the network being trained on other rules; jokers and

@@ -16,6 +16,8 @@ pytest.importorskip("torch")  # the train extra: training's arguments
 from training.arguments import FlagParser, add_flags, field_docs
 from training.session import SessionArgs, migrate_args
 
+pytestmark = pytest.mark.torch
+
 TINY = ["--total-timesteps", "700", "--num-games", "8", "--hidden", "16", "--eval-deals", "2"]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from cli_helpers import one_line_error, spades
 
+pytestmark = pytest.mark.torch
+
 
 @pytest.mark.parametrize(
     ("algo", "flag", "value", "words"),

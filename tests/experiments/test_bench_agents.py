@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from experiments.bench import agents as bench_agents
 from spades_env.state import BID, PLAY
 
@@ -15,6 +17,7 @@ def test_the_decisions_are_the_heuristics_hands_bids_and_cards_with_a_choice():
             assert obs.shape[0] == 1 and (kind == "bids" or mask.sum() > 1)
 
 
+@pytest.mark.torch
 def test_every_agent_gets_a_bid_card_and_self_play_row_against_the_reference(monkeypatch):
     monkeypatch.setattr(bench_agents, "HANDS", 1)
     monkeypatch.setattr(bench_agents, "SELF_PLAY", 2)

@@ -7,6 +7,8 @@ import pytest
 from experiments.bench.runner import SECTIONS, format_rows
 from experiments.bench.training import training_section
 
+pytestmark = pytest.mark.torch
+
 
 def test_training_rows_put_ppo_next_to_the_engine():
     assert SECTIONS["training"] is training_section
