@@ -20,10 +20,10 @@ card play; the search ends at the end of the current hand. Every decision runs w
 a numba kernel over flat node arrays: `agents.search.ismcts_kernel.search` in card play,
 `agents.search.ismcts_bid_kernel.bid_search` for bids, blind nil and the exchange (the same
 worlds, random draws, UCB choices and rewards as the Python reference loop of
-`agents.search.reference`, which tests/agents/test_ismcts.py and tests/agents/test_ismcts_bid_kernel.py
-check tree for tree). The reference loop walks the tree on `FastGame`, the single-game
-engine (`spades_env.single.SingleGame`, differential-tested against the batched engine)
-without its RL-encoding upkeep.
+`agents.search.reference`, which tests/agents/test_ismcts.py and
+tests/agents/test_ismcts_bid_kernel.py check tree for tree). The reference loop walks the
+tree on `FastGame`, the single-game engine (`spades_env.single.SingleGame`,
+differential-tested against the batched engine) without its RL-encoding upkeep.
 
 Parameters (`ismcts:iterations=1000,time_ms=0,c=0.7,policy=random,bid=search`): `iterations`;
 `time_ms` a time budget per decision instead (0 = none); `c` the exploration constant;
