@@ -122,7 +122,7 @@ def rung_config(candidate: str, rung: Rung, deals: int) -> TournamentConfig:
     return TournamentConfig(
         agents=(candidate, rung.opponent),
         mode="hand",
-        rules=rules().to_dict(),
+        rules=rules(),
         seed=DEAL_SEED,
         deals=deals,
         chunk=CHUNK,
