@@ -45,6 +45,7 @@ two_player with a named trump play too, but only `auction` is a preset).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -436,7 +437,7 @@ class Rules:
         checked once, from the preset and every option together; only when that fails
         are the items applied one at a time, to name the one that makes the rules wrong."""
         try:
-            rules = cls.preset(preset)
+            rules = _bare_preset(preset) if cls is Rules else cls.preset(preset)
         except RulesError as exc:
             raise RulesError(f"--rules {preset}: {exc}") from None
         values: dict[str, Any] = {}
@@ -515,6 +516,13 @@ def parse_value(raw: str, kind: type | None = None) -> Any:
         except ValueError:
             pass
     return raw
+
+
+@functools.lru_cache(maxsize=None)
+def _bare_preset(name: str) -> Rules:
+    """A preset without options, built and checked once per process (a `Rules` is a
+    frozen value, so every `Rules.build` of the preset shares it)."""
+    return Rules.preset(name)
 
 
 def _item_values(text: str) -> dict[str, Any]:
