@@ -44,7 +44,7 @@ def bot(tmp_path):
 
 @pytest.mark.parametrize(("word", "value"), YES_NO)
 def test_a_yes_no_word_reads_the_same_for_rules_and_agent_options(bot, word, value):
-    assert Rules.build("standard", [f"open_hands={word}"]).open_hands is value
+    assert Rules.build("standard", [f"thirteen_bid_doubles={word}"]).thirteen_bid_doubles is value
     assert parse_value(word, bool) is value
     assert parse_agent(f"{bot}:flag={word}").params["flag"] is value
     if word not in ("1", "0"):  # an undeclared 1 or 0 stays a number
@@ -67,7 +67,7 @@ def test_numbers_read_alike_and_an_undeclared_1_stays_a_number(bot):
 
 def test_a_word_that_is_not_yes_or_no_is_refused_by_both(bot):
     with pytest.raises(RulesError, match="needs true or false"):
-        Rules.build("standard", ["open_hands=maybe"])
+        Rules.build("standard", ["thirteen_bid_doubles=maybe"])
     with pytest.raises(AgentSpecError, match="is not a valid bool"):
         parse_agent(f"{bot}:flag=maybe")
     with pytest.raises(ValueError):
