@@ -57,8 +57,9 @@ class AgentEntry:
     #: (lowest, highest) value of a numeric parameter, checked when the spec is parsed;
     #: a parameter not listed takes the registry's default bounds (the entry's own check narrows it)
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
-    #: the options that name a file (`checkpoint:PATH`): made absolute when the spec is
-    #: parsed, so that a worker, or a resume from another folder, finds the same file
+    #: the options whose value is a file's path, as the path of checkpoint:PATH, made
+    #: absolute when the spec is parsed: a worker, or a resume from another folder,
+    #: finds the same file
     paths: tuple[str, ...] = ()
 
 
