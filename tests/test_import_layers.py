@@ -101,7 +101,7 @@ def test_the_core_imports_only_the_core():
 #: agent interface) comes first; the adapters of agents from outside the project, then the
 #: registry and the play loop, sit on top of them all.
 AGENT_LAYERS = (
-    ("agents.base", "agents.random_agent"),
+    ("agents.base", "agents.random_agent", "agents.spec"),
     ("agents.kernels",),
     ("agents.dd",),
     ("agents.heuristic",),
