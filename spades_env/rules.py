@@ -518,7 +518,7 @@ def parse_value(raw: str, kind: type | None = None) -> Any:
     return raw
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bare_preset(name: str) -> Rules:
     """A preset without options, built and checked once per process (a `Rules` is a
     frozen value, so every `Rules.build` of the preset shares it)."""
