@@ -18,9 +18,12 @@ imported is an `AgentImportError` (one of them) that names it and says what to d
 `check_agent_rules` (and `make_agent(..., rules=...)`) refuses, before any game starts,
 rules an agent cannot play (an entry's `rules_check`).
 
-A tournament's workers and `--resume` rebuild every agent from its spec in the run's
-config (a file's path stored absolute, `canonical_spec`), in a fresh process: a name
-that a script registers (`register`) is not known there, a file, module or plugin spec is.
+A spec's text is read once, where it enters the program, by `parse_agent`: into an
+`AgentSpec` (`agents.spec`), a value with its kind, typed options and every path absolute
+(a file's, a `checkpoint:`/`sb3:` path), which the rest of the program trusts. A run
+stores its text (`AgentSpec.to_json`); a tournament's workers get the value itself, and
+`--resume` parses the stored text, in a fresh process: a name that a script registers
+(`register`) is not known there, a file, module or plugin spec is.
 """
 
 from __future__ import annotations
@@ -38,8 +41,6 @@ from typing import Any
 from agents.adapters.sources import (
     PLUGIN_GROUP,
     AgentEntry,
-    AgentImportError,
-    AgentSpecError,
     is_file_target,
     literal,
     load_entry,
@@ -48,21 +49,26 @@ from agents.adapters.sources import (
 from agents.base import BaseAgent
 from agents.heuristic.agent import HeuristicAgent
 from agents.random_agent import RandomAgent
-from spades_env.rules import Rules
+from agents.spec import AgentImportError, AgentSpec, AgentSpecError
+from spades_env.rules import Rules, parse_value
 
 __all__ = [
     "PLUGIN_GROUP",
     "REGISTRY",
     "AgentEntry",
     "AgentImportError",
+    "AgentSpec",
     "AgentSpecError",
     "ParsedSpec",
+    "agent_from_json",
     "canonical_spec",
     "check_agent_rules",
     "display_name",
+    "entry_of",
     "is_file_target",
     "known_names",
     "make_agent",
+    "parse_agent",
     "parse_spec",
     "plugin_names",
     "register",
@@ -145,6 +151,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "model | seed 000's count), the network plays the cards",
         positional="path",
         check="agents.adapters.foreign_files:check_checkpoint",
+        paths=("path",),
     ),
     "sb3": AgentEntry(
         _lazy("agents.adapters.sb3:SB3Agent"),
@@ -154,6 +161,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "legal action of highest probability (sample=true: drawn) or Q-value",
         positional="path",
         check="agents.adapters.sb3:check_params",
+        paths=("path",),
     ),
     "pimc": AgentEntry(
         _lazy("agents.search.pimc:PIMCAgent"),
@@ -285,12 +293,7 @@ def _convert(name: str, key: str, raw: str, kind: Any, entry: AgentEntry | None 
             raise AgentSpecError(f"agent {name!r}: parameter {key}={raw!r} is not finite")
         return value
     try:
-        if kind is bool:
-            low = raw.lower()
-            if low not in ("1", "0", "true", "false", "yes", "no"):
-                raise ValueError(raw)
-            return low in ("1", "true", "yes")
-        value = kind(raw)
+        value = parse_value(raw, kind)
     except ValueError:
         raise AgentSpecError(
             f"agent {name!r}: parameter {key}={raw!r} is not a valid {kind.__name__}"
@@ -381,8 +384,9 @@ def split_spec(spec: str) -> ParsedSpec:
 
 
 def canonical_spec(spec: str) -> str:
-    """The spec as a run stores it: a file's path made absolute (so that workers, and a
-    resume from another folder, find it); any other spec stripped, as given."""
+    """The spec with a file's path made absolute (so that another process finds it); any
+    other spec stripped, as given; nothing is imported. (`parse_agent(spec).text` also
+    makes a `checkpoint:`/`sb3:` path absolute.)"""
     parsed = split_spec(spec)
     if parsed.kind != "file":
         return spec.strip()
@@ -441,16 +445,33 @@ def _starts_agent(previous: str, key: str, value: str) -> bool:
     return value in REGISTRY or value in plugin_points()
 
 
-def resolve(spec: str) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
-    """A spec -> its parts, its registry entry (importing a file, module or plugin) and
-    its options, converted and checked (`AgentSpecError`, `AgentImportError`)."""
+def parse_agent(spec: str | AgentSpec, rules: Rules | None = None) -> AgentSpec:
+    """A spec's text -> its `AgentSpec`, parsed and checked once: the agent is found
+    (a file, module or plugin imported), its options converted to their types and checked
+    (`AgentSpecError`, `AgentImportError`: one line), every path made absolute. An
+    `AgentSpec` is returned as it is: a value is trusted, never read again. With `rules`,
+    rules the agent cannot play are refused too (`check_agent_rules`)."""
+    value = spec if isinstance(spec, AgentSpec) else _parse(spec)
+    if rules is not None:
+        check_agent_rules(value, rules)
+    return value
+
+
+def _parse(spec: str) -> AgentSpec:
+    """The one place a spec's text is read (see `parse_agent`)."""
     parsed = split_spec(spec)
+    if parsed.kind == "file":
+        path, _, attr = parsed.target.rpartition(":")
+        absolute = os.path.abspath(os.path.expanduser(path))
+        parsed = dataclasses.replace(parsed, target=f"{absolute}:{attr}")
     entry = _entry(parsed)
     name = parsed.display
     params: dict[str, Any] = {}
+    items: list[str] = []  # the options' text, a path option made absolute
     for i, item in enumerate(filter(None, (p.strip() for p in parsed.options.split(",")))):
         key, eq, raw = item.partition("=")
-        if i == 0 and not eq and entry.positional:
+        positional = i == 0 and not eq and entry.positional is not None
+        if positional:
             key, eq, raw = entry.positional, "=", item
         if key not in entry.params and not entry.any_params:
             known = ", ".join(sorted(entry.params)) or "none"
@@ -460,49 +481,97 @@ def resolve(spec: str) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
         if key in params:
             raise AgentSpecError(f"agent {name!r}: parameter {key} is given twice; give it once")
         params[key] = _convert(name, key, raw, entry.params.get(key, literal), entry)
+        items.append(item)
     if entry.check is not None:
         try:
-            _lazy(entry.check)(params)
+            _lazy(entry.check)(params)  # the paths as written: its errors quote them so
         except ValueError as exc:
             raise AgentSpecError(f"agent {spec.strip()!r}: {_one_line(exc)}") from None
-    return parsed, entry, params
+    options = parsed.options
+    for k, (key, value) in enumerate(params.items()):
+        if key in entry.paths and isinstance(value, str):
+            absolute = os.path.abspath(os.path.expanduser(value))
+            if absolute != value:
+                params[key] = absolute
+                items[k] = absolute if items[k] == value else f"{key}={absolute}"
+                options = ",".join(items)
+    if parsed.kind == "file" or options != parsed.options:
+        text = dataclasses.replace(parsed, options=options).spec
+    else:
+        text = spec.strip()
+    return AgentSpec(parsed.label, parsed.kind, parsed.target, tuple(params.items()), text, name)
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+def agent_from_json(data: Any) -> AgentSpec:
+    """A spec as a run's config.json stores it (`AgentSpec.to_json`: its text, or
+    `{"spec": text, "name": shown}`) -> the `AgentSpec`, parsed and checked once."""
+    if isinstance(data, str):
+        return _parse(data)
+    if isinstance(data, dict) and set(data) == {"spec", "name"}:
+        spec, shown = data["spec"], data["name"]
+        if isinstance(spec, str) and isinstance(shown, str) and shown:
+            return dataclasses.replace(_parse(spec), display=shown)
+    raise ValueError(f"an agent must be a spec's text or {{spec, name}}, not {data!r}")
+
+
+def entry_of(spec: AgentSpec) -> AgentEntry:
+    """The registry entry of a parsed spec (a file, module or plugin imported once per
+    process); nothing is parsed or checked again."""
+    if spec.kind == "registry":
+        try:
+            return REGISTRY[spec.target]
+        except KeyError:  # registered by a script of another process (see `register`)
+            raise AgentImportError(
+                f"unknown agent {spec.target!r} (registered in another process?); known "
+                f"agents: {', '.join(known_names())}"
+            ) from None
+    return load_entry(spec.kind, spec.target, known_names)
+
+
+def resolve(spec: str | AgentSpec) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
+    """A spec -> its parts, its registry entry (importing a file, module or plugin) and
+    its options, converted and checked (`AgentSpecError`, `AgentImportError`)."""
+    value = parse_agent(spec)
+    return split_spec(value.text), entry_of(value), value.params
+
+
+def parse_spec(spec: str | AgentSpec) -> tuple[str, dict[str, Any]]:
     """`"heuristic:aggression=0.2"` -> ("heuristic", {"aggression": 0.2}); the target of
     a file or module spec is `path/x.py:Class` or `package.module:Class`."""
-    parsed, _, params = resolve(spec)
-    return parsed.target, params
+    value = parse_agent(spec)
+    return value.target, value.params
 
 
-def check_agent_rules(spec: str, rules: Rules) -> None:
+def check_agent_rules(spec: str | AgentSpec, rules: Rules) -> None:
     """Refuse rules the agent of `spec` cannot play (AgentSpecError, one line)."""
-    parsed, entry, _ = resolve(spec)
+    value = parse_agent(spec)
+    entry = entry_of(value)
     if entry.rules_check is None:
         return
     try:
-        _lazy(entry.rules_check)(rules, parsed.target)
+        _lazy(entry.rules_check)(rules, value.target)
     except (ValueError, NotImplementedError) as exc:  # e.g. RulesError
-        raise AgentSpecError(f"agent {spec.strip()!r}: {_one_line(exc)}") from None
+        raise AgentSpecError(f"agent {value.text!r}: {_one_line(exc)}") from None
 
 
-def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> BaseAgent:
+def make_agent(
+    spec: str | AgentSpec, seed: int | None = None, rules: Rules | None = None
+) -> BaseAgent:
     """Build the agent a spec names, seeded; with `rules`, refuse rules it cannot play.
 
-    `spec` is `[NAME=]TARGET[:key=value,...]`: TARGET a registered name, a plugin's
-    name, `path/to/file.py:Class` or `package.module:Class` (a class, a factory
-    `(seed=..., **options) -> agent`, or an agent object). The agent's `name` is NAME,
-    else the spec (`ParsedSpec.display`)."""
-    if rules is not None:
-        check_agent_rules(spec, rules)
-    parsed, entry, params = resolve(spec)
-    agent = entry.factory(seed=seed, **params)
+    `spec` is an `AgentSpec` (built as it says, nothing read again), or its text
+    `[NAME=]TARGET[:key=value,...]` (parsed here, `parse_agent`): TARGET a registered
+    name, a plugin's name, `path/to/file.py:Class` or `package.module:Class` (a class, a
+    factory `(seed=..., **options) -> agent`, or an agent object). The agent's `name`
+    is NAME, else the spec (`AgentSpec.display`)."""
+    value = parse_agent(spec, rules)
+    agent = entry_of(value).factory(seed=seed, **value.params)
     if not callable(getattr(agent, "act", None)):
         raise AgentSpecError(
-            f"agent {parsed.display!r}: {parsed.target} built a {type(agent).__name__}, "
+            f"agent {value.display!r}: {value.target} built a {type(agent).__name__}, "
             "which has no act(view, obs, mask)"
         )
     if not hasattr(agent, "needs_obs"):
         agent.needs_obs = True  # an agent of unknown needs gets the encoding
-    agent.name = parsed.display
+    agent.name = value.display
     return agent

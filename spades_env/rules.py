@@ -45,6 +45,7 @@ two_player with a named trump play too, but only `auction` is a preset).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -421,14 +422,7 @@ class Rules:
     @classmethod
     def from_options(cls, text: str = "", preset: str = "standard") -> Rules:
         """Parse `"target=300,nil_tricks=count"` on top of a preset."""
-        options: dict[str, Any] = {}
-        for item in filter(None, (p.strip() for p in text.split(","))):
-            if "=" not in item:
-                raise RulesError(f"rules option {item!r} must be written as name=value")
-            key, raw = (s.strip() for s in item.split("=", 1))
-            if key in options:
-                raise RulesError(f"rules option {key} is given twice in {text!r}; give it once")
-            options[key] = _parse_value(key, raw)
+        options = _item_values(text)
         unknown = sorted(set(options) - set(cls.option_names()))
         if unknown:
             return cls.preset(preset).replace(**options)  # raises, naming the option
@@ -437,11 +431,32 @@ class Rules:
     @classmethod
     def build(cls, preset: str = "standard", options: Sequence[str] = ()) -> Rules:
         """The command line's `--rules PRESET --option NAME=VALUE[,NAME=VALUE] ...`: the
-        preset with the options on top. An option given twice is an error."""
+        preset with the options on top. An option given twice is an error.
+
+        Each item's text is read once (`parse_value`) and the rules are built and
+        checked once, from the preset and every option together; only when that fails
+        are the items applied one at a time, to name the one that makes the rules wrong."""
         try:
-            rules = cls.preset(preset)
+            rules = _bare_preset(preset) if cls is Rules else cls.preset(preset)
         except RulesError as exc:
             raise RulesError(f"--rules {preset}: {exc}") from None
+        values: dict[str, Any] = {}
+        names = set(cls.option_names())
+        for item in options:
+            keys = [p.split("=", 1)[0].strip() for p in item.split(",") if p.strip()]
+            if any(k in values for k in keys) or not names.issuperset(keys):
+                values = {}  # a repeat or an unknown name: worded below, per item
+                break
+            try:
+                values.update(_item_values(item))
+            except RulesError:
+                values = {}
+                break
+        else:
+            try:
+                return rules.replace(**values) if values else rules
+            except RulesError:
+                pass  # worded below, naming the item that makes the rules wrong
         seen: set[str] = set()
         for item in options:
             keys = [p.split("=", 1)[0].strip() for p in item.split(",") if p.strip()]
@@ -468,19 +483,74 @@ class Rules:
         return cls.preset(name, **data)
 
 
+#: The words of a yes/no value, in any case: one grammar for rules options
+#: (`--option open_hands=on`), agent options (`sample=on`) and an agent's undeclared ones.
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
+def parse_value(raw: str, kind: type | None = None) -> Any:
+    """Text -> a value of `kind`: the one grammar of every option written as text.
+
+    `bool`: on/off, true/false, yes/no, 1/0 (any case); `int`: a whole number; `float`:
+    a number; `str`: the text. `None` (a type nobody declared): a yes/no word other than
+    1/0, else a whole number, else a number, else the text. A value that does not read
+    as `kind` is a ValueError (the caller words it). NaN and infinities read as floats;
+    the callers refuse them (a bound or a finiteness check)."""
+    low = raw.strip().lower()
+    if kind is bool:
+        if low in TRUE_WORDS:
+            return True
+        if low in FALSE_WORDS:
+            return False
+        raise ValueError(f"{raw!r} is not one of {'/'.join(TRUE_WORDS + FALSE_WORDS)}")
+    if kind is int or kind is float:
+        return kind(raw)
+    if kind is not None:
+        return raw
+    if low in TRUE_WORDS[1:] or low in FALSE_WORDS[1:]:
+        return low in TRUE_WORDS
+    for number in (int, float):
+        try:
+            return number(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+@functools.cache
+def _bare_preset(name: str) -> Rules:
+    """A preset without options, built and checked once per process (a `Rules` is a
+    frozen value, so every `Rules.build` of the preset shares it)."""
+    return Rules.preset(name)
+
+
+def _item_values(text: str) -> dict[str, Any]:
+    """`"target=300,nil_tricks=count"` -> {"target": 300, "nil_tricks": "count"} (read, not
+    yet checked against the other options)."""
+    options: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in item:
+            raise RulesError(f"rules option {item!r} must be written as name=value")
+        key, raw = (s.strip() for s in item.split("=", 1))
+        if key in options:
+            raise RulesError(f"rules option {key} is given twice in {text!r}; give it once")
+        options[key] = _parse_value(key, raw)
+    return options
+
+
 def _parse_value(key: str, raw: str) -> Any:
     low = raw.lower()
     try:
         if key in _INT_OPTIONS:
-            return int(raw)
+            return parse_value(raw, int)
         if key in _OPTIONAL_INT:
-            return None if low in ("none", "off", "") else int(raw)
+            return None if low in ("none", "off", "") else parse_value(raw, int)
     except ValueError:
         raise RulesError(f"rules option {key} needs an integer, got {raw!r}") from None
     if key in _BOOL_OPTIONS:
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off"):
-            return False
-        raise RulesError(f"rules option {key} needs true or false, got {raw!r}")
+        try:
+            return parse_value(raw, bool)
+        except ValueError:
+            raise RulesError(f"rules option {key} needs true or false, got {raw!r}") from None
     return raw

@@ -17,7 +17,7 @@ from agents.base import BaseAgent
 from agents.heuristic.agent import HeuristicAgent
 from agents.learned.agent import NetworkAgent
 from agents.learned.networks import resolve_precision
-from agents.registry import make_agent
+from agents.registry import AgentSpec, make_agent
 from spades_env.rules import Rules
 from training.rollout import Hands, LearnerFn, pool_rollout
 
@@ -53,8 +53,12 @@ def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
     return NetworkAgent(net, rules, sample=True, epsilon=epsilon, precision=precision)
 
 
-def fixed_opponent(args: Any, rules: Rules, seed: int) -> BaseAgent:
-    """The agent of the `--heuristic-frac` games: `--opponent` (the heuristic by default)."""
+def fixed_opponent(args: Any, rules: Rules, seed: int, spec: AgentSpec | None = None) -> BaseAgent:
+    """The agent of the `--heuristic-frac` games: `--opponent` (the heuristic by default);
+    `spec`, the opponent already parsed and checked (`session.prepare_args`), is built
+    as it is."""
+    if spec is not None:
+        return make_agent(spec, seed=seed)
     if args.opponent == "heuristic":
         return HeuristicAgent(seed=seed)
     return make_agent(args.opponent, seed=seed, rules=rules)

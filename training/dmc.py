@@ -42,7 +42,7 @@ from agents.learned.networks import QNet, network_config
 from spades_env.rules import Rules
 from training.arguments import parse_args
 from training.rollout import Hands, learner_batch
-from training.session import Session, SessionArgs
+from training.session import PreparedArgs, Session, SessionArgs
 
 
 @dataclass
@@ -131,11 +131,16 @@ def dmc_update(
     return {"losses/q_loss": float(np.mean(losses)), "losses/q_mean": float(np.mean(q_means))}
 
 
-def train(args: Args, progress=None) -> Path:
-    """Run (or resume) DMC self-play; return the final (or last) checkpoint's path."""
+def train(args: Args, progress=None, prepared: PreparedArgs | None = None) -> Path:
+    """Run (or resume) DMC self-play; return the final (or last) checkpoint's path.
+    `prepared`: the args already prepared (`training.session.prepare_args`)."""
     hidden = [int(h) for h in args.hidden.split(",")]
     session = Session(
-        args, network_config("dmc", hidden, head=args.head), progress, init_kinds=("dmc",)
+        args,
+        network_config("dmc", hidden, head=args.head),
+        progress,
+        init_kinds=("dmc",),
+        prepared=prepared,
     )
     args, net = session.args, session.net
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)

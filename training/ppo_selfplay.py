@@ -53,7 +53,7 @@ from agents.learned.networks import (
 from spades_env.rules import Rules
 from training.arguments import parse_args
 from training.rollout import Hands, learner_batch
-from training.session import Session, SessionArgs
+from training.session import PreparedArgs, Session, SessionArgs
 
 
 @dataclass
@@ -259,10 +259,11 @@ def ppo_update(
     }
 
 
-def train(args: Args, progress=None) -> Path:
-    """Run (or resume) PPO self-play; return the final (or last) checkpoint's path."""
+def train(args: Args, progress=None, prepared: PreparedArgs | None = None) -> Path:
+    """Run (or resume) PPO self-play; return the final (or last) checkpoint's path.
+    `prepared`: the args already prepared (`training.session.prepare_args`)."""
     hidden = [int(h) for h in args.hidden.split(",")]
-    session = Session(args, network_config("ppo", hidden), progress)
+    session = Session(args, network_config("ppo", hidden), progress, prepared=prepared)
     args, net = session.args, session.net
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     session.restore_optimizer(optimizer)

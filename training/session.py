@@ -53,7 +53,7 @@ from agents.learned.agent import (
 )
 from agents.learned.checkpoint import CheckpointError, read_checkpoint, save_checkpoint, slim
 from agents.learned.networks import POLICY_KINDS, build_network, resolve_precision
-from agents.registry import make_agent
+from agents.registry import AgentSpec, make_agent, parse_agent
 from spades_env.rules import Rules
 from training.backend import (
     RAY_HINT,
@@ -189,8 +189,9 @@ def _flag(name: str) -> str:
 _ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm", "reward_scale")
 
 
-def check_args(args: Any) -> None:
-    """Refuse values no run can use, in one line, before anything is written."""
+def check_args(args: Any) -> tuple[Rules, AgentSpec | None]:
+    """Refuse values no run can use, in one line, before anything is written; return
+    the rules and the `--opponent` spec (None: the heuristic), each read once."""
     for f in dataclasses.fields(args):
         value = getattr(args, f.name)
         if isinstance(value, float) and not math.isfinite(value):
@@ -232,8 +233,48 @@ def check_args(args: Any) -> None:
     if hasattr(args, "precision"):
         resolve_precision(args.precision, torch.device("cpu"))  # a bad name, in one line
     rules = Rules.build(args.rules, args.option)  # a bad preset or option names itself
+    opponent = None
     if getattr(args, "opponent", "heuristic") != "heuristic":
-        make_agent(args.opponent, seed=0, rules=rules)  # an unknown or bad spec, in one line
+        # an unknown or bad spec, or rules it cannot play, in one line; no agent is built
+        opponent = parse_agent(args.opponent, rules)
+    return rules, opponent
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedArgs:
+    """A run's arguments read and checked once (`prepare_args`), with what the checks
+    built: `args` (a resumed run's: the checkpoint's, with the resume flags), `ckpt` (the
+    checkpoint a resume continues, else None), the `rules`, and the `--opponent` spec
+    (None: the heuristic). `spades train` prepares them before its progress bar and
+    hands them to the session, which then checks nothing again."""
+
+    args: Any
+    ckpt: dict[str, Any] | None
+    rules: Rules
+    opponent: AgentSpec | None
+
+
+def prepare_args(
+    args: Any,
+    kind: str,
+    given: set[str] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> PreparedArgs:
+    """The one preparation of a training run's arguments, shared by `spades train` and
+    `Session`: with `--resume`, the run's checkpoint (a damaged last one: the one before,
+    `on_note` hears it), refused if it trained another `kind`, and its args with the
+    resume flags (`given`: the flags the command line gave, which must agree with the
+    run); then every check (`check_args`, `check_backend`), each value refused in one
+    line before anything is written. The rules are built once, here."""
+    ckpt = None
+    if getattr(args, "resume", ""):
+        ckpt = resume_checkpoint(args.resume, on_note)[1]
+        check_resume_kind(args.resume, ckpt, kind)
+        args = resume_args(args, ckpt, given)
+    rules, opponent = check_args(args)
+    if hasattr(args, "backend"):
+        check_backend(args)
+    return PreparedArgs(args, ckpt, rules, opponent)
 
 
 def migrate_args(saved: dict[str, Any]) -> dict[str, Any]:
@@ -386,15 +427,13 @@ class Session:
         network: dict[str, Any],
         progress=None,
         init_kinds: tuple[str, ...] = ("ppo", "split"),
+        prepared: PreparedArgs | None = None,
     ) -> None:
-        ckpt = None
-        if args.resume:
-            ckpt = resume_checkpoint(args.resume)[1]  # a damaged last one: the one before
-            check_resume_kind(args.resume, ckpt, network["kind"])
-            args = resume_args(args, ckpt)
+        if prepared is None:  # the Python API: `spades train` prepares them beforehand
+            prepared = prepare_args(args, network["kind"])
+        args, ckpt = prepared.args, prepared.ckpt
+        if ckpt is not None:
             network = ckpt["network"]
-        check_args(args)
-        check_backend(args)
         device = pick_device(args.device)
         self.ray_started = False
         if args.backend == "ray":  # join or start Ray before anything is written
@@ -409,7 +448,7 @@ class Session:
         # CPU runs repeat exactly; on CUDA this would need CUBLAS_WORKSPACE_CONFIG, and GPU
         # runs are for speed, so they are left free.
         torch.use_deterministic_algorithms(self.device.type == "cpu")
-        self.rules = Rules.build(args.rules, args.option)
+        self.rules = prepared.rules
         self.rng = np.random.default_rng(args.seed)
         self.torch_rng = torch.Generator().manual_seed(args.seed)
         self.teacher: torch.nn.Module | None = None
@@ -429,7 +468,7 @@ class Session:
             self.net.load_state_dict(self.teacher.state_dict())
         self.update, self.global_step, self.learner_steps = 0, 0, 0
         self.heuristic = HeuristicAgent(seed=0)
-        self.opponent = fixed_opponent(args, self.rules, 0)
+        self.opponent = fixed_opponent(args, self.rules, 0, prepared.opponent)
         self.pool: list[NetworkAgent] = []
         self.pool_version = 0  # counts the pool's changes (Ray actors copy the pool anew)
         self.pinned: list[NetworkAgent] = []  # the teacher, never pushed out of the pool

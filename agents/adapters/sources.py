@@ -29,18 +29,14 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
+from agents.spec import AgentImportError, AgentSpecError
+from spades_env.rules import parse_value
+
+# AgentSpecError and AgentImportError live with the spec type (agents.spec); they stay
+# importable from here, where they were first defined.
 
 #: the entry-point group in which installed packages declare agents (name -> "module:obj")
 PLUGIN_GROUP = "spades_env.agents"
-
-
-class AgentSpecError(ValueError):
-    """An agent spec naming an unknown agent or parameter, or a bad value."""
-
-
-class AgentImportError(AgentSpecError):
-    """The file, module or plugin a spec names cannot be imported here: the spec may be
-    right (a run's config is not damaged), the code is missing or broken."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +57,10 @@ class AgentEntry:
     #: (lowest, highest) value of a numeric parameter, checked when the spec is parsed;
     #: a parameter not listed takes the registry's default bounds (the entry's own check narrows it)
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: the options whose value is a file's path, as the path of checkpoint:PATH, made
+    #: absolute when the spec is parsed: a worker, or a resume from another folder,
+    #: finds the same file
+    paths: tuple[str, ...] = ()
 
 
 #: entries of the plugins, files and modules imported so far in this process
@@ -188,16 +188,9 @@ _SIMPLE = {"int": int, "float": float, "bool": bool, "str": str}
 
 
 def literal(raw: str) -> Any:
-    """An option of an undeclared type: true/false, a whole number, a number, or text."""
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for kind in (int, float):
-        try:
-            return kind(raw)
-        except ValueError:
-            pass
-    return raw
+    """An option of an undeclared type: a yes/no word, a whole number, a number, or text
+    (`spades_env.rules.parse_value`, the grammar of every option)."""
+    return parse_value(raw, None)
 
 
 def _signature(obj: Any) -> tuple[dict[str, Any], bool, bool, str | None]:

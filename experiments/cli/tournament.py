@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from agents.registry import AgentSpecError, parse_spec, split_specs
+from agents.registry import AgentSpecError, parse_agent, split_specs
 from experiments.cli.progress import counting_bar
 from experiments.cli.values import deal_count, seed_number, whole_number
 from experiments.tournament import deals as deals_mod
@@ -28,7 +28,6 @@ from experiments.tournament.runner import (
     LOG_FILE,
     SUMMARY_FILE,
     finish,
-    load_context,
     open_run,
     pending_units,
     play_units,
@@ -137,17 +136,16 @@ def build_rules(preset: str, options: list[str]) -> Rules:
 
 def build_config(args: argparse.Namespace) -> TournamentConfig:
     v = {**DEFAULTS, **_given(args)}
-    agents = split_specs(v["agents"])
-    for spec in agents:
+    agents = []
+    for spec in split_specs(v["agents"]):
         try:
-            parse_spec(spec)
+            agents.append(parse_agent(spec))  # the one reading of each spec
         except AgentSpecError as exc:
             raise AgentSpecError(f"--agents: {exc}") from None
-    rules = build_rules(v["rules"], v["option"])
     return TournamentConfig(
-        agents=agents,
+        agents=tuple(agents),
         mode=v["mode"],
-        rules=rules.to_dict(),
+        rules=build_rules(v["rules"], v["option"]),
         seed=v["seed"],
         deals=v["deals"],
         chunk=v["chunk"],
@@ -171,9 +169,9 @@ def _latest_run_dir() -> Path:
     return runs[-1].parent
 
 
-def _check_resume_flags(args: argparse.Namespace, run_dir: Path) -> None:
-    """--resume takes the tournament from the run folder; a conflicting flag is an error."""
-    saved = load_context(run_dir).config
+def _check_resume_flags(args: argparse.Namespace, run_dir: Path, saved: TournamentConfig) -> None:
+    """--resume takes the tournament from the run folder (`saved`, read once); a
+    conflicting flag is an error."""
     given = _given(args)
     if not given:
         return
@@ -244,8 +242,8 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     with run_folder(run_dir, create=not args.resume, deal_set=deal_set):
         if args.resume:
-            _check_resume_flags(args, run_dir)
             ctx = open_run(run_dir, resume=True)
+            _check_resume_flags(args, run_dir, ctx.config)
         else:
             ctx = open_run(run_dir, config, deal_set)
         try:

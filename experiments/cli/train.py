@@ -53,32 +53,24 @@ def run(args: argparse.Namespace) -> int:
         main(args.flags, prog="spades train recipe")
         return 0
     from training.arguments import given_flags, parse_args  # torch is imported from here on
-    from training.session import (
-        check_args,
-        check_backend,
-        check_resume_kind,
-        pick_device,
-        resume_args,
-    )
+    from training.session import pick_device, prepare_args
 
     module = importlib.import_module(SCRIPTS[args.algo])
     flags = list(args.flags)
     quiet = args.no_progress or "--no-progress" in flags
     flags = [f for f in flags if f != "--no-progress"]
     train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")
-    if getattr(train_args, "resume", ""):  # refuse a bad run folder or a conflicting flag
-        from training.checkpoint import resume_checkpoint
-
-        _, ckpt = resume_checkpoint(train_args.resume, Console(stderr=True, soft_wrap=True).print)
-        check_resume_kind(train_args.resume, ckpt, args.algo)
-        checked = resume_args(train_args, ckpt, given_flags(module.Args, flags))
-    else:
-        checked = train_args
-        check_args(train_args)
-        if hasattr(module, "check_args"):  # the script's own checks (bc: teacher, datasets)
-            module.check_args(train_args)
-    if hasattr(checked, "backend"):  # --backend, --address: before the progress bar
-        check_backend(checked)
+    # every check once, before the progress bar: a bad run folder, a conflicting flag, a
+    # bad value; the session trusts what this prepared
+    prepared = prepare_args(
+        train_args,
+        args.algo,
+        given_flags(module.Args, flags),
+        Console(stderr=True, soft_wrap=True).print,
+    )
+    if prepared.ckpt is None and hasattr(module, "check_args"):
+        module.check_args(train_args)  # the script's own checks (bc: teacher, datasets)
+    hand_over = {"prepared": prepared} if args.algo in ("ppo", "dmc") else {}
     pick_device(train_args.device)
     err = Console(stderr=True)
     with Progress(
@@ -96,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         def on_update(step: int, total: int) -> None:
             progress.update(task, completed=min(step, total), total=total)
 
-        path = module.train(train_args, progress=on_update)
+        path = module.train(train_args, progress=on_update, **hand_over)
     run_dir = path.parent if path.name == "final.pt" else path.parent.parent
     err.print(f"checkpoint: {path}\nrun folder: {run_dir} (tensorboard --logdir {run_dir})")
     return 0

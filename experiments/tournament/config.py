@@ -6,7 +6,7 @@ what a process needs to play its units (`experiments.tournament.units`).
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -15,13 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import (
-    canonical_spec,
-    check_agent_rules,
-    display_name,
-    parse_spec,
-    split_spec,
-)
+from agents.registry import AgentSpec, agent_from_json, check_agent_rules, parse_agent
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.deals import DealSet
 from spades_env.rules import MAX_HANDS, Rules
@@ -43,11 +37,16 @@ MAX_DEALS = 1_000_000
 
 @dataclass(frozen=True)
 class TournamentConfig:
-    """Everything that decides a tournament's rows (and nothing that does not)."""
+    """Everything that decides a tournament's rows (and nothing that does not).
 
-    agents: tuple[str, ...] = ("random", "heuristic")
+    `agents` are `AgentSpec` values and `rules` a `Rules`: each given as text (a spec)
+    or a dict (the rules) is parsed and checked here, once; a value is trusted as it is.
+    The config becomes text only at the JSON edge (`to_dict`, read back by `from_dict`),
+    so a worker that receives it, and a resume that reads it, check nothing twice."""
+
+    agents: tuple[AgentSpec, ...] = ("random", "heuristic")  # type: ignore[assignment]
     mode: str = "hand"
-    rules: dict[str, Any] = field(default_factory=lambda: Rules().to_dict())
+    rules: Rules = field(default_factory=Rules)
     seed: int = 0
     deals: int = 300
     chunk: int = 50
@@ -56,18 +55,22 @@ class TournamentConfig:
     def __post_init__(self) -> None:
         if len(self.agents) < 2:
             raise TournamentError(f"--agents needs at least two agents, got {len(self.agents)}")
-        # a file's path absolute: workers, and a resume from another folder, find it
-        object.__setattr__(self, "agents", tuple(canonical_spec(s) for s in self.agents))
-        shown = [display_name(s) for s in self.agents]
-        named = {split_spec(s).label for s in self.agents} - {None}
+        # text parsed once into values (AgentSpecError names an unknown agent or
+        # parameter); every path absolute: workers, and a resume from another folder,
+        # find the same files
+        object.__setattr__(self, "agents", tuple(parse_agent(s) for s in self.agents))
+        if isinstance(self.rules, dict):  # the Python API may give the JSON form
+            object.__setattr__(self, "rules", Rules.from_dict(self.rules))
+        elif not isinstance(self.rules, Rules):
+            raise TournamentError(f"rules must be a Rules, got {type(self.rules).__name__}")
+        shown = [a.display for a in self.agents]
+        named = {a.label for a in self.agents} - {None}
         for name in sorted(n for n in named if shown.count(n) > 1):
             raise TournamentError(
                 f"--agents: the name {name!r} is given to more than one agent; give each its own"
             )
-        rules = Rules.from_dict(self.rules)
         for spec in self.agents:
-            parse_spec(spec)  # AgentSpecError names the unknown agent or parameter
-            check_agent_rules(spec, rules)  # e.g. pimc refuses RULES.md §6 auction
+            check_agent_rules(spec, self.rules)  # e.g. pimc refuses RULES.md §6 auction
         if self.mode not in MODES:
             raise TournamentError(f"--mode {self.mode!r}: choose one of {', '.join(MODES)}")
         if not 0 <= self.seed <= MAX_SEED:
@@ -86,7 +89,7 @@ class TournamentConfig:
     def labels(self) -> list[str]:
         """Agent names for the log, tables and ratings: each agent's `NAME=`, else its spec
         (a file by its file name), with repeats numbered (`random#2`)."""
-        shown = [display_name(s) for s in self.agents]
+        shown = [a.display for a in self.agents]
         out: list[str] = []
         for name in shown:
             k = shown[: len(out)].count(name)
@@ -106,27 +109,44 @@ class TournamentConfig:
         return self.num_chunks * len(self.pairs)
 
     def play_rules(self) -> Rules:
-        """The rules the engine plays (game mode may add the hand cap, see the module doc)."""
-        rules = Rules.from_dict(self.rules)
+        """The rules the engine plays (game mode may add the hand cap, see the module doc),
+        built once per config."""
+        return self._play_rules
+
+    @functools.cached_property
+    def _play_rules(self) -> Rules:
+        rules = self.rules
         if self.mode == "game" and rules.max_hands is None and rules.lose_at is None:
             rules = rules.replace(max_hands=self.hand_cap)
         return rules
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["agents"] = list(self.agents)
-        return d
+        """The config as config.json and summary.json hold it (the JSON edge)."""
+        return {
+            "agents": [a.to_json() for a in self.agents],
+            "mode": self.mode,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "deals": self.deals,
+            "chunk": self.chunk,
+            "hand_cap": self.hand_cap,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TournamentConfig:
+        """A stored config (`to_dict`, or an older release's: agents as text) -> the
+        config, each agent and the rules parsed and checked once."""
         d = dict(d)
-        d["agents"] = tuple(d["agents"])
+        d["agents"] = tuple(agent_from_json(a) for a in d["agents"])
+        d["rules"] = Rules.from_dict(d["rules"])
         return cls(**d)
 
 
-def tournament_id(config: TournamentConfig, deal_set: DealSet) -> str:
-    """A content hash: the same tournament (config and deals) always has the same id."""
-    blob = json.dumps([config.to_dict(), deals_mod.to_dict(deal_set)], sort_keys=True)
+def tournament_id(config: TournamentConfig | dict[str, Any], deal_set: DealSet) -> str:
+    """A content hash: the same tournament (config and deals) always has the same id.
+    `config` may be its stored dict (a resume checks the id against the file as written)."""
+    data = config.to_dict() if isinstance(config, TournamentConfig) else config
+    blob = json.dumps([data, deals_mod.to_dict(deal_set)], sort_keys=True)
     return "t-" + hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.registry import AgentSpec, parse_agent
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
@@ -118,11 +119,11 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", spec).strip("_") or "agent"
 
 
-def rung_config(candidate: str, rung: Rung, deals: int) -> TournamentConfig:
+def rung_config(candidate: str | AgentSpec, rung: Rung, deals: int) -> TournamentConfig:
     return TournamentConfig(
         agents=(candidate, rung.opponent),
         mode="hand",
-        rules=rules().to_dict(),
+        rules=rules(),
         seed=DEAL_SEED,
         deals=deals,
         chunk=CHUNK,
@@ -231,7 +232,8 @@ def run_evaluation(
     """
     root = Path(root)
     header = header_of(spec, test_deals)
-    configs = [rung_config(spec, r, rung_deals(r, test_deals)) for r in LADDER]
+    candidate = parse_agent(spec)  # read once, for every rung
+    configs = [rung_config(candidate, r, rung_deals(r, test_deals)) for r in LADDER]
     # (the configs check the spec and its rules before any folder is made)
     _open_folder(root, header, resume)
     if on_start is not None:

@@ -54,7 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agents.registry import AgentImportError, AgentSpecError
+from agents.registry import AgentImportError, AgentSpecError, entry_of
 from experiments.tournament import deals as deals_mod
 from experiments.tournament import run_lock
 from experiments.tournament.config import (
@@ -80,8 +80,19 @@ CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
 )
 
 
-def _worker_context(run_dir: str) -> RunContext:
-    return load_context(Path(run_dir))
+def _worker_context(arg: tuple[str, TournamentConfig, str]) -> RunContext:
+    """A local worker's context: the driver's config, a value it trusts (its agents and
+    rules were parsed and checked once, in the driver), and the deals of the run folder."""
+    run_dir, config, tid = arg
+    for agent in config.agents:
+        try:
+            entry_of(agent)  # a file, module or plugin imported once, here
+        except AgentSpecError as exc:
+            raise TournamentError(
+                f"the tournament in {run_dir!r} plays an agent this process cannot import: "
+                f"{exc}; then --resume again"
+            ) from None
+    return RunContext(config, tid, deals_mod.load(config.play_rules(), Path(run_dir) / DEALS_FILE))
 
 
 # ----------------------------------------------------------------------------- run folder
@@ -110,7 +121,7 @@ def load_context(run_dir: Path) -> RunContext:
             f"{str(run_dir / CONFIG_FILE)!r} is damaged ({type(exc).__name__}: {exc})"
         ) from None
     deal_set = deals_mod.load(config.play_rules(), run_dir / DEALS_FILE)
-    if tournament_id(config, deal_set) != tid:
+    if tournament_id(saved["config"], deal_set) != tid:  # the config as it was written
         raise TournamentError(
             f"{str(run_dir / DEALS_FILE)!r} is not the deal set of tournament {tid} (it was "
             "replaced or edited); put the original back, or start a new run"
@@ -305,7 +316,11 @@ def play_units(
         _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit)
         return
     results = ordered_results(
-        todo, min(workers, len(todo)), _worker_context, execute_unit, str(run_dir)
+        todo,
+        min(workers, len(todo)),
+        _worker_context,
+        execute_unit,
+        (str(run_dir), ctx.config, ctx.tournament),
     )
     with closing(results):  # an interrupt or error kills the workers at once (local_pool)
         _append_all(log, todo, results, ctx, on_unit)

@@ -98,10 +98,11 @@ def test_the_core_imports_only_the_core():
 
 
 #: agents/ by concept, lowest first: a package imports only those before it. `base` (the
-#: agent interface) comes first; the adapters of agents from outside the project, then the
-#: registry and the play loop, sit on top of them all.
+#: agent interface) and `spec` (an agent spec's value and errors) come first; the adapters
+#: of agents from outside the project, then the registry and the play loop, sit on top of
+#: them all.
 AGENT_LAYERS = (
-    ("agents.base", "agents.random_agent"),
+    ("agents.base", "agents.random_agent", "agents.spec"),
     ("agents.kernels",),
     ("agents.dd",),
     ("agents.heuristic",),
