@@ -18,7 +18,6 @@ the same seeds and actions produce the same games (tests/test_vector_env.py):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,6 +33,7 @@ from spades_env.observation import obs_blocks
 from spades_env.records import hand_records
 from spades_env.rules import MAX_HANDS, Rules
 from spades_env.single import SingleGame
+from spades_env.spec_resolver import resolve as resolve_spec
 from spades_env.state import seed_array, shown, splitmix64
 
 U64 = npt.NDArray[np.uint64]
@@ -157,21 +157,14 @@ def learner_seats(seats: int | Sequence[int], rules: Rules) -> tuple[int, ...]:
     return out
 
 
-#: what builds an opponent from a spec string: the agents package's registry, named here
-#: rather than imported (this package imports no later one), loaded when a string is given
-AGENT_FACTORY = "agents.registry:make_agent"
-#: the seed of an opponent built from a spec string
-OPPONENT_SEED = 0
-
-
 def opponent_table(opponents: Any, learner: tuple[int, ...], rules: Rules) -> dict[int, Any]:
     """Seat -> agent (None = the default random opponent) for every non-learner seat.
 
     `opponents` is None (all random), one agent for every other seat, a mapping
     {seat: agent}, or a sequence with one agent per non-learner seat in seat order. An
-    agent is an object with `act(view, obs, mask)` or a registry spec string
-    (`"heuristic"`, `"pimc:worlds=16"`, `"path/to/bot.py:Class"`; `agents.registry`),
-    built once per distinct string, seeded with `OPPONENT_SEED`.
+    agent is an object with `act(view, obs, mask)`, or a spec string (`"heuristic"`,
+    `"pimc:worlds=16"`, `"path/to/bot.py:Class"`) that the layer above the envs builds
+    (`spades_env.spec_resolver`: `agents.opponents.build`), once per distinct string.
     """
     others = [s for s in range(rules.num_players) if s not in learner]
     built: dict[str, Any] = {}
@@ -195,9 +188,7 @@ def _opponent(value: Any, rules: Rules, built: dict[str, Any]) -> Any:
     """One opponent: None, an agent, or the agent a spec string names (built once)."""
     if isinstance(value, str):
         if value not in built:
-            module, _, name = AGENT_FACTORY.partition(":")
-            make = getattr(importlib.import_module(module), name)
-            built[value] = make(value, seed=OPPONENT_SEED, rules=rules)
+            built[value] = resolve_spec(value, rules)
         return built[value]
     if value is not None and not callable(getattr(value, "act", None)):
         raise TypeError(

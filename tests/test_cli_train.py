@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import one_line_error, spades
 
-from training.arguments import FlagParser, add_flags, field_docs
+from spades_env.flags import FlagParser, add_flags, field_docs
 from training.session import SessionArgs, migrate_args
 
 TINY = ["--total-timesteps", "700", "--num-games", "8", "--hidden", "16", "--eval-deals", "2"]

@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
         raise TournamentError("--address needs --backend ray")
     if args.backend == "ray":  # before the run folder is made
         from experiments.tournament.ray_backend import require_ray
-        from training.ray_address import check_address
+        from spades_env.ray_address import check_address
 
         if args.address is not None:
             check_address(args.address)
