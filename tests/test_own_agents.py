@@ -314,6 +314,41 @@ def test_gym_and_vector_env_take_spec_strings_as_opponents():
         gym.make("spades_env/Spades-v0", opponents=42)
 
 
+def test_the_opponents_layer_builds_each_spec_once():
+    """`agents.opponents` turns an env's `opponents=` value into agents: one agent per
+    distinct spec string, objects and None kept."""
+    from agents.opponents import OPPONENT_SEED, opponents
+    from spades_env.rules import Rules
+
+    table = opponents({1: "heuristic", 2: "random", 3: "heuristic"}, Rules())
+    assert table[1] is table[3] and table[1].name == "heuristic"
+    assert table[2].name == "random" and table[2].seed == OPPONENT_SEED
+    mine = table[2]
+    assert opponents(mine, Rules()) is mine and opponents(None, Rules()) is None
+    assert [a.name for a in opponents(["heuristic", mine], Rules())] == ["heuristic", "random"]
+
+
+def test_the_envs_resolve_spec_strings_only_through_the_resolver(monkeypatch):
+    """The envs name no agents package: with no resolver registered and none declared, a
+    spec string is refused in one line; pyproject declares agents.opponents.build."""
+    import importlib.metadata
+    import tomllib
+
+    from agents.opponents import build
+    from spades_env import spec_resolver
+    from spades_env.env_core import opponent_table
+    from spades_env.rules import Rules
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert declared[spec_resolver.GROUP] == {"agents": "agents.opponents:build"}
+    assert build("heuristic", Rules()).name == "heuristic"
+    monkeypatch.setattr(spec_resolver, "_RESOLVER", [])
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [])
+    with pytest.raises(TypeError, match="needs the agents package"):
+        opponent_table("heuristic", (0,), Rules())
+    assert opponent_table(None, (0,), Rules()) == {1: None, 2: None, 3: None}
+
+
 def test_from_function_and_from_module_play_legal_actions(tmp_path):
     torch = pytest.importorskip("torch")
     from spades_env.cards import NUM_ACTIONS
