@@ -1,4 +1,4 @@
-"""Double-dummy tables at scale (agents/dd/tables.py): the same answers as `tricks_table`,
+"""Double-dummy tables at scale (agents/dd/cache.py): the same answers as `tricks_table`,
 on worker processes, from an on-disk cache that makes a rerun free."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from agents.dd import PositionError, tricks_table
 from agents.dd import tables as dd_tables
-from agents.dd.tables import DDCache, dd_key, default_cache_path, tricks_tables
+from agents.dd.cache import DDCache, dd_key, default_cache_path, tricks_tables
 from spades_env.rules import Rules
 from spades_env.state import deal_hands
 

@@ -18,7 +18,7 @@ import nbclient
 import nbformat
 import pytest
 
-from agents.dd.tables import DDCache
+from agents.dd.cache import DDCache
 from experiments.bid_analysis.double_dummy import SAMPLE
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
