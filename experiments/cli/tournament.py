@@ -251,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
                 hooks=_hooks(args, run_dir, err, progress),
             )
         finally:
-            progress.stop()
+            if progress.live.is_started:  # (stop writes a line, even for a bar never shown)
+                progress.stop()
     except KeyboardInterrupt:
         err.print(
             f"interrupted; the log keeps every finished unit: spades tournament --resume "
