@@ -152,7 +152,7 @@ AGENT_LAYERS = (
     ("agents.heuristic",),
     ("agents.search",),
     ("agents.learned",),
-    ("agents.hybrid",),
+    ("agents.netsearch",),
     ("agents.adapters",),
     ("agents.registry", "agents.play_loop", "agents.opponents"),
 )
