@@ -336,7 +336,7 @@ def test_the_envs_resolve_spec_strings_only_through_the_resolver(monkeypatch):
 
     from agents.opponents import build
     from spades_env import spec_resolver
-    from spades_env.env_core import opponent_table
+    from spades_env.env_common import opponent_table
     from spades_env.rules import Rules
 
     declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]
