@@ -38,8 +38,9 @@ def resolve(spec: str, rules: Any) -> Any:
         points = sorted(importlib.metadata.entry_points(group=GROUP), key=lambda ep: ep.name)
         if not points:
             raise TypeError(
-                f"opponent {spec!r}: a spec string needs the agents package to build it "
-                "(none is installed); pass an agent object with act(view, obs, mask)"
+                f"opponent {spec!r}: no installed package builds agents from spec strings "
+                f"(entry-point group {GROUP}; reinstall spades-env: pip install -e .); "
+                "import agents first, or pass an agent object with act(view, obs, mask)"
             )
         found = points[0].load()  # (loading agents registers the same one first)
         if not _RESOLVER:
