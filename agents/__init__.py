@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from spades_env import spec_resolver as _spec_resolver
+
 __all__ = ["from_function", "from_module"]
 
 
@@ -14,3 +16,13 @@ def __getattr__(name: str) -> Any:  # loaded on first use: `import agents.x` sta
 
         return getattr(wrappers, name)
     raise AttributeError(f"module 'agents' has no attribute {name!r}")
+
+
+def _build_opponent(spec: str, rules: Any) -> Any:
+    """The envs' opponent spec strings, resolved by `agents.opponents` (loaded on use)."""
+    from agents.opponents import build
+
+    return build(spec, rules)
+
+
+_spec_resolver.set_resolver(_build_opponent)  # any import of agents makes it known

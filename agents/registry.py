@@ -182,7 +182,7 @@ REGISTRY: dict[str, AgentEntry] = {
         bounds={"worlds": (1, 100_000), "rollouts": (1, 10_000), "time_ms": (0.0, _HOUR_MS)},
     ),
     "search": AgentEntry(
-        _lazy("agents.hybrid.agent:SearchAgent"),
+        _lazy("agents.netsearch.agent:SearchAgent"),
         {
             "worlds": int,
             "bid": str,
@@ -196,8 +196,8 @@ REGISTRY: dict[str, AgentEntry] = {
         "PIMC card play over worlds=K sampled worlds (weight=bids|none), and an exact solve "
         "of the last solve=K tricks over solve_worlds=W worlds, of the last nil=N while a nil "
         "of its team is alive, of the last setnil=N to set the opponents' live nil "
-        "(agents.hybrid.agent)",
-        check="agents.hybrid.agent:check_params",
+        "(agents.netsearch.agent)",
+        check="agents.netsearch.agent:check_params",
         bounds={"worlds": (1, 100_000)},
     ),
     "ismcts": AgentEntry(

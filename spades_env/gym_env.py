@@ -3,7 +3,7 @@
 The learner plays one seat (``seats=0``, North, by default) or both seats of one
 partnership (``seats=(0, 2)``); the other seats are played by the agents given as
 ``opponents`` (anything with ``act(view, obs, mask)``, see ``agents/base.py``, or an
-agent spec string such as ``"heuristic"``: ``env_core.opponent_table``), uniformly random
+agent spec string such as ``"heuristic"``: ``env_common.opponent_table``), uniformly random
 by default. Each ``step`` applies the learner's action, then plays the opponents
 until a learner seat must act again or the episode ends.
 
@@ -54,7 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env.cards import NUM_ACTIONS, action_index
-from spades_env.env_core import (
+from spades_env.env_common import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
     action_space,

@@ -142,7 +142,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import HandResult
-from spades_env.env_core import (
+from spades_env.env_common import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
     check_episode,
@@ -291,7 +291,7 @@ class raw_env(TableRender, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._base: int | None = None  # episode-counter key (env_core.game_seeds)
+        self._base: int | None = None  # episode-counter key (env_common.game_seeds)
         self._episode = 0
         self._over = True
         self._rewards_set = False  # self.rewards may hold a hand's rewards

@@ -72,7 +72,7 @@ from spades_env.engine import (
     step,
     thread_ranges,
 )
-from spades_env.env_core import (
+from spades_env.env_common import (
     DEFAULT_HAND_LIMIT,
     DEFAULT_ILLEGAL_REWARD,
     action_space,

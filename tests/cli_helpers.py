@@ -79,7 +79,7 @@ def without_timing(rows: list[dict]) -> list[dict]:
 def dd_answers(run_dir: Path, path: Path, tricks: int) -> Path:
     """A double-dummy cache at `path` holding `tricks` for North-South in every hand of the
     run's log, so that nothing is left to solve."""
-    from agents.dd.tables import DDCache, dd_key
+    from agents.dd.cache import DDCache, dd_key
     from experiments.bid_analysis.double_dummy import played_hands
     from experiments.tournament.results_log import read_rows
     from spades_env.rules import Rules

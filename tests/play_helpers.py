@@ -24,7 +24,7 @@ import numpy as np
 from cli_helpers import ctrl_c_reaches_it
 
 if TYPE_CHECKING:
-    from experiments.play.session import Session
+    from experiments.play.session import PlaySession
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = re.compile(r" — legal: (.*)$")
@@ -122,7 +122,7 @@ def play_out(
     return moves
 
 
-def assert_loaded_as_saved(a: Session, b: Session) -> None:
+def assert_loaded_as_saved(a: PlaySession, b: PlaySession) -> None:
     """`b`, loaded from `a`'s save file, is `a`'s game exactly: every field of the state
     (the rules too), the last trick, and the bots' next move."""
     sa, sb = a.game.state, b.game.state

@@ -46,9 +46,9 @@ from agents.learned.agent import RLAgent
 from agents.learned.checkpoint import save_checkpoint
 from agents.learned.networks import POLICY_KINDS, Network, build_network, network_config
 from agents.registry import make_agent
+from spades_env.flags import parse_args
 from spades_env.rules import Rules
 from spades_env.state import PLAY
-from training.arguments import parse_args
 from training.bc_data import DatasetSpec, generate, load_dataset, read_meta, spec_of
 from training.evaluation import duplicate_eval, greedy_fn
 from training.session import init_checkpoint, log_hyperparameters, pick_device

@@ -1,17 +1,19 @@
 """Periodic duplicate evaluation of the learning network against a fixed opponent.
 
 Each evaluation deal is played twice, with the agents' seats swapped (same cards in the
-same seats, same dealer), seated as in the tournament (`spades_env.duplicate`): once with
+same seats, same dealer), seated and scored as in the tournament (`spades_env.duplicate`): once with
 the network at North-South, once at East-West; with one-player teams, once in the even
 seats and once in the odd. The per-deal margin is the network's hand points (its teams'
 summed) minus the opponent's, averaged over the two sides, so the luck of the cards
-cancels; the 95% interval is `training.stats.mean_ci`
-over the deals, the same statistic the tournament summary reports. The evaluation deals
-depend only on `seed`, so every evaluation of a run (and of runs with the same seed)
-sees the same deals. The network plays greedily.
+cancels; the 95% interval is `spades_env.stats.mean_ci` over the deals: the numbers the
+tournament summary reports for the same games. The evaluation deals depend only on
+`seed`, so every evaluation of a run (and of runs with the same seed) sees the same
+deals. The network plays greedily.
 
-Bid accuracy of the network's seats: bid error |tricks - bid| over its non-nil bids, set
-rate of its team contracts, nil bids per seat-hand and the share of nils made.
+Bid accuracy of the network's seats, by the tournament's definitions
+(`spades_env.duplicate.bid_samples`): bid error |tricks - bid| over its non-nil bids,
+set rate of its slot's contracts (one-player teams folded, as the tournament folds
+them), nil bids per seat-hand and the share of nils made.
 """
 
 from __future__ import annotations
@@ -25,11 +27,19 @@ import torch
 
 from agents.base import BaseAgent
 from agents.learned.networks import PolicyValueNet, QNet
+from spades_env.duplicate import (
+    bid_samples,
+    deal_margin,
+    fold_made,
+    fold_teams,
+    mean,
+    slot_lead,
+)
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
 from spades_env.state import init
+from spades_env.stats import mean_ci
 from training.rollout import LEARNER, Hands, LearnerFn, duplicate_owners, play_hands
-from training.stats import mean_ci
 
 
 def greedy_fn(net: PolicyValueNet | QNet, device: torch.device) -> LearnerFn:
@@ -73,7 +83,8 @@ def duplicate_eval(
         owner = duplicate_owners(len(part), rules)
         hands = play_hands(state, owner, learner, [opponent], record=False)
         diff = learner_lead(rules, hands)
-        margins.extend(((diff[0::2] + diff[1::2]) / 2).tolist())
+        leads = diff.tolist()
+        margins.extend(deal_margin(a, b) for a, b in zip(leads[0::2], leads[1::2], strict=True))
         parts.append(hands)
         decisions += hands.decisions
     seconds = time.perf_counter() - start
@@ -87,35 +98,43 @@ def duplicate_eval(
 
 
 def learner_lead(rules: Rules, hands: Hands) -> npt.NDArray[np.int64]:
-    """(N,) the hand points of the learner's teams minus those of the others, per game.
+    """(N,) the hand points of the learner's slot minus the other's, per game
+    (`spades_env.duplicate.slot_lead`: with one-player teams the learner holds every
+    second seat and its points are its teams' summed, as the tournament folds them)."""
+    return slot_lead(rules, hands.points, learner_slot(hands))
 
-    With one-player teams the learner holds several teams (every second seat) and its
-    points are theirs summed, as the tournament folds them into its agent slots."""
-    mine = hands.owner[:, : rules.num_teams] == LEARNER  # seat t belongs to team t
-    points = hands.points.astype(np.int64)
-    return np.where(mine, points, -points).sum(axis=1)
+
+def learner_slot(hands: Hands) -> npt.NDArray[np.int64]:
+    """(N,) the learner's agent slot in each game: 0 where it holds seat 0, else 1."""
+    return np.where(hands.owner[:, 0] == LEARNER, 0, 1)
 
 
 def bid_accuracy(rules: Rules, parts: list[Hands]) -> dict[str, float | None]:
     """Bid error, set rate and nil figures of the learner's seats (see the module doc)."""
-    owner = np.concatenate([h.owner for h in parts])
-    bids = np.concatenate([h.bids for h in parts]).astype(np.int64)
-    blind = np.concatenate([h.blind for h in parts])
-    tricks = np.concatenate([h.tricks for h in parts]).astype(np.int64)
-    mine = owner == LEARNER
-    scored = score_hand(rules, bids, blind, tricks)
-    team_mine = mine[:, : rules.num_teams]  # seat t belongs to team t
-    contracts = team_mine & (scored.contract > 0)
-    bidders = mine & (bids > 0)
-    nils = mine & (bids == 0)
-
-    def rate(hits: npt.NDArray[np.bool_], of: npt.NDArray[np.bool_]) -> float | None:
-        n = int(of.sum())
-        return float((hits & of).sum() / n) if n else None
-
+    seats: list[dict[str, Any]] = []
+    slots: list[dict[str, Any]] = []
+    for hands in parts:
+        scored = score_hand(rules, hands.bids, hands.blind, hands.tricks)
+        for g, slot in enumerate(learner_slot(hands).tolist()):
+            seats += [
+                {"bid": int(b), "blind": bool(bl), "tricks": int(t)}
+                for o, b, bl, t in zip(
+                    hands.owner[g], hands.bids[g], hands.blind[g], hands.tricks[g], strict=True
+                )
+                if o == LEARNER
+            ]
+            contract = fold_teams(rules, scored.contract[g].tolist())
+            slots.append(
+                {
+                    "contract": contract[slot],
+                    "made": fold_made(rules, scored.made[g].tolist())[slot],
+                    "bags_gained": fold_teams(rules, scored.bags[g].tolist())[slot],
+                }
+            )
+    x = bid_samples(seats, slots)
     return {
-        "bid_error": float(np.abs(tricks - bids)[bidders].mean()) if bidders.any() else None,
-        "set_rate": rate(~scored.made, contracts),
-        "nil_rate": rate(nils, mine),
-        "nil_success": rate(tricks == 0, nils),
+        "bid_error": mean(x["abs_error"]),
+        "set_rate": mean(x["set"]),
+        "nil_rate": mean(x["nil_bid"]),
+        "nil_success": mean(x["nil"]),
     }

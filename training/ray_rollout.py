@@ -66,6 +66,7 @@ import numpy as np
 import torch
 
 from agents.learned.networks import build_network
+from spades_env.ray_address import check_address
 from spades_env.rules import Rules
 from training.backend import (
     RAY_HINT,
@@ -76,7 +77,6 @@ from training.backend import (
     mix_rollout,
     pool_agent,
 )
-from training.ray_address import check_address
 
 #: Times one actor's slot gets a fresh actor after its actor died; then it is left empty.
 MAX_ACTOR_RESTARTS = 3

@@ -83,7 +83,7 @@ class SessionArgs:
     """The flags of a self-play run that every `Session` script shares (the `Args` of
     `training/ppo_selfplay.py` and `training/dmc.py` add their algorithm's). A script
     restates a field here only to give it its own default or docstring; one restated
-    without a docstring keeps this one (`training.arguments.field_docs`)."""
+    without a docstring keeps this one (`spades_env.flags.field_docs`)."""
 
     exp_name: str = "run"
     """the name of this experiment (the run folder is runs/{exp_name}__{seed}__{time})"""
@@ -337,7 +337,7 @@ def check_backend(args: Any) -> None:
     if args.address and args.backend != "ray":
         raise ValueError("--address needs --backend ray")
     if args.address:
-        from training.ray_address import check_address
+        from spades_env.ray_address import check_address
 
         check_address(args.address)  # before any folder is made
     if args.backend == "ray":

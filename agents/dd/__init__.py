@@ -5,11 +5,12 @@
 - `endgame_kernel`: the exact solver of the last tricks over many sampled worlds, for the
   learned agent's endgame (`agents.learned.endgame`).
 - `tricks_tables`: `tricks_table` for many deals on every core, with an on-disk cache
-  (`agents.dd.tables`).
+  (`agents.dd.cache`).
 - `score_objective`: the hand score with nil and bags as a value table
   (`agents.dd.objective`).
 """
 
+from agents.dd.cache import DDCache, tricks_tables
 from agents.dd.objective import ScoreObjective, hand_values, score_objective
 from agents.dd.position import Position, PositionError
 from agents.dd.solver import (
@@ -20,7 +21,6 @@ from agents.dd.solver import (
     solve_tricks,
     tricks_table,
 )
-from agents.dd.tables import DDCache, tricks_tables
 
 __all__ = [
     "DDCache",

@@ -28,7 +28,7 @@ Speed-ups, none of which changes a result:
   move's). The table, probed at trick starts, keeps each answer as lower / upper bounds
   for every position with the same leader, broken state, `acc`, suit lengths per hand
   and holders of those cards (in relative ranks), so one entry serves many positions
-  and every threshold (`agents.dd.table`);
+  and every threshold (`agents.dd.transposition`);
 - lowest winning rank (DDS): once a card has failed and its proof did not depend on
   the low cards of its suit, this seat's other low cards of the suit are skipped;
 - bounds without search (TRICKS mode, `agents.dd.moves.trick_bounds`): masters the
@@ -62,7 +62,7 @@ from agents.dd.bits import (
     wr_to_rel,
 )
 from agents.dd.moves import gen_moves, order_moves, quick_tricks, spade_bounds, trick_bounds
-from agents.dd.table import (
+from agents.dd.transposition import (
     ENTRY,
     INF,
     NUM_PARAMS,

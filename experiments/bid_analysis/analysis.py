@@ -2,7 +2,7 @@
 
 `analyze(LOG)` reads the log (file or run folder) and builds the tables of
 `experiments.bid_analysis.tables` and the double-dummy comparison (answers cached by
-`agents.dd.tables`). `figures(analysis)` draws them; `save_figures` writes PNGs;
+`agents.dd.cache`). `figures(analysis)` draws them; `save_figures` writes PNGs;
 `table_frames` gives every table as numbers and `save_tables` writes them as CSV or JSON.
 """
 
@@ -73,7 +73,7 @@ def analyze(
     default) uses every cached answer and solves at most `AUTO_SOLVES` new positions (or
     `max_solves`); `True` solves every missing one (at most `max_solves`); `False` (the
     default here) leaves the comparison out.
-    Answers live in `cache` (an `agents.dd.tables.DDCache`, a path, or None for the
+    Answers live in `cache` (an `agents.dd.cache.DDCache`, a path, or None for the
     default file); new ones are solved on `workers` processes (default: every core).
     Hands without an answer are left out of the DD tables and counted in `dd_unsolved`.
     """
@@ -104,7 +104,7 @@ def analyze(
     if dd == "auto" and not _dd_supported(rows):
         dd = False  # RULES.md §6 presets the solver does not play: nothing to compare
     if dd is not False:
-        from agents.dd.tables import DDCache
+        from agents.dd.cache import DDCache
 
         store = cache if isinstance(cache, DDCache) else DDCache(cache)
         limit = max_solves if dd is True or max_solves is not None else AUTO_SOLVES

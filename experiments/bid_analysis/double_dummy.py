@@ -13,7 +13,7 @@ seat that led the first trick, both read from the hand record in the log. Then:
 Team-hands with a nil bid are left out: the team's double-dummy tricks include the nil
 bidder's, which the contract does not count (RULES.md §4).
 
-Answers come from the double-dummy cache of `agents.dd.tables` (one SQLite file shared
+Answers come from the double-dummy cache of `agents.dd.cache` (one SQLite file shared
 by every log and by `tricks_tables`, keyed by the hands, the leader and the rules the
 answer depends on). Both sides of a duplicate deal share one solve; new positions are
 solved on every core and saved as they come, so a rerun solves only what is missing.
@@ -49,7 +49,7 @@ def add_sample(cache: Any = None, sample: str | Path = SAMPLE) -> int:
     deal, so adding them never changes a result; it saves solving them."""
     import sqlite3
 
-    from agents.dd.tables import DDCache
+    from agents.dd.cache import DDCache
 
     store = cache if isinstance(cache, DDCache) else DDCache(cache)
     with closing(sqlite3.connect(f"file:{sample}?mode=ro", uri=True)) as db:
@@ -108,7 +108,7 @@ def solver_tricks(hands: Sequence[int], leader: int, rules: Rules) -> int | None
 
 def _parallel(todo, workers, on_solve):
     """(key, tricks of team 0) of each (key, (hands, leader, rules)), on `workers` cores."""
-    from agents.dd.tables import solve_many
+    from agents.dd.cache import solve_many
 
     by_rules: dict[Rules, list] = {}
     for key, (hands, leader, rules) in todo:
@@ -133,13 +133,13 @@ def dd_tricks(
 ) -> list[list[int] | None]:
     """Per row: the double-dummy tricks of each team, or None (not solved / unsolvable).
 
-    `cache`: an `agents.dd.tables.DDCache` (None: the default one). At most
+    `cache`: an `agents.dd.cache.DDCache` (None: the default one). At most
     `max_solves` new positions are solved (cached ones are free), by `solve` one at a
     time or, by default, by the solver on `workers` processes; each answer is saved as
     it comes, so an interrupted run keeps its work. `on_solve(done, todo)` reports
     progress.
     """
-    from agents.dd.tables import DDCache, dd_key
+    from agents.dd.cache import DDCache, dd_key
 
     cache = cache if cache is not None else DDCache()
     keys = []

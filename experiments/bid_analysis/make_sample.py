@@ -9,7 +9,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from agents.dd.tables import DDCache
+from agents.dd.cache import DDCache
 from experiments.bid_analysis import analyze
 from experiments.bid_analysis.double_dummy import SAMPLE, SAMPLE_DEALS
 from experiments.tournament.sample_log import sample_log

@@ -5,7 +5,7 @@ Reads only the tournament log (`log.jsonl`, or the run folder holding it), print
 tables of `experiments.bid_analysis` and writes its plots beside the log, with the
 comparison against the double-dummy solver: cached answers always, and at most
 `AUTO_SOLVES` new hands solved a run unless `--dd` (all) or `--dd-max` says otherwise;
-`--no-dd` leaves it out. Answers are cached by `agents.dd.tables`, so a rerun only
+`--no-dd` leaves it out. Answers are cached by `agents.dd.cache`, so a rerun only
 solves what is new.
 """
 
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     rows = load_log(args.log)
     cache = None
     if not args.no_dd:
-        from agents.dd.tables import DDCache
+        from agents.dd.cache import DDCache
 
         cache = DDCache(args.dd_cache)  # a damaged or foreign file is refused here
 

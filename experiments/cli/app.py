@@ -13,7 +13,7 @@ from types import ModuleType
 
 import argcomplete
 
-from training.arguments import FlagParser
+from spades_env.flags import FlagParser
 
 
 def commands() -> list[ModuleType]:
@@ -37,7 +37,7 @@ def commands() -> list[ModuleType]:
 
 class _Parser(FlagParser):
     """argparse that reports a bad flag or value as one line, without the usage dump, and
-    refuses a single-valued flag given twice (`training.arguments.FlagParser`, which the
+    refuses a single-valued flag given twice (`spades_env.flags.FlagParser`, which the
     training scripts' flags share)."""
 
 

@@ -1,5 +1,5 @@
 """`spades dd-table`: double-dummy tricks tables of seeded deals, solved on every core
-into the on-disk cache (`agents.dd.tables`), so a rerun, and `spades analyze`, read them
+into the on-disk cache (`agents.dd.cache`), so a rerun, and `spades analyze`, read them
 back at no cost."""
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agents.dd.cache import DDCache, seeded_deals, tricks_tables
     from agents.dd.position import check_rules
-    from agents.dd.tables import DDCache, seeded_deals, tricks_tables
 
     rules = build_rules(args.rules or "standard", args.option or [])
     check_rules(rules)  # before anything is written

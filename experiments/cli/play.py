@@ -27,8 +27,8 @@ from experiments.play.session import (
     HELP,
     InputError,
     PlayError,
+    PlaySession,
     Quit,
-    Session,
     default_save_path,
     hint_label,
     load,
@@ -127,7 +127,7 @@ def _rules_label(rules: Rules) -> str:
     return ", ".join([rules.name, *changed])
 
 
-def _header(session: Session) -> str:
+def _header(session: PlaySession) -> str:
     s, g = session.setup, session.game
     return (
         f"Spades · {_rules_label(s.rules)} · seed {s.seed} · hand {g.hand_no + 1} · "
@@ -135,7 +135,7 @@ def _header(session: Session) -> str:
     )
 
 
-def _draw(session: Session, term: Terminal, events: list[str]) -> None:
+def _draw(session: PlaySession, term: Terminal, events: list[str]) -> None:
     term.clear()
     s = session.setup
     term.show(
@@ -152,7 +152,7 @@ def _draw(session: Session, term: Terminal, events: list[str]) -> None:
     term.show(Text("commands: hint · last · score · show · save · help · quit", style="dim"))
 
 
-def _command(session: Session, term: Terminal, text: str, save_to: Path | None) -> bool:
+def _command(session: PlaySession, term: Terminal, text: str, save_to: Path | None) -> bool:
     """Run a help command; False when the text is no command (so it is a move)."""
     word, _, rest = text.strip().partition(" ")
     cmd = word.lower()
@@ -178,7 +178,9 @@ def _command(session: Session, term: Terminal, text: str, save_to: Path | None) 
     return True
 
 
-def _human_turn(session: Session, term: Terminal, events: list[str], save_to: Path | None) -> int:
+def _human_turn(
+    session: PlaySession, term: Terminal, events: list[str], save_to: Path | None
+) -> int:
     _draw(session, term, events[-12:])
     while True:
         text = term.read(prompt_line(session))
@@ -190,7 +192,7 @@ def _human_turn(session: Session, term: Terminal, events: list[str], save_to: Pa
             term.show(Text(str(exc), style="bold red"))
 
 
-def _loop(session: Session, term: Terminal, save_to: Path | None) -> None:
+def _loop(session: PlaySession, term: Terminal, save_to: Path | None) -> None:
     s = session.setup
     pending: list[str] = []
     if session.actions:
@@ -222,17 +224,17 @@ def _loop(session: Session, term: Terminal, save_to: Path | None) -> None:
     _game_over(session, term)
 
 
-def _sheet(session: Session) -> RenderableType:
+def _sheet(session: PlaySession) -> RenderableType:
     return sheets.score_sheet(session.records, session.setup.rules, session.setup.human)
 
 
-def _game_over(session: Session, term: Terminal) -> None:
+def _game_over(session: PlaySession, term: Terminal) -> None:
     g, s = session.game, session.setup
     term.show(_sheet(session))
     term.show(sheets.result_line(s.rules, list(g.scores), g.winner, len(session.records), s.human))
 
 
-def play(session: Session, term: Terminal, save_to: Path | None) -> int:
+def play(session: PlaySession, term: Terminal, save_to: Path | None) -> int:
     """Play to the end, or until quit, Ctrl-C or the end of input; saves on the way out
     (to `save_to`, else to a new file in the current folder, named in one line)."""
     try:
@@ -251,7 +253,7 @@ def play(session: Session, term: Terminal, save_to: Path | None) -> int:
 
 
 # ----------------------------------------------------------------------------- command
-def _new_session(args: argparse.Namespace) -> Session:
+def _new_session(args: argparse.Namespace) -> PlaySession:
     rules = build_rules(args.rules or "standard", args.option or [])
     seed = args.seed
     if seed is None:  # fresh entropy, shown in the header so the game can be replayed
@@ -264,7 +266,7 @@ def _new_session(args: argparse.Namespace) -> Session:
         opponents=args.opponents or "heuristic",
         hint_agent=args.hint_agent or "heuristic",
     )
-    return Session(setup)
+    return PlaySession(setup)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.progress import Progress
 
 from agents.registry import AgentSpecError, parse_agent, split_specs
 from experiments.cli.progress import counting_bar
@@ -27,12 +28,9 @@ from experiments.tournament.runner import (
     CONFIG_FILE,
     LOG_FILE,
     SUMMARY_FILE,
-    finish,
-    open_run,
-    pending_units,
-    play_units,
-    run_folder,
-    unit_deals,
+    Hooks,
+    OnUnit,
+    drive,
 )
 from spades_env.rules import Rules
 
@@ -170,8 +168,8 @@ def _latest_run_dir() -> Path:
 
 
 def _check_resume_flags(args: argparse.Namespace, run_dir: Path, saved: TournamentConfig) -> None:
-    """--resume takes the tournament from the run folder (`saved`, read once); a
-    conflicting flag is an error."""
+    """--resume takes the tournament from the run folder (`saved`); a conflicting flag is
+    an error."""
     given = _given(args)
     if not given:
         return
@@ -201,27 +199,25 @@ def _new_tournament(args: argparse.Namespace) -> tuple[TournamentConfig, DealSet
     return config, deal_set.head(config.deals)
 
 
-def _play(args: argparse.Namespace, run_dir: Path, ctx: RunContext, err: Console) -> None:
-    """Play what the log lacks, with a progress bar."""
-    cfg = ctx.config
-    todo = pending_units(run_dir, ctx, on_note=err.print)
-    total = cfg.deals * len(cfg.pairs)
-    done = total - sum(unit_deals(cfg, u) for u in todo)
-    err.print(
-        f"tournament {ctx.tournament}: {', '.join(cfg.labels)}; {cfg.deals} duplicate deals, "
-        f"{cfg.mode} mode, {len(cfg.pairs)} pair(s); run folder {run_dir}"
-    )
-    with counting_bar(err, disable=args.no_progress) as progress:
-        task = progress.add_task("deals x pairs", total=total, completed=done)
-        play_units(
-            run_dir,
-            ctx,
-            todo,
-            args.workers,
-            lambda _u, n: progress.advance(task, n),
-            backend=args.backend,
-            address=args.address,
+def _hooks(args: argparse.Namespace, run_dir: Path, err: Console, progress: Progress) -> Hooks:
+    """What the command line says along the driver's way: the log's repairs, a resume's
+    flag check, the tournament's line and the progress bar."""
+
+    def start(ctx: RunContext, done: int, total: int) -> OnUnit:
+        cfg = ctx.config
+        err.print(
+            f"tournament {ctx.tournament}: {', '.join(cfg.labels)}; {cfg.deals} duplicate "
+            f"deals, {cfg.mode} mode, {len(cfg.pairs)} pair(s); run folder {run_dir}"
         )
+        progress.start()  # the bar shows while units play (refusals before: one line)
+        task = progress.add_task("deals x pairs", total=total, completed=done)
+        return lambda _u, n: progress.advance(task, n)
+
+    def opened(ctx: RunContext) -> None:
+        if args.resume:
+            _check_resume_flags(args, run_dir, ctx.config)
+
+    return Hooks(note=err.print, opened=opened, progress=start)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -229,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
         raise TournamentError("--address needs --backend ray")
     if args.backend == "ray":  # before the run folder is made
         from experiments.tournament.ray_backend import require_ray
-        from training.ray_address import check_address
+        from spades_env.ray_address import check_address
 
         if args.address is not None:
             check_address(args.address)
@@ -240,21 +236,28 @@ def run(args: argparse.Namespace) -> int:
     else:
         run_dir = Path(args.out) if args.out else _new_run_dir()
     err = Console(stderr=True)
-    with run_folder(run_dir, create=not args.resume, deal_set=deal_set):
-        if args.resume:
-            ctx = open_run(run_dir, resume=True)
-            _check_resume_flags(args, run_dir, ctx.config)
-        else:
-            ctx = open_run(run_dir, config, deal_set)
+    progress = counting_bar(err, disable=args.no_progress)
+    try:
         try:
-            _play(args, run_dir, ctx, err)
-        except KeyboardInterrupt:
-            err.print(
-                f"interrupted; the log keeps every finished unit: spades tournament --resume "
-                f"--out {run_dir} finishes the tournament"
+            summary = drive(
+                run_dir,
+                config,
+                deal_set,
+                resume=args.resume,
+                workers=args.workers,
+                backend=args.backend,
+                address=args.address,
+                hooks=_hooks(args, run_dir, err, progress),
             )
-            return 130
-        summary = finish(run_dir, ctx)
+        finally:
+            if progress.live.is_started:  # (stop writes a line, even for a bar never shown)
+                progress.stop()
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted; the log keeps every finished unit: spades tournament --resume "
+            f"--out {run_dir} finishes the tournament"
+        )
+        return 130
     out = Console()
     if not out.is_terminal:
         out = Console(width=120)  # a pipe or file: do not squeeze the tables into 80

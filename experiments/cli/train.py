@@ -2,7 +2,7 @@
 
 `bc` distils any registry agent into a network (`training.bc`); `ppo` and `dmc` train by
 self-play, from new weights or from a checkpoint (`--init`). `spades train recipe NAME`
-runs the recipe of a shipped network end to end, with its wall time (`training.recipe`).
+runs the recipe of a shipped network end to end, with its wall time (`experiments.recipe`).
 
 The flags are the script's `Args` fields (`spades train ppo --help` lists them with their
 docstrings); they are parsed only once the algorithm is known, so `spades --help` does
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "algo",
         choices=[*sorted(SCRIPTS), "recipe"],
-        help="ppo, dmc or bc; recipe NAME runs a shipped network's recipe (training.recipe)",
+        help="ppo, dmc or bc; recipe NAME runs a shipped network's recipe (experiments.recipe)",
     )
     p.add_argument(
         "flags", nargs=argparse.REMAINDER, help="the script's flags (spades train ALGO --help)"
@@ -48,11 +48,11 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.algo == "recipe":  # the steps run as their own commands, with their own bars
-        from training.recipe import main
+        from experiments.recipe import main
 
         main(args.flags, prog="spades train recipe")
         return 0
-    from training.arguments import given_flags, parse_args  # torch is imported from here on
+    from spades_env.flags import given_flags, parse_args  # torch is imported from here on
     from training.session import pick_device, prepare_args
 
     module = importlib.import_module(SCRIPTS[args.algo])

@@ -1,7 +1,7 @@
 """The argparse pieces every `spades` command shares: value types that refuse what they
 cannot take (a seed past 64 bits, a NaN number of seconds, a deal count no machine could
 hold) in one line. (The action that refuses a single-valued flag given twice,
-`StoreOnce`, is `training.arguments`', which every `spades` parser shares.)
+`StoreOnce`, is `spades_env.flags`', which every `spades` parser shares.)
 
 argparse adds the flag to a type's error: `--seed: must be 0..2**64-1, got 2**64`."""
 

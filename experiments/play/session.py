@@ -148,7 +148,7 @@ def _bot_seed(seed: int, seat: int) -> int:
     return int(np.random.SeedSequence([seed, seat]).generate_state(1)[0])
 
 
-class Session:
+class PlaySession:
     """The game, the bots, and what the screen needs to remember (tricks, hand records)."""
 
     def __init__(self, setup: Setup) -> None:
@@ -262,7 +262,7 @@ class Session:
         return path
 
 
-def load(path: str | Path, hint_agent: str | None = None) -> Session:
+def load(path: str | Path, hint_agent: str | None = None) -> PlaySession:
     """Rebuild a saved game by replaying its actions through the engine."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -287,7 +287,7 @@ def load(path: str | Path, hint_agent: str | None = None) -> Session:
     return session
 
 
-def _saved_session(data: dict[str, Any], hint_agent: str | None) -> tuple[Session, list]:
+def _saved_session(data: dict[str, Any], hint_agent: str | None) -> tuple[PlaySession, list]:
     """The session a save starts from, and its actions as (seat, text) pairs."""
     seed, seat = data["seed"], data["human_seat"]
     for name, value in (("seed", seed), ("human_seat", seat)):
@@ -306,10 +306,10 @@ def _saved_session(data: dict[str, Any], hint_agent: str | None) -> tuple[Sessio
         tuple(data["players"]),
         hint_agent or data.get("hint_agent", "heuristic"),
     )
-    return Session(setup), actions
+    return PlaySession(setup), actions
 
 
-def _replay(session: Session, actions: list, path: str | Path) -> None:
+def _replay(session: PlaySession, actions: list, path: str | Path) -> None:
     for k, (seat, text) in enumerate(actions):
         g = session.game
         where = f"{path}: action {k + 1} ({seat_name(seat)} {text})"
@@ -378,7 +378,7 @@ def describe(
     return f"{who} play{'' if human else 's'} {ui.card_label(action)}"
 
 
-def prompt_line(session: Session) -> str:
+def prompt_line(session: PlaySession) -> str:
     """The question for the person, ending with every legal choice."""
     g = session.game
     legal = g.legal_list()
@@ -400,7 +400,7 @@ def prompt_line(session: Session) -> str:
     return f"{question} — legal: {choices}"
 
 
-def _blind_reason(session: Session) -> str:
+def _blind_reason(session: PlaySession) -> str:
     """Why blind nil is not on offer now (RULES.md §2 option blind_nil, §6 suicide): the
     engine decides (`engine.blind_allowed`), this only words it."""
     rules, g, seat = session.setup.rules, session.game, session.setup.human
@@ -415,7 +415,7 @@ def _blind_reason(session: Session) -> str:
     return "blind nil is only allowed when your team trails by 100"
 
 
-def why_illegal(session: Session, action: int) -> str:
+def why_illegal(session: PlaySession, action: int) -> str:
     """The one-line reason a parsed action is illegal now, in the person's words."""
     g = session.game
     card = 0 <= action < NUM_CARDS
@@ -444,7 +444,7 @@ def why_illegal(session: Session, action: int) -> str:
 _DRAW_WORDS = {"keep": DRAW_KEEP, "k": DRAW_KEEP, "discard": DRAW_DISCARD, "d": DRAW_DISCARD}
 
 
-def parse_move(session: Session, text: str) -> int:
+def parse_move(session: PlaySession, text: str) -> int:
     """The legal action a typed answer names, or an InputError with the reason."""
     g = session.game
     t = text.strip()

@@ -1,7 +1,8 @@
 """Bid accuracy from a tournament log: per seat-hand and per team-hand tables, and lines.
 
 `seat_table(rows)` and `team_table(rows)` flatten log rows into one dict per seat-hand
-and per team-hand; `bid_samples` turns a group of them into the per-hand samples behind
+and per team-hand; `bid_samples` (`spades_env.duplicate`, where the definitions below live
+for training's evaluation too) turns a group of them into the per-hand samples behind
 every statistic, and `bid_line` aggregates those into the summary's bid-accuracy line.
 A bid analysis that wants other cuts (`experiments.bid_analysis`: by bidding position,
 by score situation) groups the two tables its own way and puts intervals on the same
@@ -32,6 +33,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from spades_env.duplicate import bid_samples, mean
 
 SITUATION_MARGIN = 100
 SITUATIONS = ("ahead", "level", "behind")
@@ -139,36 +142,11 @@ def team_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def bid_samples(
-    seats: Sequence[dict[str, Any]], teams: Sequence[dict[str, Any]]
-) -> dict[str, list[float]]:
-    """The per-hand samples behind each statistic of a group of seat- and team-hands.
-
-    Means are taken of the value samples (`bid`, `tricks`, `abs_error`, `signed_error`,
-    `bags`) and rates of the 0/1 ones (`exact`, `made`, `set`, `nil_bid`, `nil`,
-    `blind_nil`), so a point estimate and its interval always see the same hands.
-    """
-    bids = [s for s in seats if s["bid"] > 0]
-    nils = [s for s in seats if s["bid"] == 0]
-    blind = [s for s in nils if s["blind"]]
-    made = [1.0 if t["made"] else 0.0 for t in teams if t["contract"] > 0]
-    return {
-        "bid": [s["bid"] for s in bids],
-        "tricks": [s["tricks"] for s in seats],
-        "abs_error": [abs(s["tricks"] - s["bid"]) for s in bids],
-        "signed_error": [s["tricks"] - s["bid"] for s in bids],
-        "exact": [1.0 if s["tricks"] == s["bid"] else 0.0 for s in bids],
-        "made": made,
-        "set": [1.0 - m for m in made],
-        "nil_bid": [1.0 if s["bid"] == 0 else 0.0 for s in seats],
-        "nil": [1.0 if s["tricks"] == 0 else 0.0 for s in nils],
-        "blind_nil": [1.0 if s["tricks"] == 0 else 0.0 for s in blind],
-        "bags": [t["bags_gained"] for t in teams],
-    }
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+__all__ = [
+    "GROUPINGS", "SITUATIONS", "SITUATION_MARGIN", "bid_line", "bid_lines", "bid_position",
+    "bid_samples", "nils_against", "opponent_of", "score_diffs", "seat_table", "situation",
+    "team_table",
+]  # fmt: skip
 
 
 def bid_line(seats: Sequence[dict[str, Any]], teams: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -176,18 +154,18 @@ def bid_line(seats: Sequence[dict[str, Any]], teams: Sequence[dict[str, Any]]) -
     x = bid_samples(seats, teams)
     return {
         "seat_hands": len(seats),
-        "mean_bid": _mean(x["bid"]),
-        "mean_tricks": _mean(x["tricks"]),
-        "bid_error": _mean(x["abs_error"]),
-        "signed_error": _mean(x["signed_error"]),
+        "mean_bid": mean(x["bid"]),
+        "mean_tricks": mean(x["tricks"]),
+        "bid_error": mean(x["abs_error"]),
+        "signed_error": mean(x["signed_error"]),
         "contracts": len(x["made"]),
-        "make_rate": _mean(x["made"]),
-        "set_rate": _mean(x["set"]),
+        "make_rate": mean(x["made"]),
+        "set_rate": mean(x["set"]),
         "nil_attempts": len(x["nil"]),
-        "nil_success": _mean(x["nil"]),
+        "nil_success": mean(x["nil"]),
         "blind_nil_attempts": len(x["blind_nil"]),
-        "blind_nil_success": _mean(x["blind_nil"]),
-        "bags_per_hand": _mean(x["bags"]),
+        "blind_nil_success": mean(x["blind_nil"]),
+        "bags_per_hand": mean(x["bags"]),
     }
 
 
@@ -221,7 +199,7 @@ def bid_lines(rows: Sequence[dict[str, Any]], agents: Sequence[str]) -> list[dic
             "agent": a,
             **bid_line(seats[a], teams[a]),
             "opponent_nils": len(against[a]),
-            "nils_set": _mean(against[a]),
+            "nils_set": mean(against[a]),
         }
         for a in agents
     ]

@@ -2,12 +2,13 @@
 cite and a user can run on their own agent.
 
 **Protocol 1.** Standard rules (RULES.md), hand mode, duplicate deals (both sides of
-every deal; `experiments.tournament.runner`). The candidate plays one two-agent
-tournament per rung against each opponent of `LADDER`, on the first `deals` deals of one
-published deal set: `DEAL_SEED` through `experiments.tournament.deals.generate`, whose
-SHA-256 (of the deal-set file's JSON, `deal_set_hash`) every result and table prints, so
-a reader can check they were played on the same cards. Game seed `i` depends only on the
-seed and `i`, so every rung plays a prefix of the same set.
+every deal; each rung is played by the tournament's one driver, `runner.drive`). The
+candidate plays one two-agent tournament per rung against each opponent of `LADDER`, on
+the first `deals` deals of one published deal set: `DEAL_SEED` through
+`experiments.tournament.deals.generate`, whose SHA-256 (of the deal-set file's JSON,
+`deal_set_hash`) every result and table prints, so a reader can check they were played
+on the same cards. Game seed `i` depends only on the seed and `i`, so every rung plays a
+prefix of the same set.
 
 **Deal counts.** Each rung's count makes the 95% CI of its margin about
 ±`TARGET_HALF_WIDTH` points per deal: n = (1.96 sd / 2.5)^2, in whole chunks of 50, with
@@ -46,17 +47,9 @@ from typing import Any
 
 from agents.registry import AgentSpec, parse_agent
 from experiments.tournament import deals as deals_mod
-from experiments.tournament.config import TournamentConfig, TournamentError
+from experiments.tournament.config import RunContext, TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
-from experiments.tournament.runner import (
-    CONFIG_FILE,
-    finish,
-    open_run,
-    pending_units,
-    play_units,
-    run_folder,
-    unit_deals,
-)
+from experiments.tournament.runner import CONFIG_FILE, Hooks, OnUnit, drive
 from spades_env.rules import Rules
 
 PROTOCOL = "spades-evaluate"
@@ -218,7 +211,7 @@ def run_evaluation(
     workers: int | None = 2,
     backend: str = "local",
     address: str | None = None,
-    on_rung: Callable[[str, int, int], Callable[[int, int], None] | None] | None = None,
+    on_rung: Callable[[str, int, int], OnUnit | None] | None = None,
     on_start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Play (or, with `resume`, finish) the ladder for `spec` in the folder `root`, write
@@ -226,7 +219,7 @@ def run_evaluation(
 
     `test_deals` caps every rung's deals: for tests only, and marked in the result as not
     the protocol. `on_rung(opponent, deals, done)` is called as each rung starts and may
-    return the `on_unit(unit, deals)` progress callback of `runner.play_units`;
+    return the `on_unit(unit, deals)` progress callback (`runner.OnUnit`);
     `on_start()` once the folder is checked. `workers`, `backend`, `address`: as
     `runner.run_tournament`.
     """
@@ -242,24 +235,16 @@ def run_evaluation(
     rungs, started = [], time.monotonic()
     for k, (rung, config) in enumerate(zip(LADDER, configs, strict=True)):
         run_dir = rung_dir(root, k, rung)
-        started_before = (run_dir / CONFIG_FILE).exists()  # a rung to finish
-        with run_folder(run_dir, create=not started_before):
-            if started_before:
-                ctx = open_run(run_dir, resume=True)
-                if ctx.config != config:
-                    raise TournamentError(
-                        f"{str(run_dir)!r} holds another tournament than this rung's; "
-                        "start the evaluation in a new --dir"
-                    )
-            else:
-                ctx = open_run(run_dir, config, deals.head(config.deals))
-            todo = pending_units(run_dir, ctx)
-            on_unit = None
-            if on_rung is not None:
-                left = sum(unit_deals(config, u) for u in todo)
-                on_unit = on_rung(rung.opponent, config.deals, config.deals - left)
-            play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
-            summary = finish(run_dir, ctx)
+        summary = drive(
+            run_dir,
+            config,
+            deals,
+            resume=(run_dir / CONFIG_FILE).exists(),  # a rung to finish
+            workers=workers,
+            backend=backend,
+            address=address,
+            hooks=_rung_hooks(rung, config, run_dir, on_rung),
+        )
         rungs.append({**rung_entry(rung, summary, config.labels[0]), "run": str(run_dir)})
     result = {
         **header,
@@ -273,6 +258,28 @@ def run_evaluation(
     }
     (root / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _rung_hooks(
+    rung: Rung,
+    config: TournamentConfig,
+    run_dir: Path,
+    on_rung: Callable[[str, int, int], OnUnit | None] | None,
+) -> Hooks:
+    """The driver's hooks of one rung: a resumed rung must be this rung's tournament, and
+    `on_rung(opponent, deals, done)` hears it start."""
+
+    def opened(ctx: RunContext) -> None:
+        if ctx.config != config:
+            raise TournamentError(
+                f"{str(run_dir)!r} holds another tournament than this rung's; "
+                "start the evaluation in a new --dir"
+            )
+
+    def progress(_ctx: RunContext, done: int, _total: int) -> OnUnit | None:
+        return None if on_rung is None else on_rung(rung.opponent, config.deals, done)
+
+    return Hooks(opened=opened, progress=progress)
 
 
 def _version() -> str:

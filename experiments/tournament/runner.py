@@ -37,6 +37,12 @@ deal set, reusable with `--deal-file`; a resume checks it against the tournament
 end), `.lock` (`experiments.tournament.run_lock`: one process at a time works in a run
 folder; a second is refused, naming the holder).
 
+**One driver.** `drive` is the one sequence every caller runs (the Python API
+`run_tournament`, `spades tournament`, each rung of `spades evaluate`): hold the folder,
+open or resume the run, repair the log, play what it lacks, summarise. What differs
+between callers is said through `Hooks`: the log's repair notes, checks of a resumed run,
+progress, and each unit's rows as they are logged.
+
 **Interruption.** Ctrl-C reaches the driver alone (the local workers ignore SIGINT, and
 the driver kills them: `experiments.tournament.local_pool`) and ends the run at once;
 the log then ends with whole units, or a partial last unit that `--resume` cuts off
@@ -45,6 +51,7 @@ before playing what is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -292,10 +299,12 @@ def play_units(
     *,
     backend: str = "local",
     address: str | None = None,
+    on_rows: Callable[[int, list[dict[str, Any]]], None] | None = None,
 ) -> None:
     """Play the units `todo`, appending each to the log as it completes, in order.
 
-    `on_unit(unit, deals)` is called after each unit is written. `backend="ray"` plays
+    `on_rows(unit, rows)` hears each unit's rows as they are logged, then `on_unit(unit,
+    deals)` is called. `backend="ray"` plays
     the units as Ray tasks (`experiments.tournament.ray_backend`; `address` is the cluster's, and
     `workers` caps the tasks in flight); the driver writes the log either way.
     """
@@ -307,13 +316,13 @@ def play_units(
     if backend == "ray":
         results = ray_results(ctx, todo, workers, address)
         try:
-            _append_all(log, todo, results, ctx, on_unit)
+            _append_all(log, todo, results, ctx, on_unit, on_rows)
         finally:
             results.close()  # cancels the tasks in flight on an error, stops a Ray started here
         return
     workers = 2 if workers is None else workers
     if workers <= 1 or len(todo) == 1:
-        _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit)
+        _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit, on_rows)
         return
     results = ordered_results(
         todo,
@@ -323,7 +332,7 @@ def play_units(
         (str(run_dir), ctx.config, ctx.tournament),
     )
     with closing(results):  # an interrupt or error kills the workers at once (local_pool)
-        _append_all(log, todo, results, ctx, on_unit)
+        _append_all(log, todo, results, ctx, on_unit, on_rows)
 
 
 def _append_all(
@@ -332,6 +341,7 @@ def _append_all(
     results: Iterable[list[dict[str, Any]]],
     ctx: RunContext,
     on_unit: Callable[[int, int], None] | None,
+    on_rows: Callable[[int, list[dict[str, Any]]], None] | None = None,
 ) -> None:
     for unit, rows in zip(todo, results, strict=True):
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -339,6 +349,8 @@ def _append_all(
             row["logged_at"] = stamp
             seal(row)
         append_unit(log, rows)
+        if on_rows is not None:
+            on_rows(unit, rows)
         if on_unit is not None:
             on_unit(unit, unit_deals(ctx.config, unit))
 
@@ -357,6 +369,75 @@ def finish(run_dir: Path, ctx: RunContext) -> dict[str, Any]:
     return summary
 
 
+#: `Hooks.progress`'s answer: called after each unit is logged with (unit, its deals)
+OnUnit = Callable[[int, int], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Hooks:
+    """What a caller of `drive` hears (each hook optional):
+
+    - `note(text)`: what the log's repair found beyond a torn end (`pending_units`);
+    - `opened(ctx)`: the run's context once opened, before anything is played (a caller
+      checks a resumed run against what it wants here; raising stops the run);
+    - `progress(ctx, done, total)`: as play starts, the deals x pairs already logged and
+      in all; may return the `OnUnit` callback that hears each unit logged;
+    - `rows(unit, rows)`: each unit's rows as they are logged, in unit order.
+    """
+
+    note: Callable[[str], None] | None = None
+    opened: Callable[[RunContext], None] | None = None
+    progress: Callable[[RunContext, int, int], OnUnit | None] | None = None
+    rows: Callable[[int, list[dict[str, Any]]], None] | None = None
+
+
+def drive(
+    run_dir: str | Path,
+    config: TournamentConfig | None = None,
+    deal_set: DealSet | None = None,
+    *,
+    resume: bool = False,
+    workers: int | None = 2,
+    backend: str = "local",
+    address: str | None = None,
+    hooks: Hooks = Hooks(),
+) -> dict[str, Any]:
+    """The one tournament driver: run (or, with `resume`, finish) a tournament in
+    `run_dir` and return its summary (the `summary.json` dict).
+
+    Holds the folder (`run_folder`: a new one is made, and removed again if the run is
+    refused before its first row), opens the run (`open_run`; without `deal_set` the
+    deals are generated from `config.seed`), repairs the log and plays the units it lacks
+    (`pending_units`, `play_units`), then summarises (`finish`), telling `hooks` along
+    the way. `workers`, `backend`, `address`: as `play_units`.
+    """
+    run_dir = Path(run_dir)
+    if not resume and config is not None and deal_set is None:
+        deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
+    checked = None if deal_set is None or config is None else deal_set.head(config.deals)
+    with run_folder(run_dir, create=not resume, deal_set=checked):
+        ctx = open_run(run_dir, config, deal_set, resume)
+        if hooks.opened is not None:
+            hooks.opened(ctx)
+        todo = pending_units(run_dir, ctx, on_note=hooks.note)
+        on_unit = None
+        if hooks.progress is not None:
+            total = ctx.config.deals * len(ctx.config.pairs)
+            done = total - sum(unit_deals(ctx.config, u) for u in todo)
+            on_unit = hooks.progress(ctx, done, total)
+        play_units(
+            run_dir,
+            ctx,
+            todo,
+            workers,
+            on_unit,
+            backend=backend,
+            address=address,
+            on_rows=hooks.rows,
+        )
+        return finish(run_dir, ctx)
+
+
 def run_tournament(
     run_dir: str | Path,
     config: TournamentConfig | None = None,
@@ -364,22 +445,32 @@ def run_tournament(
     *,
     resume: bool = False,
     workers: int | None = 2,
-    on_unit: Callable[[int, int], None] | None = None,
+    on_unit: OnUnit | None = None,
     backend: str = "local",
     address: str | None = None,
+    hooks: Hooks | None = None,
 ) -> TournamentResult:
     """Run (or, with `resume`, finish) a tournament in `run_dir`; return its summary as a
     `TournamentResult`: the `summary.json` dict, which prints the command line's tables
-    (`print(result)`) and gives `margins`, `ratings` and `bids` as data frames."""
-    run_dir = Path(run_dir)
-    if not resume and config is not None and deal_set is None:
-        deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
-    checked = None if deal_set is None or config is None else deal_set.head(config.deals)
-    with run_folder(run_dir, create=not resume, deal_set=checked):
-        ctx = open_run(run_dir, config, deal_set, resume)
-        todo = pending_units(run_dir, ctx)
-        play_units(run_dir, ctx, todo, workers, on_unit, backend=backend, address=address)
-        return TournamentResult(finish(run_dir, ctx), run_dir)
+    (`print(result)`) and gives `margins`, `ratings` and `bids` as data frames.
+
+    `on_unit(unit, deals)` hears each unit logged (a shorthand for `Hooks.progress`);
+    `hooks` as `drive`'s."""
+    if hooks is None:
+        hooks = Hooks()
+    if on_unit is not None:
+        hooks = dataclasses.replace(hooks, progress=lambda _ctx, _done, _total: on_unit)
+    summary = drive(
+        run_dir,
+        config,
+        deal_set,
+        resume=resume,
+        workers=workers,
+        backend=backend,
+        address=address,
+        hooks=hooks,
+    )
+    return TournamentResult(summary, Path(run_dir))
 
 
 def load_result(run_dir: str | Path) -> TournamentResult:

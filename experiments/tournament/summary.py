@@ -20,7 +20,8 @@ from typing import Any
 
 from experiments.tournament.bid_stats import bid_lines
 from experiments.tournament.ratings import rate
-from training.stats import mean_ci, t975
+from spades_env.duplicate import deal_margin
+from spades_env.stats import mean_ci, t975
 
 __all__ = ["duplicate_matches", "mean_ci", "pair_of", "pair_results", "summarize", "t975"]
 
@@ -57,7 +58,7 @@ def pair_results(rows: Sequence[dict[str, Any]], mode: str) -> list[dict[str, An
         for d in deals:
             s0, s1 = by_deal[d][0], by_deal[d][1]
             if mode == "hand":
-                margin.append((s0["diff"] + s1["diff"]) / 2)
+                margin.append(deal_margin(s0["diff"], s1["diff"]))
             else:
                 margin.append((s0["diff"] + s1["diff"]) / (s0["hands"] + s1["hands"]))
                 final.append((s0["final"] + s1["final"]) / 2)

@@ -14,7 +14,7 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.tournament.config import RunContext, TournamentError, agent_seed
 from experiments.tournament.match import play_batch
-from spades_env.duplicate import seat_agents
+from spades_env.duplicate import fold_made, fold_teams, seat_agents
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
 
@@ -73,11 +73,11 @@ def _row(
     teams, contract, made = seats[:t], hs.contract[0].tolist(), hs.made[0].tolist()
     per_team = {k: rec[k] for k in ("scores", "bags", "bags_gained")} | {"hand_score": hand_score}
     if not rules.partnerships:
-        # One-player teams: fold the seats into the two agent slots of this side.
-        slot = [[k for k in range(t) if k % 2 == m] for m in (0, 1)]
-        per_team = {n: [sum(v[k] for k in ks) for ks in slot] for n, v in per_team.items()}
-        contract = [sum(contract[k] for k in ks) for ks in slot]
-        made = [all(made[k] for k in ks) for ks in slot]
+        # One-player teams: fold the seats into the two agent slots of this side
+        # (spades_env.duplicate, the scoring training's evaluation shares).
+        per_team = {n: fold_teams(rules, v) for n, v in per_team.items()}
+        contract = fold_teams(rules, contract)
+        made = fold_made(rules, made)
         teams = [seats[0], seats[1]]
     return {
         "tournament": ctx.tournament,

@@ -6,7 +6,7 @@ play the other seats with the keyed random opponent until a learner seat is to a
 the episode ends), book the finished hand, and write the observation and the action mask
 of the seat observed. The rules are core/kernel.py's `step_game`; the opponent's choice
 is `keyed_uniform` below and `kernel.random_legal`'s pick, bit for bit the same as
-`env_core.random_opponent_actions`.
+`env_common.random_opponent_actions`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 from agents.heuristic.agent import HeuristicAgent
 from agents.heuristic.bidding import best_trump, choose_bid
 from agents.heuristic.seat_table import rows_from_view
-from experiments.play.session import InputError, Session, make_setup, parse_move, prompt_line
+from experiments.play.session import InputError, PlaySession, make_setup, parse_move, prompt_line
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.cards import BID_BASE, CLUBS, HEARTS, NAME_TRUMP, SPADES, str_to_card
@@ -114,9 +114,9 @@ def test_vector_env_steps_auction_games() -> None:
 
 
 # ----------------------------------------------------------------------------- spades play
-def _naming_session() -> Session:
+def _naming_session() -> PlaySession:
     """`spades play` on auction, the person (South) to name trump."""
-    session = Session(make_setup(AUCTION, seed=4))
+    session = PlaySession(make_setup(AUCTION, seed=4))
     game = SingleGame(AUCTION, deal=fill_deal({2: LONG_HEARTS})[0], dealer=1)
     for bid in (7, 1, 1, 1):  # South bids first (left of the dealer East) and highest
         game.step(BID_BASE + bid)

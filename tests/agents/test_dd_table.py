@@ -1,4 +1,4 @@
-"""The double-dummy transposition table (agents/dd/table.py): many entries under one key
+"""The double-dummy transposition table (agents/dd/transposition.py): many entries under one key
 (suit lengths and context) are all kept and found, and the slot signature that a probe
 scans first never hides a matching entry."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.dd import table
+from agents.dd import transposition as table
 from agents.dd.bits import HIGH
 
 

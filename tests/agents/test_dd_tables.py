@@ -1,4 +1,4 @@
-"""Double-dummy tables at scale (agents/dd/tables.py): the same answers as `tricks_table`,
+"""Double-dummy tables at scale (agents/dd/cache.py): the same answers as `tricks_table`,
 on worker processes, from an on-disk cache that makes a rerun free."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from agents.dd import PositionError, tricks_table
-from agents.dd import tables as dd_tables
-from agents.dd.tables import DDCache, dd_key, default_cache_path, tricks_tables
+from agents.dd import cache as dd_cache
+from agents.dd.cache import DDCache, dd_key, default_cache_path, tricks_tables
 from spades_env.rules import Rules
 from spades_env.state import deal_hands
 
@@ -36,7 +36,7 @@ def test_a_rerun_reads_the_cache_and_solves_nothing(tmp_path, monkeypatch) -> No
     def no_solving(*args, **kwargs):
         raise AssertionError("a cached deal was solved again")
 
-    monkeypatch.setattr(dd_tables, "_solve_chunk", no_solving)
+    monkeypatch.setattr(dd_cache, "_solve_chunk", no_solving)
     assert (tricks_tables(deals(), cache=path, workers=2) == first).all()
 
 
@@ -74,7 +74,7 @@ def test_seeded_deals_are_the_benchs_deals() -> None:
     from experiments.bench.dd import seeded_positions
 
     positions, _ = seeded_positions(3, seed=7)
-    deals = dd_tables.seeded_deals(3, seed=7)
+    deals = dd_cache.seeded_deals(3, seed=7)
     assert [tuple(int(h) for h in d) for d in deals] == [p.hands for p in positions]
 
 

@@ -1,4 +1,4 @@
-"""`search` (agents/hybrid/agent.py): who makes each decision, and that it plays legally.
+"""`search` (agents/netsearch/agent.py): who makes each decision, and that it plays legally.
 
 Each decision goes to one part: the network's bids before card play, the exact solver in
 the last tricks (and while a nil of the team is alive), PIMC for the rest. The tests
@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("torch")  # the train extra: the search agent's network
 
-from agents.hybrid.agent import SearchAgent
+from agents.netsearch.agent import SearchAgent
 from agents.registry import AgentSpecError, make_agent
 from spades_env.engine import legal_action_mask, random_legal_actions, step
 from spades_env.observation import encode, seat_view

@@ -13,7 +13,7 @@ from cli_helpers import one_line_error, spades
 
 pytest.importorskip("torch")  # the train extra: training's arguments
 
-from training.arguments import FlagParser, add_flags, field_docs
+from spades_env.flags import FlagParser, add_flags, field_docs
 from training.session import SessionArgs, migrate_args
 
 pytestmark = pytest.mark.torch

@@ -19,7 +19,7 @@ WHERE = """
 import json, os
 from pathlib import Path
 import matplotlib
-from agents.dd.tables import default_cache_path
+from agents.dd.cache import default_cache_path
 print(json.dumps({"home": str(Path.home()), "dd": str(default_cache_path()),
                   "mpl": matplotlib.get_configdir(),
                   **{v: os.environ.get(v) for v in %r}}))

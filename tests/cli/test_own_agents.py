@@ -314,6 +314,64 @@ def test_gym_and_vector_env_take_spec_strings_as_opponents():
         gym.make("spades_env/Spades-v0", opponents=42)
 
 
+def test_the_opponents_layer_builds_each_spec_once():
+    """`agents.opponents` turns an env's `opponents=` value into agents: one agent per
+    distinct spec string, objects and None kept."""
+    from agents.opponents import OPPONENT_SEED, opponents
+    from spades_env.rules import Rules
+
+    table = opponents({1: "heuristic", 2: "random", 3: "heuristic"}, Rules())
+    assert table[1] is table[3] and table[1].name == "heuristic"
+    assert table[2].name == "random" and table[2].seed == OPPONENT_SEED
+    mine = table[2]
+    assert opponents(mine, Rules()) is mine and opponents(None, Rules()) is None
+    assert [a.name for a in opponents(["heuristic", mine], Rules())] == ["heuristic", "random"]
+
+
+def test_the_envs_resolve_spec_strings_only_through_the_resolver(monkeypatch):
+    """The envs name no agents package: with no resolver registered and none declared, a
+    spec string is refused in one line; pyproject declares agents.opponents.build."""
+    import importlib.metadata
+    import tomllib
+
+    from agents.opponents import build
+    from spades_env import spec_resolver
+    from spades_env.env_common import opponent_table
+    from spades_env.rules import Rules
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert declared[spec_resolver.GROUP] == {"agents": "agents.opponents:build"}
+    assert build("heuristic", Rules()).name == "heuristic"
+    monkeypatch.setattr(spec_resolver, "_RESOLVER", [])
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [])
+    with pytest.raises(TypeError, match="no installed package builds agents"):
+        opponent_table("heuristic", (0,), Rules())
+    assert opponent_table(None, (0,), Rules()) == {1: None, 2: None, 3: None}
+
+
+def test_a_fresh_process_finds_the_resolver_through_its_entry_point(tmp_path):
+    """In a process that never imported `agents`, the env finds the resolver the
+    installed metadata declares (here a dist-info written as `pip install` writes one)."""
+    dist = tmp_path / "spades_resolver_probe-0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: spades-resolver-probe\n")
+    (dist / "entry_points.txt").write_text(
+        "[spades_env.spec_resolvers]\nagents = agents.opponents:build\n"
+    )
+    code = (
+        "import sys, gymnasium as gym, spades_env\n"
+        "assert 'agents' not in sys.modules\n"  # the envs import no agents package
+        "env = gym.make('spades_env/Spades-v0', opponents='heuristic')\n"
+        "print(sorted({a.name for a in env.unwrapped.opponents.values()}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['heuristic']"
+
+
 def test_from_function_and_from_module_play_legal_actions(tmp_path):
     torch = pytest.importorskip("torch")
     from spades_env.cards import NUM_ACTIONS

@@ -19,7 +19,7 @@ import pytest
 nbclient = pytest.importorskip("nbclient")  # the dev extra
 nbformat = pytest.importorskip("nbformat")
 
-from agents.dd.tables import DDCache
+from agents.dd.cache import DDCache
 from experiments.bid_analysis.double_dummy import SAMPLE
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"

@@ -12,11 +12,13 @@ from agents.heuristic.agent import HeuristicAgent
 from agents.learned.agent import NetworkAgent
 from agents.learned.networks import build_network, network_config
 from experiments.tournament.config import TournamentConfig
+from experiments.tournament.deals import DealSet
 from experiments.tournament.results_log import read_rows
 from experiments.tournament.runner import LOG_FILE, run_tournament
 from spades_env.duplicate import AGENT_A, AGENT_B, seat_agents
 from spades_env.rules import Rules
-from training.evaluation import duplicate_eval, greedy_fn, learner_lead
+from spades_env.state import deal_hands, first_dealer
+from training.evaluation import duplicate_eval, eval_seeds, greedy_fn, learner_lead
 from training.rollout import LEARNER, Hands, duplicate_owners
 
 pytestmark = pytest.mark.torch
@@ -85,3 +87,45 @@ def test_duplicate_evaluation_of_a_one_player_preset_is_zero_sum_between_the_two
     assert result["margin"]["mean"] == 0.0
     heuristic = duplicate_eval(fn, HeuristicAgent(seed=0), rules, deals=4, seed=3)
     assert heuristic["margin"]["mean"] < 0  # an untrained network loses to the heuristic
+
+
+#: a file agent the tournament builds: the same untrained greedy network as `_net`
+BOT = """
+import torch
+from agents.learned.agent import NetworkAgent
+from agents.learned.networks import build_network, network_config
+from spades_env.rules import Rules
+
+
+def make(seed=0, preset="standard"):
+    rules = Rules.preset(preset)
+    torch.manual_seed(0)
+    return NetworkAgent(build_network(network_config("ppo", [16]), rules).eval(), rules)
+"""
+
+
+@pytest.mark.parametrize("preset", ["standard", "cutthroat"])
+def test_training_and_the_tournament_score_the_same_games_alike(preset, tmp_path):
+    """Training's duplicate evaluation and a tournament on the same deals, between the same
+    greedy network and the heuristic, report the same margin and bid figures (one scoring,
+    `spades_env.duplicate`): with a partnership and with one-player teams."""
+    rules = Rules.preset(preset)
+    torch.manual_seed(0)
+    net = build_network(network_config("ppo", [16]), rules).eval()
+    trained = duplicate_eval(greedy_fn(net, torch.device("cpu")), HeuristicAgent(0), rules, 4, 3)
+
+    (tmp_path / "bot.py").write_text(BOT)
+    seeds = eval_seeds(3, 4)
+    deals = DealSet(None, seeds, first_dealer(rules, seeds), deal_hands(rules, seeds, seeds * 0))
+    spec = f"net={tmp_path / 'bot.py'}:make:preset={preset}"
+    cfg = TournamentConfig(agents=(spec, "heuristic"), deals=4, chunk=4, rules=rules.to_dict())
+    summary = run_tournament(tmp_path / "run", cfg, deals, workers=1)
+    (pair,) = summary["pairs"]
+    assert (pair["a"], pair["b"]) == ("net", "heuristic")
+    assert pair["margin"] == trained["margin"]
+    assert trained["margin"]["mean"] != 0  # the two agents do differ on these deals
+    (line,) = [b for b in summary["bids"] if b["agent"] == "net"]
+    assert line["bid_error"] == pytest.approx(trained["bid_error"])
+    assert line["set_rate"] == trained["set_rate"]
+    assert line["nil_success"] == trained["nil_success"]
+    assert line["nil_attempts"] / line["seat_hands"] == pytest.approx(trained["nil_rate"])

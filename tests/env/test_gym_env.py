@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 import spades_env  # noqa: F401 (registers the envs)
 from spades_env.cards import BID_BASE, NUM_ACTIONS
 from spades_env.engine import legal_action_mask, random_legal_actions, step
-from spades_env.env_core import (
+from spades_env.env_common import (
     DEFAULT_ILLEGAL_REWARD,
     keyed_uniform,
     keyed_uniform_one,

@@ -11,7 +11,7 @@ from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_para
 from spades_env import spades_v0
 from spades_env.cards import BID_BASE, NUM_ACTIONS, str_to_card
 from spades_env.engine import IllegalActionError
-from spades_env.env_core import DEFAULT_ILLEGAL_REWARD
+from spades_env.env_common import DEFAULT_ILLEGAL_REWARD
 from spades_env.observation import encode, obs_size, obs_slices
 from spades_env.records import replay
 from spades_env.rules import Rules

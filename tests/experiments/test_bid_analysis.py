@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from agents.dd.tables import DDCache
+from agents.dd.cache import DDCache
 from experiments.bid_analysis import FIGURE_FILES, analyze, figures, save_figures
 from experiments.bid_analysis import double_dummy as dd
 from experiments.bid_analysis.intervals import mean_interval, rate_interval, wilson

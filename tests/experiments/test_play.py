@@ -27,7 +27,7 @@ from experiments.play.screen import card_label
 from experiments.play.session import (
     InputError,
     PlayError,
-    Session,
+    PlaySession,
     load,
     make_setup,
     parse_move,
@@ -263,7 +263,9 @@ def test_ctrl_c_saves_before_exiting(tmp_path):
     assert load(saved[0]).setup.seed == 4
 
 
-def advance(session: Session, until: Callable[[Session], bool], limit: int = 2000) -> Session:
+def advance(
+    session: PlaySession, until: Callable[[PlaySession], bool], limit: int = 2000
+) -> PlaySession:
     """Let the hint agent answer for the person and the bots play until `until` holds."""
     for _ in range(limit):
         if until(session):
@@ -273,8 +275,8 @@ def advance(session: Session, until: Callable[[Session], bool], limit: int = 200
     raise AssertionError("the position never came")
 
 
-def new_session(seed: int = 3, **options) -> Session:
-    return Session(make_setup(Rules(**options), seed))
+def new_session(seed: int = 3, **options) -> PlaySession:
+    return PlaySession(make_setup(Rules(**options), seed))
 
 
 @pytest.mark.parametrize("moves", [0, 7, 60])
@@ -323,15 +325,15 @@ def test_load_refuses_game_flags_in_one_line(tmp_path):
 
 
 # ----------------------------------------------------------------------------- messages
-def _human_bids(s: Session) -> bool:
+def _human_bids(s: PlaySession) -> bool:
     return s.human_to_act and s.game.phase == BID
 
 
-def _human_blind(s: Session) -> bool:
+def _human_blind(s: PlaySession) -> bool:
     return s.human_to_act and s.game.phase == BLIND
 
 
-def _human_follows(s: Session) -> bool:
+def _human_follows(s: PlaySession) -> bool:
     g = s.game
     return (
         s.human_to_act
@@ -341,7 +343,7 @@ def _human_follows(s: Session) -> bool:
     )
 
 
-def _human_leads_unbroken(s: Session) -> bool:
+def _human_leads_unbroken(s: PlaySession) -> bool:
     g = s.game
     return (
         s.human_to_act
@@ -353,7 +355,7 @@ def _human_leads_unbroken(s: Session) -> bool:
     )
 
 
-def _illegal_card(s: Session) -> str:
+def _illegal_card(s: PlaySession) -> str:
     return card_label(next(c for c in s.hand() if c not in s.game.legal_list()))
 
 

@@ -23,7 +23,7 @@ from experiments.play import screen as ui
 from experiments.play.session import (
     InputError,
     PlayError,
-    Session,
+    PlaySession,
     describe,
     hint_label,
     load,
@@ -159,7 +159,7 @@ def test_the_saved_game_loads_finished_with_the_same_scores(one_hand):
     assert len(session.records) == data["hands_done"] == 1
 
 
-def advance(session: Session, moves: int) -> Session:
+def advance(session: PlaySession, moves: int) -> PlaySession:
     """Let the hint agent answer for the person and the bots play `moves` moves."""
     for _ in range(moves):
         session.apply(session.hint()[0] if session.human_to_act else session.bot_action())
@@ -169,7 +169,7 @@ def advance(session: Session, moves: int) -> Session:
 @pytest.mark.parametrize("preset", PRESETS)
 def test_load_restores_a_game_mid_hand_exactly(tmp_path, preset):
     rules = Rules.preset(preset)
-    a = advance(Session(make_setup(rules, 7)), 2 * rules.num_players + 5)
+    a = advance(PlaySession(make_setup(rules, 7)), 2 * rules.num_players + 5)
     b = load(a.save(tmp_path / "g.json"))
     assert b.trick == a.trick and b.setup == a.setup
     assert_loaded_as_saved(a, b)
@@ -222,9 +222,9 @@ def test_partner_without_partnerships_is_refused_in_one_line():
 
 
 # ----------------------------------------------------------------------------- the draw
-def _my_draw(seed: int = 1) -> Session:
+def _my_draw(seed: int = 1) -> PlaySession:
     """RULES.md §6 two_player: the person (North) decides on the top card of the stock."""
-    session = Session(make_setup(Rules.preset("two_player"), seed))
+    session = PlaySession(make_setup(Rules.preset("two_player"), seed))
     while not (session.human_to_act and session.game.phase == DRAW):
         session.apply(session.bot_action())
     return session

@@ -61,3 +61,33 @@ def test_the_result_prints_the_command_lines_tables_and_gives_data_frames(tmp_pa
 
     again = load_result(tmp_path / "api")
     assert str(again) == text
+
+
+def test_the_one_driver_tells_its_hooks_what_happens_in_order(tmp_path):
+    """`drive`'s hooks hear the opened run, the progress, each unit's rows as logged (the
+    log's rows, in unit order), and a resume that has nothing left to play."""
+    from experiments.tournament.results_log import read_rows
+    from experiments.tournament.runner import LOG_FILE, Hooks, drive
+
+    heard: list = []
+    hooks = Hooks(
+        opened=lambda ctx: heard.append(("opened", ctx.config.deals)),
+        progress=lambda ctx, done, total: (
+            heard.append(("progress", done, total)) or (lambda u, n: heard.append(("unit", u, n)))
+        ),
+        rows=lambda unit, rows: heard.append(("rows", unit, [r["deal"] for r in rows])),
+    )
+    config = TournamentConfig(agents=AGENTS, deals=3, chunk=2)
+    summary = drive(tmp_path / "run", config, workers=1, hooks=hooks)
+    assert heard == [
+        ("opened", 3),
+        ("progress", 0, 3),
+        ("rows", 0, [0, 0, 1, 1]),
+        ("unit", 0, 2),
+        ("rows", 1, [2, 2]),
+        ("unit", 1, 1),
+    ]
+    assert [r["deal"] for r in read_rows(tmp_path / "run" / LOG_FILE)] == [0, 0, 1, 1, 2, 2]
+    heard.clear()
+    assert drive(tmp_path / "run", resume=True, workers=1, hooks=hooks) == summary
+    assert heard == [("opened", 3), ("progress", 3, 3)]

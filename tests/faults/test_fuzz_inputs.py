@@ -30,7 +30,7 @@ from agents.registry import REGISTRY, AgentSpecError, parse_spec, split_specs
 from spades_env import engine
 from spades_env.cards import ActionValueError
 from spades_env.core.spec import spec
-from spades_env.env_core import check_hand_limit
+from spades_env.env_common import check_hand_limit
 from spades_env.gym_env import SpadesEnv
 from spades_env.obs_bits import encode_bits
 from spades_env.observation import encode, seat_view

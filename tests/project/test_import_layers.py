@@ -1,11 +1,15 @@
 """The packages import one way (spades_env -> agents -> training -> experiments), no module
 imports itself through others (lazy imports inside functions and TYPE_CHECKING imports
-included), the compiled core imports only itself and the two leaf definitions it is built
-from, and agents/ is layered by concept."""
+included, and the doors `import` statements do not show: an import string
+`"pkg.mod:attr"` loaded with importlib, a `-m pkg.mod` module run as a subprocess), the
+compiled core imports only itself and the two leaf definitions it is built from, and
+agents/ is layered by concept. No module is excepted."""
 
 from __future__ import annotations
 
 import ast
+import itertools
+import re
 from functools import cache
 from pathlib import Path
 
@@ -22,22 +26,63 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+#: an import string, "pkg.mod:attr" (what importlib or an entry point loads)
+_IMPORT_STRING = re.compile(rf"^((?:{'|'.join(LAYERS)})(?:\.\w+)*):\w+$")
+#: a module run with `python -m pkg.mod` written in one string
+_DASH_M = re.compile(rf"(?:^|\s)-m\s+((?:{'|'.join(LAYERS)})(?:\.\w+)*)")
+
+
+def _string_modules(tree: ast.AST) -> set[str]:
+    """Modules named by the strings of a module (docstrings aside): import strings
+    `"pkg.mod:attr"`, `"... -m pkg.mod ..."`, and `"-m", "pkg.mod"` side by side in an
+    argument list (a subprocess's argv)."""
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            for pattern in (_IMPORT_STRING, _DASH_M):
+                found |= {m.group(1) for m in pattern.finditer(node.value)}
+        items = node.elts if isinstance(node, ast.List | ast.Tuple) else None
+        if isinstance(node, ast.Call):
+            items = node.args
+        for a, b in itertools.pairwise(items or []):
+            if (
+                isinstance(a, ast.Constant)
+                and a.value == "-m"
+                and isinstance(b, ast.Constant)
+                and isinstance(b.value, str)
+            ):
+                found.add(b.value)
+    return found
+
+
+def _deps(tree: ast.AST, mods: set[str]) -> set[str]:
+    """The modules of `mods` that a module's syntax tree imports, in any of the ways above."""
+    deps: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = {f"{node.module}.{a.name}" for a in node.names} & mods
+            if len(subs) < len(node.names) and node.module in mods:
+                deps.add(node.module)  # a name defined in the module (or package) itself
+            deps |= subs
+        elif isinstance(node, ast.Import):
+            deps |= {a.name for a in node.names} & mods
+    return deps | (_string_modules(tree) & mods)
+
+
 @cache
 def _graph() -> dict[str, set[str]]:
     mods = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, path in mods.items():
-        deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                subs = {f"{node.module}.{a.name}" for a in node.names} & mods.keys()
-                if len(subs) < len(node.names) and node.module in mods:
-                    deps.add(node.module)  # a name defined in the module (or package) itself
-                deps |= subs
-            elif isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names} & mods.keys()
-        graph[name] = deps - {name}
-    return graph
+    return {
+        name: _deps(ast.parse(path.read_text()), set(mods)) - {name} for name, path in mods.items()
+    }
 
 
 def test_no_package_imports_a_later_one():
@@ -99,8 +144,8 @@ def test_the_core_imports_only_the_core():
 
 #: agents/ by concept, lowest first: a package imports only those before it. `base` (the
 #: agent interface) and `spec` (an agent spec's value and errors) come first; the adapters
-#: of agents from outside the project, then the registry and the play loop, sit on top of
-#: them all.
+#: of agents from outside the project, then the registry, the play loop and the envs'
+#: opponents from spec strings, sit on top of them all.
 AGENT_LAYERS = (
     ("agents.base", "agents.random_agent", "agents.spec"),
     ("agents.kernels",),
@@ -108,9 +153,9 @@ AGENT_LAYERS = (
     ("agents.heuristic",),
     ("agents.search",),
     ("agents.learned",),
-    ("agents.hybrid",),
+    ("agents.netsearch",),
     ("agents.adapters",),
-    ("agents.registry", "agents.play_loop"),
+    ("agents.registry", "agents.play_loop", "agents.opponents"),
 )
 
 
@@ -156,3 +201,18 @@ def test_the_checker_sees_imports_inside_functions():
     graph = _graph()
     assert "experiments.tournament.ray_backend" in graph["experiments.tournament.runner"]
     assert "training.ray_rollout" in graph["training.session"]
+
+
+def test_the_checker_sees_import_strings_and_dash_m_modules():
+    """An import string and a `-m` module count as imports, written any of three ways;
+    a docstring that shows a command does not."""
+    mods = {"agents.registry", "experiments.cli", "experiments.recipe"}
+    source = """
+\"\"\"Run it: python -m experiments.recipe NAME.\"\"\"
+FACTORY = "agents.registry:make_agent"
+subprocess.run([sys.executable, "-m", "experiments.cli", "tournament"])
+"""
+    assert _deps(ast.parse(source), mods) == {"agents.registry", "experiments.cli"}
+    assert _deps(ast.parse('os.system("python -m experiments.recipe x")'), mods) == {
+        "experiments.recipe"
+    }

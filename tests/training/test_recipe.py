@@ -1,4 +1,4 @@
-"""The shipped networks' recipes as one command (training.recipe)."""
+"""The shipped networks' recipes as one command (experiments.recipe)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from training import recipe
+from experiments import recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,7 +72,7 @@ def test_a_smoke_run_of_the_recipe_makes_a_network_and_its_wall_time(name, tmp_p
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     work = tmp_path / "work"
     done = subprocess.run(
-        [sys.executable, "-m", "training.recipe", name, "--smoke", "--dir", str(work)],
+        [sys.executable, "-m", "experiments.recipe", name, "--smoke", "--dir", str(work)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=1200,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

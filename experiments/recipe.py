@@ -1,6 +1,6 @@
 """A shipped network's recipe, end to end as one command, with its wall time.
 
-    spades train recipe learned                 # or: python -m training.recipe learned
+    spades train recipe learned                 # or: python -m experiments.recipe learned
     spades train recipe learned --smoke         # the same steps on tiny budgets (minutes)
 
 Each shipped network keeps its recipe beside it (`agents/learned/checkpoints/NAME.json`):

@@ -1,1 +1,0 @@
-"""Agents that combine search and the learned network (`search`)."""
