@@ -13,15 +13,15 @@ The named suit takes every role of spades in RULES.md §3, through the per-game
 auction game until the suit is named):
 
 - a trump beats every card of another suit, and the highest trump wins the trick
-  (`core.rules.card_strength`; `TRUMP_STRENGTH[trump, card, lead]` tabulates it);
+  (`core.rule_functions.card_strength`; `TRUMP_STRENGTH[trump, card, lead]` tabulates it);
 - a trump may not be led until trumps are broken (a trump played in an earlier trick),
-  unless the leader holds only trumps (`core.rules.legal_cards`);
+  unless the leader holds only trumps (`core.rule_functions.legal_cards`);
 - a trump led before trumps are broken shows that the leader held only trumps
-  (`core.rules.shown_voids`).
+  (`core.rule_functions.shown_voids`).
 
 With spades named the hand plays exactly as standard; with another suit named spades are
 an ordinary suit. The rules core takes the trump suit as an argument everywhere, so the
-same code plays both. The naming itself is `core.rules.trump_namer`.
+same code plays both. The naming itself is `core.rule_functions.trump_namer`.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from spades_env.cards import NUM_CARDS, NUM_SUITS
-from spades_env.core.rules import card_strength
+from spades_env.core.rule_functions import card_strength
 
 #: (NUM_SUITS, NUM_CARDS, NUM_SUITS) int8 strength of a card in a trick led in a suit,
-#: by trump suit (RULES.md §3, `core.rules.card_strength`): any trump beats every other
+#: by trump suit (RULES.md §3, `core.rule_functions.card_strength`): any trump beats every other
 #: suit, then the led suit by rank; other cards never win (-1).
 TRUMP_STRENGTH = np.array(
     [

@@ -3,7 +3,7 @@
 `step(state, actions)` applies one action per game (games that are DONE ignore theirs)
 and updates `state` in place for speed; `State.copy()` branches a state for search.
 Games may sit in different phases. The rules themselves are the compiled core's
-(core/rules.py legality, the play and the hand's flow; core/scoring.py; core/deal.py);
+(core/rule_functions.py legality, the play and the hand's flow; core/scoring.py; core/deal.py);
 core/kernel.py loops over the games of the packed state, and this module is its Python
 face: checking actions, building the records of finished hands, and errors.
 
@@ -44,7 +44,7 @@ from spades_env.cards import (
 )
 from spades_env.core import kernel as _kernel
 from spades_env.core.kernel import HISTORY_SEAT_SHIFT, PHASE_BASE
-from spades_env.core.spec import spec
+from spades_env.core.rules_vector import rules_vector
 from spades_env.rules import Rules
 from spades_env.state import (
     BID,
@@ -167,7 +167,7 @@ class StepScratch:
     is reused for the next such step once nothing refers to it."""
 
     def __init__(self, rules: Rules, b: int, row: int) -> None:
-        self.spec = spec(rules)
+        self.rules_vector = rules_vector(rules)
         self.teams = rules.num_teams
         self.fin = np.zeros((b, row), dtype=np.uint8)
         self.spare: npt.NDArray[np.uint8] | None = None
@@ -242,7 +242,7 @@ def step(
     """Apply one action per game (ignored where the game is DONE); update `state`.
 
     `last_hand`: a hand that ends in this step stops its game there (phase DONE, no next
-    deal; core/spec.py), as the envs' one-hand episodes do. `num_threads=k` steps k
+    deal; core/rules_vector.py), as the envs' one-hand episodes do. `num_threads=k` steps k
     ranges of the games at once on k threads (ranges of at least `MIN_RANGE` games; the
     results are the same for every k)."""
     scratch = _scratch(state)
@@ -259,7 +259,7 @@ def step(
         mode = _kernel.RAISE
     else:
         raise ValueError(f"on_illegal must be 'raise' or 'report'; got {on_illegal!r}")
-    rules = spec(state.rules, True) if last_hand else scratch.spec
+    rules = rules_vector(state.rules, True) if last_hand else scratch.rules_vector
     if num_threads != 1:
         if not acts.flags.c_contiguous:
             acts = np.ascontiguousarray(acts)
@@ -311,11 +311,11 @@ def step_random(state: State, rng: np.random.Generator, num_threads: int = 1) ->
     scratch = _scratch(state)
     scratch.key[0] = rng.bit_generator.random_raw()
     if num_threads != 1:
-        ended, parts = _threaded(scratch, "step_random", _kernel.step_batch_random,
-                                 num_threads, scratch.spec, state.buffer, scratch.key)  # fmt: skip
+        ended, parts = _threaded(scratch, "step_random", _kernel.step_batch_random, num_threads,
+                                 scratch.rules_vector, state.buffer, scratch.key)  # fmt: skip
     else:
         parts = None
-        args = (scratch.spec, state.buffer, scratch.key, scratch.flags, scratch.points,
+        args = (scratch.rules_vector, state.buffer, scratch.key, scratch.flags, scratch.points,
                 scratch.fin, scratch.res, 0, scratch.fin.shape[0])  # fmt: skip
         if scratch.step_random is None:
             scratch.step_random = _entry(_kernel.step_batch_random, *args)
@@ -474,7 +474,7 @@ def reset_done(state: State, rng: np.random.Generator) -> npt.NDArray[np.int64]:
     if rows.size == 0:
         return rows
     seeds = rng.integers(0, np.iinfo(np.uint64).max, size=rows.size, dtype=np.uint64)
-    _kernel.new_games(spec(state.rules), state.buffer, rows, seeds)
+    _kernel.new_games(rules_vector(state.rules), state.buffer, rows, seeds)
     return rows
 
 
@@ -482,20 +482,20 @@ def start_hand(state: State, games: npt.ArrayLike) -> None:
     """Deal hand `hand_no` of these games afresh from their seeds (RULES.md §6
     two_player: lay out the stock) and open the bidding."""
     rows = index_array(games, state.batch_size, "game")
-    _kernel.start_hands(spec(state.rules), state.buffer, rows, False)
+    _kernel.start_hands(rules_vector(state.rules), state.buffer, rows, False)
 
 
 def stop_games(state: State, games: npt.ArrayLike) -> None:
     """End these games where they stand (e.g. right after their hand was scored, for
     one-hand episodes): phase DONE, no legal action; scores and `winner` are kept."""
     rows = index_array(games, state.batch_size, "game")
-    _kernel.stop_games(spec(state.rules), state.buffer, rows)
+    _kernel.stop_games(rules_vector(state.rules), state.buffer, rows)
 
 
 # ----------------------------------------------------------------------------- legality
 def update_legal(state: State) -> None:
     """Recompute `state.legal` for every game (after a caller edited the state)."""
-    _kernel.refresh_legal(spec(state.rules), state.buffer)
+    _kernel.refresh_legal(rules_vector(state.rules), state.buffer)
 
 
 def blind_allowed(state: State, rows: npt.ArrayLike, seats: npt.ArrayLike) -> npt.NDArray:
@@ -503,7 +503,7 @@ def blind_allowed(state: State, rows: npt.ArrayLike, seats: npt.ArrayLike) -> np
     rows_a = index_array(rows, state.batch_size, "game")
     seats_a = seat_rows(state.rules, seats, rows_a.size)
     out = np.zeros(rows_a.size, dtype=bool)
-    _kernel.blind_allowed_rows(spec(state.rules), state.buffer, rows_a, seats_a, out)
+    _kernel.blind_allowed_rows(rules_vector(state.rules), state.buffer, rows_a, seats_a, out)
     return out
 
 

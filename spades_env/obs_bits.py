@@ -145,14 +145,14 @@ def bits_size(rules: Rules) -> int:
 def encode_bits(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.uint8]:
     """(B, bits_size) uint8: the packed encoding for `seats` (default: the seat to act)."""
     from spades_env.core.observe_bits import encode_bits_rows
-    from spades_env.core.spec import spec
+    from spades_env.core.rules_vector import rules_vector
 
     b = state.batch_size
     # the compiled encoder indexes by seat unchecked: a seat off the table is refused here
     seat = state.to_act.astype(np.int64) if seats is None else seat_rows(state.rules, seats, b)
     lay = bits_layout(state.rules)
     out = np.empty((b, lay.nbytes), dtype=np.uint8)
-    encode_bits_rows(spec(state.rules), lay.kernel, state.buffer, seat, out)
+    encode_bits_rows(rules_vector(state.rules), lay.kernel, state.buffer, seat, out)
     return out
 
 

@@ -197,11 +197,11 @@ def encode(state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.i
     reference implementation (tests/observation_reference.py).
     """
     from spades_env.core.observe import encode_rows, obs_offsets
-    from spades_env.core.spec import spec
+    from spades_env.core.rules_vector import rules_vector
 
     b = state.batch_size
     # the compiled encoder indexes by seat unchecked: a seat off the table is refused here
     seat = state.to_act.astype(np.int64) if seats is None else seat_rows(state.rules, seats, b)
     out = np.empty((b, obs_size(state.rules)), dtype=np.int16)
-    encode_rows(spec(state.rules), obs_offsets(state.rules), state.buffer, seat, out)
+    encode_rows(rules_vector(state.rules), obs_offsets(state.rules), state.buffer, seat, out)
     return out

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from numba import njit
 
 from spades_env.core import scoring as _core
-from spades_env.core.spec import spec
+from spades_env.core.rules_vector import rules_vector
 from spades_env.rules import Rules
 
 IntArray = npt.NDArray[np.int32]
@@ -55,7 +55,7 @@ def score_hand(
     bags = np.zeros((b, t), dtype=np.int32)
     contract = np.zeros((b, t), dtype=np.int32)
     made = np.zeros((b, t), dtype=bool)
-    _score_all(spec(rules), bids_a, blind_a, tricks_a, points, bags, contract, made)
+    _score_all(rules_vector(rules), bids_a, blind_a, tricks_a, points, bags, contract, made)
     return HandScore(points=points, bags=bags, contract=contract, made=made)
 
 
@@ -73,7 +73,7 @@ def apply_bags(
     )
     s, bg = s.copy(), bg.copy()
     penalty = np.zeros_like(s)
-    _bags_all(spec(rules), s.reshape(-1), bg.reshape(-1), penalty.reshape(-1))
+    _bags_all(rules_vector(rules), s.reshape(-1), bg.reshape(-1), penalty.reshape(-1))
     return s, bg, penalty
 
 
@@ -94,7 +94,7 @@ def game_result(
     except ValueError:
         raise ValueError(f"give one hands_played or one per game; got {played.size}") from None
     winner = np.zeros(s.shape[0], dtype=np.int8)
-    _winners(spec(rules), s, np.ascontiguousarray(n), winner)
+    _winners(rules_vector(rules), s, np.ascontiguousarray(n), winner)
     return winner >= 0, winner
 
 

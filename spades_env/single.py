@@ -20,7 +20,7 @@ import numpy.typing as npt
 from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.core import kernel as _kernel
 from spades_env.core.observe import encode_masked, encode_rows, encode_seats, obs_offsets
-from spades_env.core.spec import FIELDS, spec
+from spades_env.core.rules_vector import FIELDS, rules_vector
 from spades_env.engine import (
     PHASE_BASE,
     HandResult,
@@ -98,8 +98,8 @@ class SingleGame:
 
     def _setup(self, rules: Rules) -> None:
         self.rules, self._p = rules, rules.num_players
-        self._r = spec(rules)
-        self._r_last = spec(rules, last_hand=True)  # step(..., last_hand=True)
+        self._r = rules_vector(rules)
+        self._r_last = rules_vector(rules, last_hand=True)  # step(..., last_hand=True)
         self._ob, self._obs_size = obs_offsets(rules), obs_size(rules)
         self._seat = np.zeros(1, dtype=np.int64)
         quiet = StepInfo(
@@ -195,7 +195,7 @@ class SingleGame:
         return one_index(seat, self._p, "seat")
 
     def _blind_allowed(self, seat: int) -> bool:
-        """RULES.md §2: may `seat` declare blind nil now (core.rules.blind_allowed)."""
+        """RULES.md §2: may `seat` declare blind nil now (core.rule_functions.blind_allowed)."""
         return bool(blind_allowed(self._st, [0], [seat])[0])
 
     # ------------------------------------------------------------------ step

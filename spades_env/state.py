@@ -10,7 +10,7 @@ whatever batch it is played in, and duplicate tournaments can replay a deal sequ
 
 Storage: all the fields of one game live in one row of a (B, ROW) uint8 buffer
 (`State.buffer`); each field is a numpy view into it with its own dtype and shape
-(core/spec.py lays the row out), so the compiled engine (core/kernel.py) takes one array
+(core/rules_vector.py lays the row out), so the compiled engine (core/kernel.py) takes one array
 whatever the rules. Assigning a field (`state.phase = ...`) writes into the buffer.
 """
 
@@ -36,8 +36,8 @@ from spades_env.core.layout import NUM_PHASES as NUM_PHASES
 from spades_env.core.layout import PHASE_NAMES as PHASE_NAMES
 from spades_env.core.layout import PLAY as PLAY
 from spades_env.core.layout import TRUMP as TRUMP
-from spades_env.core.spec import FIELD_NAMES, FIELDS, layout, spec
-from spades_env.core.spec import max_history as max_history
+from spades_env.core.rules_vector import FIELD_NAMES, FIELDS, layout, rules_vector
+from spades_env.core.rules_vector import max_history as max_history
 from spades_env.rules import MAX_POSITION_BAGS, MAX_POSITION_SCORE, Rules
 
 U64 = npt.NDArray[np.uint64]
@@ -45,7 +45,7 @@ I8 = npt.NDArray[np.int8]
 
 
 def _fields_from_spec(cls: type) -> type:
-    """`cls` as a dataclass of `rules` and one array per `FIELDS` entry (core/spec.py, the
+    """`cls` as a dataclass of `rules` and one array per `FIELDS` entry (core/rules_vector.py, the
     one place a field's name, dtype, width and meaning are written), in that order, with
     the fields listed in its docstring."""
     cls.__annotations__ = {
@@ -66,7 +66,7 @@ class State:
     """A batch of Spades games. `step` updates it in place; `copy()` branches it.
 
     Fields: ``rules`` (the `Rules` of every game of the batch), then one array per entry
-    of `core.spec.FIELDS`, first axis the batch (B games, P seats, T teams, C card slots,
+    of `core.rules_vector.FIELDS`, first axis the batch (B games, P seats, T teams, C card slots,
     H the longest action history of a hand):
     """
 
@@ -456,7 +456,7 @@ def init(
     state.stock[:] = -1
     if given is not None:
         state.deal[:] = given
-    _kernel.start_hands(spec(rules), state.buffer, np.arange(b), given is not None)
+    _kernel.start_hands(rules_vector(rules), state.buffer, np.arange(b), given is not None)
     return state
 
 

@@ -1,5 +1,5 @@
 """Bid constraints of the RULES.md §6 presets, in words (the rule itself is
-`spades_env.core.rules.legal_bids`, and blind nil's `core.rules.blind_allowed`).
+`spades_env.core.rule_functions.legal_bids`, and blind nil's `core.rule_functions.blind_allowed`).
 
 - `family` (`Rules.min_bid` = 1): no nil, bids 1..hand_size.
 - `mirror`: the bid is forced to the number of spades held (0 spades = nil). Jokers, being

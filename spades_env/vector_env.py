@@ -53,7 +53,7 @@ from gymnasium.vector.utils import batch_space
 from spades_env.cards import NUM_ACTIONS, action_array
 from spades_env.core.observe import obs_offsets
 from spades_env.core.observe_bits import MEMO_PLANES
-from spades_env.core.spec import layout, spec
+from spades_env.core.rules_vector import layout, rules_vector
 from spades_env.core.vector import (
     F_COUNT,
     F_GAME_OVER,
@@ -259,9 +259,10 @@ class SpadesVectorEnv(VectorEnv):
         obs, mask, flags, reward = sc.obs.take(), sc.mask.take(), sc.flags.take(), sc.reward.take()
         seat, nums8, nums32 = sc.seat.take(), sc.nums8.take(), sc.nums32.take()
         args = (
-            sc.spec, state.buffer, acts, learner_acts, self._ended, self._base, self._episode,
-            self.seats[0], self._learner, self.team, self.zero_sum, self.episode == "hand",
-            -1 if self.hand_limit is None else self.hand_limit, self.illegal_reward,
+            sc.rules_vector, state.buffer, acts, learner_acts, self._ended, self._base,
+            self._episode, self.seats[0], self._learner, self.team, self.zero_sum,
+            self.episode == "hand", -1 if self.hand_limit is None else self.hand_limit,
+            self.illegal_reward,
             sc.fin, sc.res, sc.points, reward, flags, nums8, nums32, self._seat, seat, mask,
             sc.offsets, sc.bits.kernel, sc.packed, sc.memo, obs.view(np.uint8),
         )  # fmt: skip
@@ -428,7 +429,8 @@ class _Scratch:
     each game's trick planes, and room for the hands that end."""
 
     def __init__(self, rules: Rules, n: int, packed: bool, last_hand: bool) -> None:
-        self.spec = spec(rules, last_hand)  # hand episodes: no next deal (core/spec.py)
+        # hand episodes: no next deal (core/rules_vector.py)
+        self.rules_vector = rules_vector(rules, last_hand)
         self.bits = bits_layout(rules)
         self.offsets = obs_offsets(rules)
         self.packed = packed

@@ -19,7 +19,7 @@ from numba.extending import intrinsic
 
 from agents.kernels.compile import ensure_fresh
 from spades_env.cards import SPADES
-from spades_env.core.rules import card_strength, compiles_for_bmi2
+from spades_env.core.rule_functions import card_strength, compiles_for_bmi2
 
 ensure_fresh()  # agents/kernels/compile.py: no stale kernels from the on-disk cache
 

@@ -79,7 +79,7 @@ from agents.dd.transposition import (
     tt_store,
 )
 from spades_env.cards import SPADES
-from spades_env.core.rules import breaks_trump, card_strength
+from spades_env.core.rule_functions import breaks_trump, card_strength
 
 __all__ = [
     "ENTRY",

@@ -7,7 +7,7 @@ from numba import njit
 
 from agents.dd.bits import high, pdep13, pext13, pop
 from spades_env.cards import SPADES
-from spades_env.core.rules import card_strength, legal_cards
+from spades_env.core.rule_functions import card_strength, legal_cards
 
 
 @njit(cache=True, inline="always")

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env.cards import SPADES, STANDARD_DECK, TWO_OF_CLUBS, mask_to_cards
-from spades_env.core.rules import breaks_trump, card_strength, legal_cards
+from spades_env.core.rule_functions import breaks_trump, card_strength, legal_cards
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import PLAY, State

@@ -24,7 +24,7 @@ from agents.kernels.play import (
     popcount,
 )
 from spades_env.cards import NUM_SUITS
-from spades_env.core.rules import card_strength
+from spades_env.core.rule_functions import card_strength
 
 # the scalars of one decision, by index in the int64 array `t` (module doc)
 SEAT, HAND, LEGAL, UNSEEN, LEADER, SIZE, LEAD, TRICKS = range(8)

@@ -93,7 +93,7 @@ from agents.kernels.play import (
 )
 from spades_env.cards import SUIT_NAMES
 from spades_env.core.borrow import borrow
-from spades_env.core.rules import shown_voids
+from spades_env.core.rule_functions import shown_voids
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import deck_mask

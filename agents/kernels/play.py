@@ -16,7 +16,7 @@ import numpy as np
 from agents.kernels.compile import ensure_fresh, jit, jit_inline
 from agents.kernels.streams import below
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES, SUIT_MASK
-from spades_env.core.rules import (
+from spades_env.core.rule_functions import (
     breaks_trump,
     card_strength,
     kth_bit,

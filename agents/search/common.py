@@ -23,7 +23,7 @@ import numpy.typing as npt
 from agents.heuristic.agent import HeuristicAgent
 from agents.kernels.play import greedy_cards, quick_bid_rows
 from spades_env.cards import NUM_CARDS
-from spades_env.core.rules import partner_of
+from spades_env.core.rule_functions import partner_of
 from spades_env.engine import random_legal_actions, update_legal
 from spades_env.observation import SeatView
 from spades_env.rules import Rules

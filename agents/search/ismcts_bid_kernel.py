@@ -43,8 +43,8 @@ from agents.search.ismcts_kernel import Tree, descend, walk_play
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.core.borrow import borrow, stack_array
 from spades_env.core.kernel import PHASE_BASE, as_tuple, legal_bits, step_game
-from spades_env.core.rules import kth_bit
-from spades_env.core.spec import (
+from spades_env.core.rule_functions import kth_bit
+from spades_env.core.rules_vector import (
     L_BIDS,
     L_BLIND,
     L_BROKEN,
@@ -65,7 +65,7 @@ from spades_env.core.spec import (
     R_PARTNERS,
     R_T,
     R_TWO_CLUBS,
-    spec,
+    rules_vector,
 )
 from spades_env.rules import MAX_PLAYERS, Rules
 from spades_env.scoring import apply_bags, score_hand
@@ -235,7 +235,7 @@ def bid_search(tree: Tree, worlds, lo: int, hi: int, game, c: float, policy: int
     row0 = game.state.buffer
     teams = rules.num_teams
     _bid_search(
-        worlds, lo, hi, spec(rules), row0, policy, float(c), team_pts, members,
+        worlds, lo, hi, rules_vector(rules), row0, policy, float(c), team_pts, members,
         digit, rules.max_bid, tree.action, tree.mover, tree.visits, tree.reward, tree.avail,
         tree.first, tree.last, tree.sibling, tree.size, stream, np.empty_like(row0),
         np.empty_like(row0), np.empty((1, 3 * teams + 1), dtype=np.int32),

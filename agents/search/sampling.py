@@ -60,8 +60,8 @@ from spades_env.cards import (
     TWO_OF_CLUBS,
     mask_to_cards,
 )
-from spades_env.core.rules import legal_bids, partner_of
-from spades_env.core.spec import BID_MIRROR, BID_WHIZ
+from spades_env.core.rule_functions import legal_bids, partner_of
+from spades_env.core.rules_vector import BID_MIRROR, BID_WHIZ
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import DRAW, PLAY, deck_mask

@@ -55,7 +55,7 @@ from spades_env.cards import (
     str_to_card,
     str_to_suit,
 )
-from spades_env.core.rules import partner_of
+from spades_env.core.rule_functions import partner_of
 from spades_env.engine import IllegalActionError, blind_allowed, explain_illegal, seat_name
 from spades_env.observation import SeatView, seat_view
 from spades_env.records import hand_records

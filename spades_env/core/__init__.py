@@ -2,7 +2,7 @@
 
 Modules (all functions are `numba.njit(cache=True)`; `f.py_func` is plain Python):
 
-- `core.rules`: the rules of one game as scalar functions (RULES.md §1-§3, §6), with the
+- `core.rule_functions`: the rules of one game as scalar functions (RULES.md §1-§3, §6), with the
   variant as arguments (trump suit, players, ...):
   `legal_cards(held, trick_size, lead_suit, broken, trump, two_clubs) -> uint64` the
   cards that may be played; `card_strength(card, lead_suit, trump) -> int` (-1: cannot
@@ -18,12 +18,12 @@ Modules (all functions are `numba.njit(cache=True)`; `f.py_func` is plain Python
   `suit_cards`.
 - `core.scoring`: `score_hand(r, bids, blind, tricks, points, bags, contract, made)`,
   `apply_bags(r, scores, bags, penalty)`, `game_winner(r, scores, hands_played)`
-  (RULES.md §4-§5; `r` is the spec vector below).
+  (RULES.md §4-§5; `r` is the rules vector below).
 - `core.deal`: `splitmix64`, `shuffle(deck, seed, hand_no, out)`,
   `deal(deck, seed, hand_no, num_players, hand_size, hands)`, `first_dealer(seed, P)`:
   reproducible deals, a pure function of (seed, hand number); `places` counts each
   card's place in the shuffled deck (a stable sort's positions, without sorting).
-- `core.spec`: `spec(rules)`, the (SPEC_SIZE,) int64 vector of rule options (`R_*`
+- `core.rules_vector`: `rules_vector(rules)`, the (VECTOR_SIZE,) int64 vector of rule options (`R_*`
   indices: `R_P` players, `R_K` hand size, `R_T` teams, `R_BID_RULE`, `R_BLIND`,
   `R_NAMED`, `R_DECK`, ...) and of where each `State` field sits in the packed row
   (`L_*`); the constants `BID_*` and `BLIND_*` of the bid and blind-nil options.
@@ -38,6 +38,6 @@ Modules (all functions are `numba.njit(cache=True)`; `f.py_func` is plain Python
 - `core.borrow`: `borrow` (an array without reference counting, inside a kernel),
   `stack_array` (scratch on the stack), `prefetch` (a cache-line hint).
 
-Search kernels and solvers with their own layout call `core.rules` and `core.scoring`
+Search kernels and solvers with their own layout call `core.rule_functions` and `core.scoring`
 directly; anything holding a `State` steps it through `core.kernel` (or `engine.step`).
 """

@@ -1,8 +1,8 @@
 """The batched engine's kernels: a compiled loop over the games of a packed `State`.
 
-Each game is one row of `State`'s (B, ROW) uint8 buffer (core/spec.py gives the offsets
+Each game is one row of `State`'s (B, ROW) uint8 buffer (core/rules_vector.py gives the offsets
 of its fields); the kernels read and write it through typed views and apply the rules of
-core/rules.py, core/scoring.py and core/deal.py. Every kernel takes the spec vector `r`
+core/rule_functions.py, core/scoring.py and core/deal.py. Every kernel takes the rules vector `r`
 first, so one compilation plays every preset.
 
 Phases (state.py): BLIND 0, BID 1, EXCHANGE 2, PLAY 3, DONE 4, DRAW 5, TRUMP 6.
@@ -15,12 +15,11 @@ from numba import njit
 
 from spades_env.cards import BID_BASE, BLIND_NIL, DRAW_KEEP, NAME_TRUMP, SPADES
 from spades_env.core import deal as _deal
-from spades_env.core import rules as core
+from spades_env.core import rule_functions as core
 from spades_env.core.borrow import borrow, prefetch, stack_array
 from spades_env.core.compile import ensure_fresh
 from spades_env.core.layout import BID, BLIND, DONE, DRAW, EXCHANGE, PLAY, TRUMP
-from spades_env.core.scoring import apply_bags, game_winner, score_hand
-from spades_env.core.spec import (
+from spades_env.core.rules_vector import (
     L_BAGS,
     L_BIDS,
     L_BLIND,
@@ -70,8 +69,9 @@ from spades_env.core.spec import (
     R_PARTNERS,
     R_T,
     R_TWO_CLUBS,
-    SPEC_SIZE,
+    VECTOR_SIZE,
 )
+from spades_env.core.scoring import apply_bags, game_winner, score_hand
 from spades_env.core.tuples import fixed_tuple
 
 ensure_fresh()
@@ -102,9 +102,9 @@ def new_work():
 
 @njit(cache=True, inline="always")
 def as_tuple(spec):
-    """The spec vector as a tuple: its values are then plain registers inside a kernel,
+    """The rules vector as a tuple: its values are then plain registers inside a kernel,
     which no store into the state can change (an array would be re-read after each)."""
-    return fixed_tuple(spec, SPEC_SIZE)
+    return fixed_tuple(spec, VECTOR_SIZE)
 
 
 @njit(cache=True, inline="always")
@@ -311,7 +311,7 @@ def _draw(r, u64, i32, i8, g, seat, a):
 @njit(cache=True)
 def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     """RULES.md §4-§5: score the hand, carry bags, decide the game, deal the next hand
-    (none with the spec's R_LAST_HAND: the game stops).
+    (none with the rules vector's R_LAST_HAND: the game stops).
     The row as it stood is copied to `fin[g]`; `res[g]` gets points, bags gained,
     penalties (T each) and the winner (-1 while the game goes on)."""
     p, t = r[R_P], r[R_T]
@@ -343,7 +343,7 @@ def _end_hand(r, buf, u64, i32, i16, i8, g, fin, res, points):
     for team in range(t):
         points[g, team] = pts[team] - penalty[team]
     out[3 * t] = winner
-    if winner >= 0 or r[R_LAST_HAND]:  # decided, or stopped after this hand (spec.py)
+    if winner >= 0 or r[R_LAST_HAND]:  # decided, or stopped after this hand (rules_vector.py)
         i8[g, r[L_PHASE]] = DONE
         i8[g, r[L_WINNER]] = winner
         u64[g, r[L_LEGAL]] = 0

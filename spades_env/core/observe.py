@@ -30,8 +30,8 @@ from spades_env.core.kernel import (
     row_views,
 )
 from spades_env.core.layout import obs_slices
-from spades_env.core.rules import partner_of, seat_after, seat_rel
-from spades_env.core.spec import (
+from spades_env.core.rule_functions import partner_of, seat_after, seat_rel
+from spades_env.core.rules_vector import (
     L_BAGS,
     L_BIDS,
     L_BLIND,
@@ -97,7 +97,7 @@ def obs_offsets(rules: Rules) -> np.ndarray:
 @njit(cache=True, inline="always")
 def low_bit(m):
     """Index of the lowest set bit of `m` (not 0): one instruction (LLVM's cttz), where
-    core.rules.lowest counts bits; the encoders call it for every card they write."""
+    core.rule_functions.lowest counts bits; the encoders call it for every card they write."""
     return int(trailing_zeros(m))
 
 

@@ -18,8 +18,8 @@ from spades_env.core.compile import ensure_fresh
 from spades_env.core.kernel import DRAW, PLAY, as_tuple, row_views
 from spades_env.core.layout import NUM_KERNEL_KEYS
 from spades_env.core.observe import hand_hidden, low_bit, team_scores
-from spades_env.core.rules import partner_of, seat_after, seat_rel
-from spades_env.core.spec import (
+from spades_env.core.rule_functions import partner_of, seat_after, seat_rel
+from spades_env.core.rules_vector import (
     L_BIDS,
     L_BLIND,
     L_BROKEN,

@@ -1,6 +1,6 @@
 """Scoring one hand, bags and the end of the game, compiled (RULES.md §4, §5, §6 family).
 
-`score_hand` reads the options from the spec vector (core/spec.py); `spades_env.scoring`
+`score_hand` reads the options from the rules vector (core/rules_vector.py); `spades_env.scoring`
 runs these over batches for Python callers.
 """
 
@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from spades_env.core.compile import ensure_fresh
-from spades_env.core.spec import (
+from spades_env.core.rules_vector import (
     R_BAG_LIMIT,
     R_BAG_PENALTY,
     R_BLIND_VALUE,

@@ -1,6 +1,6 @@
 """`fixed_tuple(array, n)`: the first `n` values of a 1-D array as a tuple, inside a kernel.
 
-A kernel that keeps the rules vector (core/spec.py) as an array must read each value
+A kernel that keeps the rules vector (core/rules_vector.py) as an array must read each value
 from memory again after every store into the state (the compiler cannot tell that the
 store leaves it alone); as a tuple the values live in registers. Numba's own
 `to_fixed_tuple` copies the growing tuple once per element (microseconds for 62

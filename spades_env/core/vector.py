@@ -31,7 +31,7 @@ from spades_env.core.kernel import (
 )
 from spades_env.core.observe import encode_one, offsets_tuple
 from spades_env.core.observe_bits import encode_bits_one, layout_tuple
-from spades_env.core.spec import (
+from spades_env.core.rules_vector import (
     L_BAGS,
     L_BIDS,
     L_BLIND,

@@ -133,7 +133,7 @@ def _after_bidding(rules: Rules, rng: np.random.Generator) -> tuple[State, int, 
 @pytest.mark.parametrize("name", ["mirror", "whiz"])
 def test_checker_refuses_a_world_against_a_forced_bid(name: str) -> None:
     """RULES.md §6 mirror / whiz: moving a spade between two hidden hands after the bids
-    makes a world whose bid is not legal for its spades (`core.rules.legal_bids`)."""
+    makes a world whose bid is not legal for its spades (`core.rule_functions.legal_bids`)."""
     state, seat, owner, taker = _after_bidding(Rules.preset(name), np.random.default_rng(5))
     hands = [int(h) for h in state.hands[0]]
     spade = 1 << str_to_card("AS")

@@ -12,9 +12,9 @@ import spades_reference as ref
 
 from spades_env.cards import CARD_SUIT, DECKS, NUM_CARDS, SUIT_MASK, TWO_OF_CLUBS
 from spades_env.core import deal as core_deal
-from spades_env.core import rules as core
+from spades_env.core import rule_functions as core
 from spades_env.core import scoring as core_scoring
-from spades_env.core.spec import (
+from spades_env.core.rules_vector import (
     BID_FREE,
     BID_MIRROR,
     BID_SUICIDE,
@@ -22,7 +22,7 @@ from spades_env.core.spec import (
     BLIND_ALWAYS,
     BLIND_BEHIND,
     BLIND_NEVER,
-    spec,
+    rules_vector,
 )
 from spades_env.engine import random_legal_actions, step, stop_games
 from spades_env.rules import PRESETS, Rules
@@ -212,7 +212,7 @@ def test_exchange_order_and_first_lead() -> None:
 @pytest.mark.parametrize("mode", ["bags", "count"])
 def test_score_hand_matches_the_reference(mode: str) -> None:
     rules = Rules(nil_tricks=mode)
-    r = spec(rules)
+    r = rules_vector(rules)
     rng = np.random.default_rng(RNG_SEED)
     for _ in range(2000):
         tricks = rng.multinomial(13, [0.25] * 4).astype(np.int8)
@@ -228,7 +228,7 @@ def test_score_hand_matches_the_reference(mode: str) -> None:
 
 def test_game_winner_matches_the_reference() -> None:
     rules = Rules(lose_at=-200, max_hands=6)
-    r = spec(rules)
+    r = rules_vector(rules)
     rng = np.random.default_rng(RNG_SEED)
     for _ in range(2000):
         scores = rng.integers(-300, 600, size=2).astype(np.int32)

@@ -29,7 +29,7 @@ from spades_reference import team_points
 from agents.registry import REGISTRY, AgentSpecError, parse_spec, split_specs
 from spades_env import engine
 from spades_env.cards import ActionValueError
-from spades_env.core.spec import spec
+from spades_env.core.rules_vector import rules_vector
 from spades_env.env_common import check_hand_limit
 from spades_env.gym_env import SpadesEnv
 from spades_env.obs_bits import encode_bits
@@ -131,13 +131,13 @@ def option_lists(draw) -> str:
 
 def _check_rules(rules: Rules) -> None:
     """A Rules value that was accepted holds every numeric option within its bounds, and
-    its spec vector holds exactly those values (nothing wrapped on the way to int64)."""
+    its rules vector holds exactly those values (nothing wrapped on the way to int64)."""
     for option, (lo, hi) in _BOUNDS.items():
         value = getattr(rules, option)
         assert value is None or lo <= value <= hi, (option, value)
-    r = spec(rules)
+    r = rules_vector(rules)
     assert r.dtype == np.int64
-    from spades_env.core.spec import R_BAG_PENALTY, R_BLIND_VALUE, R_NIL_VALUE, R_TARGET
+    from spades_env.core.rules_vector import R_BAG_PENALTY, R_BLIND_VALUE, R_NIL_VALUE, R_TARGET
 
     got = (r[R_NIL_VALUE], r[R_BLIND_VALUE], r[R_BAG_PENALTY], r[R_TARGET])
     assert got == (rules.nil_value, rules.blind_nil_value, rules.bag_penalty, rules.target)

@@ -124,8 +124,9 @@ def test_a_cycle_is_found():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
 
 
-#: what spades_env/core may import besides itself: the card and rules definitions, which
-#: import nothing else from the package (so the core never reaches up to a face of its own)
+#: what spades_env/core may import besides itself: the cards and the rule options (`Rules`,
+#: spades_env/rules.py, not the compiled core/rule_functions.py), which import nothing else
+#: from the package (so the core never reaches up to a face of its own)
 CORE_LEAVES = {"spades_env.cards", "spades_env.rules"}
 
 

@@ -1,6 +1,6 @@
 """The rules and the state layout as data for the compiled core: one int64 vector.
 
-`spec(rules)` turns a `Rules` into a (SPEC_SIZE,) int64 array that every kernel takes
+`rules_vector(rules)` turns a `Rules` into a (VECTOR_SIZE,) int64 array that every kernel takes
 first: table shape, bid and blind-nil options, the deck, scoring options (indices `R_*`),
 and where each `State` field lives in the packed per-game row (indices `L_*`, offsets in
 units of the field's dtype). The kernels branch on these values, so one compiled kernel
@@ -107,7 +107,7 @@ FIELD_NAMES = tuple(f.name for f in FIELDS)
     R_H,  # longest history of a hand
     R_ROW,  # bytes per game row
     R_OPEN_HANDS,  # 1: RULES.md §6 open_hands (observations show every hand)
-    R_LAST_HAND,  # 1: a hand's end stops the game, no next deal (`spec`'s last_hand)
+    R_LAST_HAND,  # 1: a hand's end stops the game, no next deal (`rules_vector`'s last_hand)
 ) = range(31)
 _NUM_R = 31
 BID_FREE, BID_SUICIDE, BID_MIRROR, BID_WHIZ = 0, 1, 2, 3
@@ -122,7 +122,7 @@ _L = {name: _NUM_R + i for i, name in enumerate(FIELD_NAMES)}
     L_TRICKS_PLAYED, L_TRICKS_WON, L_BROKEN, L_VOIDS, L_CARD_SEAT, L_CARD_TRICK, L_SCORES,
     L_BAGS, L_WINNER, L_HISTORY, L_HISTORY_LEN, L_STOCK, L_STOCK_POS, L_SEEN, L_TRUMP,
 ) = (_L[n] for n in FIELD_NAMES)  # fmt: skip
-SPEC_SIZE = _NUM_R + len(FIELDS)
+VECTOR_SIZE = _NUM_R + len(FIELDS)
 
 
 def max_history(rules: Rules) -> int:
@@ -173,12 +173,12 @@ def layout(rules: Rules) -> tuple[int, tuple[tuple[str, type, int, int], ...]]:
 
 
 @functools.cache
-def spec(rules: Rules, last_hand: bool = False) -> np.ndarray:
-    """(SPEC_SIZE,) int64: the rules and the State layout for the kernels (cached: do not
+def rules_vector(rules: Rules, last_hand: bool = False) -> np.ndarray:
+    """(VECTOR_SIZE,) int64: the rules and the State layout for the kernels (cached: do not
     write to it). With `last_hand`, the kernels stop a game where its hand ends (phase
     DONE, no next deal, the winner -1 unless the game is decided): the envs' one-hand
     episodes, which would otherwise deal a hand that is never played."""
-    r = np.zeros(SPEC_SIZE, dtype=np.int64)
+    r = np.zeros(VECTOR_SIZE, dtype=np.int64)
     deck = int(DECKS[rules.deck])
     r[R_P], r[R_K], r[R_T] = rules.num_players, rules.hand_size, rules.num_teams
     r[R_PARTNERS] = rules.partnerships

@@ -20,7 +20,7 @@ from numba.extending import intrinsic, overload
 
 from spades_env.cards import CARD_RANK, CARD_SUIT, NUM_SUITS, SUIT_MASK, TWO_OF_CLUBS
 from spades_env.core.compile import ensure_fresh
-from spades_env.core.spec import (
+from spades_env.core.rules_vector import (
     BID_MIRROR,
     BID_SUICIDE,
     BID_WHIZ,
