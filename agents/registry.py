@@ -114,6 +114,13 @@ _NETWORK_OPTIONS: dict[str, type] = {
 }
 
 
+def _llm_agent(seed: int | None = None, fallback: str = "heuristic", **options: Any) -> Any:
+    """`llm:`: the language-model agent (agents.llm.agent), its fallback built by name."""
+    return _lazy("agents.llm.agent:LLMAgent")(
+        seed, fallback=make_agent(fallback, seed=seed), **options
+    )
+
+
 REGISTRY: dict[str, AgentEntry] = {
     "random": AgentEntry(RandomAgent, {}, "uniformly random legal actions"),
     "heuristic": AgentEntry(
@@ -237,7 +244,46 @@ REGISTRY: dict[str, AgentEntry] = {
         "the PPO checkpoint shipped in agents/learned/checkpoints/ppo_small.pt (bid as learned)",
         check="agents.learned.agent:check_shipped",
     ),
+    "llm": AgentEntry(
+        _llm_agent,
+        {
+            "model": str,
+            "base_url": str,
+            "api_key_env": str,
+            "temperature": float,
+            "max_tokens": int,
+            "timeout": float,
+            "retries": int,
+            "reasks": int,
+            "backoff": float,
+            "concurrency": int,
+            "list_legal": bool,
+            "template": str,
+            "fallback": str,
+            "store": str,
+        },
+        "a language model through an OpenAI-compatible chat endpoint (the llm extra): "
+        "llm:model=NAME,base_url=URL; the key from the variable api_key_env names "
+        "(OPENAI_API_KEY), temperature, max_tokens, timeout, retries (transport), reasks "
+        "(refused answers), backoff, concurrency (requests in flight), list_legal, "
+        "template=FILE, fallback=NAME (plays refused decisions; heuristic), store=DIR "
+        "(agents.llm.agent)",
+        check="agents.llm.agent:check_params",
+        paths=("template", "store"),
+        bounds={
+            "temperature": (0.0, 2.0),
+            "max_tokens": (1, 1_000_000),
+            "timeout": (0.001, 3600.0),
+            "retries": (0, 100),
+            "reasks": (0, 20),
+            "backoff": (0.0, 600.0),
+            "concurrency": (1, 1024),
+        },
+    ),
 }
+
+#: an option that would carry a secret in a spec (seen by process listings, logs, configs)
+_SECRET_OPTION = re.compile(r"(?:^|[,:])\s*(?:api_key|key|token|secret|password)\s*=", re.I)
 
 
 def register(
@@ -353,6 +399,12 @@ def split_spec(spec: str) -> ParsedSpec:
     """Take a spec apart (nothing is imported): `bot=path/x.py:Cls:depth=2` ->
     label "bot", target "path/x.py:Cls", options "depth=2", kind "file"."""
     text = spec.strip()
+    if _SECRET_OPTION.search(text):  # refused without echoing the spec
+        raise AgentSpecError(
+            "an agent spec never holds an API key (it would show in process listings, logs "
+            "and the run's config); put the key in an environment variable and name the "
+            "variable: api_key_env=VAR"
+        )
     label: str | None = None
     head, eq, rest = text.partition("=")
     if eq and ":" not in head and not is_file_target(head):

@@ -31,9 +31,15 @@ until a learner seat must act again or the episode ends.
   not raise on an illegal action: it leaves the game unchanged, gives ``illegal_reward``
   (default -1000) and ends the episode (``terminated=True``, ``info["illegal"]=True``).
   Mask your policy to avoid it.
-- Rendering: ``render_mode="ansi"`` returns the table as text; ``"rgb_array"`` returns
-  it as an (720, 960, 3) uint8 picture seen from the learner's seats (their hands face
-  up, the others face down; ``spades_env.table_image``), which Gymnasium's
+- Rendering: ``render_mode="ansi"`` returns the table as text as the learner sees it:
+  its own seats' cards (a hand not looked at yet for blind nil hidden too), bids, tricks
+  won, the trick, scores and bags, and the other seats' cards hidden (every hand only
+  under RULES.md §6 ``open_hands``); ``env.render_table()`` is the whole table, every
+  hand face up, a spectator's view to be asked for by name (``spades_env.text`` gives
+  the learner's full view, play history and legal actions included, in English and
+  JSON). ``"rgb_array"`` returns the table as an (720, 960, 3) uint8 picture seen from
+  the learner's seats (their hands face up, the others face down;
+  ``spades_env.table_image``), which Gymnasium's
   ``RecordVideo`` records (with the ``render`` extra's moviepy); ``"human"`` shows that
   picture in a pygame window after every reset and step, with no waiting.
 - Seeding: ``reset(seed=s)`` makes the whole episode sequence reproducible, opponents

@@ -94,7 +94,9 @@ illegal_reward=-1000.0, render_mode=None)``
   (``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``):
   an illegal action ends the episode and costs the agent this reward. ``raw_env`` instead
   raises ``IllegalActionError`` naming the rule broken.
-- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text), ``"rgb_array"``
+- ``render_mode``: ``"ansi"`` (``render()`` returns the whole table as text, every hand
+  face up, a spectator's view: the env serves every seat; one seat's own view is
+  ``spades_env.text.seat_text``), ``"rgb_array"``
   (``render()`` returns it as an (720, 960, 3) uint8 picture: every hand face up, as a
   spectator sees them, bids, tricks won, the trick, scores, bags, trump and the score of
   the hand that just ended; ``spades_env.table_image``) or ``"human"`` (that picture in

@@ -239,6 +239,8 @@ class Window:
 class TableRender:
     """The render modes of an env over one `SingleGame` (`game`, None before `reset`):
     ``ansi`` the record of the hand that just ended and the table as text (render.py),
+    as the seats of `_face_up` see it (every hand for the PettingZoo env, a spectator;
+    the learner's own for the single-seat Gym env); `render_table` the whole table,
     ``rgb_array`` the table as a picture (`table_image`, the seats of `_face_up` face up),
     ``human`` that picture in a `Window`. `close` closes the window."""
 
@@ -280,9 +282,20 @@ class TableRender:
         return None
 
     def _text(self) -> str:
+        """The ``ansi`` render: the table as the seats of `_face_up` see it (None: all)."""
+        return self._table_text(self._face_up())
+
+    def render_table(self) -> str:
+        """The whole table as text, every hand face up, whatever `render_mode` is: a
+        spectator's view (never a seat's: a seat's own view is the ``ansi`` render of
+        the single-seat env, or `spades_env.text.seat_text`)."""
+        return self._table_text(None)
+
+    def _table_text(self, seats: Collection[int] | None) -> str:
         game = self._require_game()
-        parts = [] if self._last_record is None else [render_record(self._last_record)]
-        parts.append(render_state(game.state))
+        record = self._last_record
+        parts = [] if record is None else [render_record(record, visible=seats)]
+        parts.append(render_state(game.state, visible=seats))
         return "\n".join(parts)
 
     def close(self) -> None:

@@ -25,6 +25,7 @@ def commands() -> list[ModuleType]:
         dd_table,
         demo,
         evaluate,
+        export_chat,
         leaderboard,
         play,
         show,
@@ -32,7 +33,10 @@ def commands() -> list[ModuleType]:
         train,
     )
 
-    return [demo, bench, tournament, evaluate, leaderboard, show, analyze, dd_table, play, train]
+    return [
+        demo, bench, tournament, evaluate, leaderboard, show, analyze, dd_table, play, train,
+        export_chat,
+    ]  # fmt: skip
 
 
 class _Parser(FlagParser):

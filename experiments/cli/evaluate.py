@@ -65,6 +65,19 @@ def add_parser(sub) -> None:
         "marked as a test and its CIs are far wider than the protocol's",
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--ladder",
+        choices=("protocol", "llm"),
+        default="protocol",
+        help="protocol: the evaluation protocol (default); llm: the short ladder for "
+        "language models (experiments/tournament/llm_ladder.py: 8 deals per opponent, wide "
+        "intervals, said in the result)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say how many requests the llm: agent will make, and stop (plays nothing)",
+    )
     p.set_defaults(run=run)
 
 
@@ -102,17 +115,34 @@ def result_table(result: dict[str, Any]) -> Table:
         caption="\n".join(caption),
         min_width=max(len(c) for c in caption) + 2,
     )
-    for col in ("opponent", "deals", "margin", "95% CI", "±"):
+    llm = any("llm" in r for r in result["rungs"])  # an llm: candidate: its requests too
+    cols = ["opponent", "deals", "margin", "95% CI", "±"]
+    cols += ["re-asks/dec", "illegal/dec", "fallback/dec", "tokens/dec", "s/dec"] if llm else []
+    for col in cols:
         table.add_column(col, justify="left" if col == "opponent" else "right")
     for r in result["rungs"]:
         ci = r["ci"]
-        table.add_row(
+        row = [
             r["opponent"],
             str(r["deals"]),
             "-" if r["margin"] is None else f"{r['margin']:+.1f}",
             "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]",
             "-" if ci is None else f"{(ci[1] - ci[0]) / 2:.1f}",
-        )
+        ]
+        if llm:
+            s = r.get("llm")
+            row += (
+                ["-"] * 5
+                if s is None
+                else [
+                    f"{s['reasks_per_decision']:.3f}",
+                    f"{s['illegal_per_decision']:.3f}",
+                    f"{s['fallbacks_per_decision']:.3f}",
+                    f"{s['tokens_in_per_decision'] + s['tokens_out_per_decision']:.0f}",
+                    f"{s['seconds_per_decision']:.2f}",
+                ]
+            )
+        table.add_row(*row)
     return table
 
 
@@ -123,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         from experiments.tournament.ray_backend import require_ray
 
         require_ray()
+    if args.dry_run or args.ladder == "llm":
+        return _llm_ladder(args)
     out_file = Path(args.out) if args.out else None
     if out_file is not None and out_file.is_dir():
         raise TournamentError(f"--out {str(out_file)!r} is a folder; give a .json file")
@@ -159,4 +191,70 @@ def run(args: argparse.Namespace) -> int:
         out = Console(width=120)
     out.print(result_table(result))
     out.print(f"result: {out_file or root / protocol.RESULT_FILE}")
+    return 0
+
+
+def _llm_ladder(args: argparse.Namespace) -> int:
+    """`--dry-run` (either ladder): the requests it would make; `--ladder llm`: play the
+    short ladder for language models and print its table."""
+    from experiments.tournament import llm_ladder
+
+    if args.ladder == "llm":
+        configs = [llm_ladder.config(args.spec, o) for o in llm_ladder.OPPONENTS]
+    else:
+        configs = [
+            protocol.rung_config(args.spec, r, protocol.rung_deals(r, args.test_deals))
+            for r in protocol.LADDER
+        ]
+    if args.dry_run:
+        total: dict[str, dict] = {}
+        for cfg in configs:
+            for label, plan in llm_ladder.planned_requests(cfg).items():
+                entry = total.setdefault(label, {**plan, "decisions": 0, "max_requests": 0})
+                entry["decisions"] += plan["decisions"]
+                entry["max_requests"] += plan["max_requests"]
+        for line in llm_ladder.dry_run_lines(total, "hand"):
+            print(line)
+        return 0
+    root = Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{protocol.slug(args.spec)}"
+    result = llm_ladder.run_ladder(args.spec, root, workers=args.workers or 1)
+    text = json.dumps(result, indent=2) + "\n"
+    (root / protocol.RESULT_FILE).write_text(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    table = Table(
+        title=f"spades evaluate {args.spec} --ladder llm (version {llm_ladder.VERSION})",
+        caption=f"{llm_ladder.DEALS} duplicate deals per opponent: the intervals are wide "
+        "(see experiments/tournament/llm_ladder.py)",
+    )
+    cols = ("opponent", "deals", "margin", "95% CI", "±", "re-asks/dec", "illegal/dec",
+            "fallback/dec", "tokens/dec", "s/dec")  # fmt: skip
+    for col in cols:
+        table.add_column(col, justify="left" if col == "opponent" else "right")
+    for r in result["rungs"]:
+        ci = r["ci"]
+        stats = next(iter(r["llm"].values()), None)
+        table.add_row(
+            r["opponent"],
+            str(r["deals"]),
+            "-" if r["margin"] is None else f"{r['margin']:+.1f}",
+            "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]",
+            "-" if ci is None else f"{(ci[1] - ci[0]) / 2:.1f}",
+            *(
+                ["-"] * 5
+                if stats is None
+                else [
+                    f"{stats['reasks_per_decision']:.3f}",
+                    f"{stats['illegal_per_decision']:.3f}",
+                    f"{stats['fallbacks_per_decision']:.3f}",
+                    f"{stats['tokens_in_per_decision'] + stats['tokens_out_per_decision']:.0f}",
+                    f"{stats['seconds_per_decision']:.2f}",
+                ]
+            ),
+        )
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=120)
+    out.print(table)
+    out.print(f"result: {root / protocol.RESULT_FILE}")
     return 0

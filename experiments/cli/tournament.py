@@ -107,6 +107,11 @@ def add_parser(sub) -> None:
         help="game mode: max_hands when the rules set no end but the target (default 100)",
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say how many requests the llm: agents will make, and stop (plays nothing)",
+    )
     p.set_defaults(run=run)
 
 
@@ -231,6 +236,14 @@ def run(args: argparse.Namespace) -> int:
             check_address(args.address)
         require_ray()
     config, deal_set = (None, None) if args.resume else _new_tournament(args)
+    if args.dry_run:
+        from experiments.tournament.llm_ladder import dry_run_lines, planned_requests
+
+        if config is None:
+            raise TournamentError("--dry-run counts a new tournament's requests; drop --resume")
+        for line in dry_run_lines(planned_requests(config), config.mode):
+            print(line)
+        return 0
     if args.resume:
         run_dir = Path(args.out) if args.out else _latest_run_dir()
     else:

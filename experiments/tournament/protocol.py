@@ -164,7 +164,7 @@ def rung_entry(rung: Rung, summary: dict[str, Any], candidate_label: str) -> dic
     m = pair["margin"]
     sign = 1 if pair["a"] == candidate_label else -1
     ci = None if m["ci"] is None else sorted(sign * x for x in m["ci"])
-    return {
+    entry = {
         "opponent": rung.opponent,
         "deals": pair["deals"],
         "margin": None if m["mean"] is None else sign * m["mean"],
@@ -173,6 +173,9 @@ def rung_entry(rung: Rung, summary: dict[str, Any], candidate_label: str) -> dic
         "tournament": summary["tournament"],
         "play": figures,
     }
+    if candidate_label in summary.get("llm", {}):  # an llm: candidate's requests
+        entry["llm"] = summary["llm"][candidate_label]
+    return entry
 
 
 def check_header(saved: dict[str, Any], wanted: dict[str, Any], folder: Path) -> None:

@@ -126,9 +126,50 @@ def bids_table(summary: dict[str, Any]) -> Table:
     return bids
 
 
+def llm_table(summary: dict[str, Any]) -> Table | None:
+    """Language-model agents (`llm:`): per decision, the re-asks, the illegal and the
+    unreadable answers, the fallbacks, tokens in and out and seconds (None: no such
+    agent played)."""
+    stats = summary.get("llm")
+    if not stats:
+        return None
+    table = Table(
+        title="Language-model agents (per decision)",
+        caption="re-asks: answers refused and asked again; illegal / unreadable: refused "
+        "answers; fallback: decisions the fallback agent played; cached: replayed from the "
+        "run's response cache",
+    )
+    cols = ("agent", "model", "decisions", "re-asks", "illegal", "unreadable", "fallback",
+            "tokens in", "tokens out", "seconds", "cached")  # fmt: skip
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("agent", "model") else "right")
+    for agent, s in stats.items():
+        table.add_row(
+            agent,
+            str(s.get("model")),
+            str(s["decisions"]),
+            f"{s['reasks_per_decision']:.3f}",
+            f"{s['illegal_per_decision']:.3f}",
+            f"{s['unreadable_per_decision']:.3f}",
+            f"{s['fallbacks_per_decision']:.3f}",
+            f"{s['tokens_in_per_decision']:.0f}",
+            f"{s['tokens_out_per_decision']:.1f}",
+            f"{s['seconds_per_decision']:.3f}",
+            str(s["cached"]),
+        )
+    return table
+
+
+def _tables(summary: dict[str, Any]) -> list[Table]:
+    tables = [pairs_table(summary), ratings_table(summary), bids_table(summary)]
+    llm = llm_table(summary)
+    return tables if llm is None else [*tables, llm]
+
+
 def print_summary(summary: dict[str, Any], console: Console) -> None:
-    """The summary as three tables: pairs, ratings, bid accuracy."""
-    for table in (pairs_table(summary), ratings_table(summary), bids_table(summary)):
+    """The summary as tables: pairs, ratings, bid accuracy (and the language-model
+    agents' requests, when one played)."""
+    for table in _tables(summary):
         console.print(table)
 
 
@@ -158,9 +199,7 @@ class TournamentResult(dict):
         print_summary(self, console or Console())
 
     def __rich_console__(self, console, options):  # rich.print(result) draws the tables
-        yield pairs_table(self)
-        yield ratings_table(self)
-        yield bids_table(self)
+        yield from _tables(self)
 
     @property
     def margins(self) -> pd.DataFrame:

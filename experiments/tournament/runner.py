@@ -61,6 +61,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agents.llm.store import RUN_DIR_ENV, run_stats
 from agents.registry import AgentImportError, AgentSpecError, entry_of
 from experiments.tournament import deals as deals_mod
 from experiments.tournament import run_lock
@@ -312,6 +313,34 @@ def play_units(
         raise TournamentError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     if not todo:
         return
+    with _run_dir_env(run_dir):  # agents that keep records (llm:) find the run folder
+        _play_units(run_dir, ctx, todo, workers, on_unit, backend, address, on_rows)
+
+
+@contextmanager
+def _run_dir_env(run_dir: Path) -> Iterator[None]:
+    """`RUN_DIR_ENV` names the run folder for the block (worker processes inherit it)."""
+    old = os.environ.get(RUN_DIR_ENV)
+    os.environ[RUN_DIR_ENV] = str(Path(run_dir).resolve())
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(RUN_DIR_ENV, None)
+        else:
+            os.environ[RUN_DIR_ENV] = old
+
+
+def _play_units(
+    run_dir: Path,
+    ctx: RunContext,
+    todo: list[int],
+    workers: int | None,
+    on_unit: Callable[[int, int], None] | None,
+    backend: str,
+    address: str | None,
+    on_rows: Callable[[int, list[dict[str, Any]]], None] | None,
+) -> None:
     log = run_dir / LOG_FILE
     if backend == "ray":
         results = ray_results(ctx, todo, workers, address)
@@ -359,6 +388,9 @@ def finish(run_dir: Path, ctx: RunContext) -> dict[str, Any]:
     """Summarise the complete log and write `summary.json`."""
     rows = read_rows(run_dir / LOG_FILE)
     summary = summarize(rows, ctx.config.labels)
+    llm = run_stats(run_dir)  # llm: agents' requests, re-asks, fallbacks, tokens, seconds
+    if llm:
+        summary["llm"] = llm
     summary = {
         "tournament": ctx.tournament,
         "config": ctx.config.to_dict(),

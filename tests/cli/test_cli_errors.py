@@ -28,6 +28,7 @@ COMMANDS = (
     "analyze",
     "play",
     "train",
+    "export-chat",
 )
 
 

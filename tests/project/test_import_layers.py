@@ -156,6 +156,7 @@ AGENT_LAYERS = (
     ("agents.learned",),
     ("agents.netsearch",),
     ("agents.adapters",),
+    ("agents.llm",),
     ("agents.registry", "agents.play_loop", "agents.opponents"),
 )
 
