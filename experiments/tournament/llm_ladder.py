@@ -32,7 +32,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from agents.registry import split_spec
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.protocol import deals_for, slug
 from experiments.tournament.runner import run_tournament

@@ -45,6 +45,7 @@ def _tournament(out: Path, spec: str, deals: int, chunk: int = 50) -> dict:
     return run_tournament(out, cfg, workers=1)
 
 
+@pytest.mark.cli
 def test_tournament_through_a_flaky_server(tmp_path, fake_server, llm_key):
     # timeout 0.3 s: the server's slow answers (0.6 s) time out and are retried
     spec = fake_server.spec(reasks=1, timeout=0.3)
@@ -129,6 +130,7 @@ def test_a_rerun_replays_from_the_cache(tmp_path, fake_server, llm_key):
 
 
 @pytest.mark.slow
+@pytest.mark.cli
 def test_resume_after_kill_9_sends_no_answered_prompt_again(tmp_path, make_server, llm_key):
     args = ["--deals", "4", "--chunk", "1", "--workers", "1", "--seed", "9", "--no-progress"]
     whole_server = make_server()
@@ -163,6 +165,7 @@ def test_resume_after_kill_9_sends_no_answered_prompt_again(tmp_path, make_serve
     assert len(read_records(whole / EXCHANGES_FILE)) == len(read_records(cut / EXCHANGES_FILE))
 
 
+@pytest.mark.cli
 def test_a_key_in_a_spec_is_refused_without_echo(tmp_path):
     secret = "sk-should-never-be-echoed-123"
     with pytest.raises(AgentSpecError) as err:
@@ -186,6 +189,7 @@ def test_missing_key_variable_is_one_clear_error(tmp_path, fake_server, monkeypa
     assert fake_server.stats()["requests"] == 0
 
 
+@pytest.mark.cli
 def test_dry_run_says_how_many_requests_and_writes_nothing(tmp_path):
     out = tmp_path / "r"
     spec = "llm=llm:model=m,base_url=http://127.0.0.1:9/v1,reasks=1;heuristic"
@@ -198,6 +202,7 @@ def test_dry_run_says_how_many_requests_and_writes_nothing(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.cli
 def test_the_short_ladder_through_a_server(tmp_path, fake_server, llm_key):
     """`spades evaluate SPEC --ladder llm`: both rungs, the requests in the table."""
     out = spades("evaluate", fake_server.spec(), "--ladder", "llm", "--dir", str(tmp_path / "l"))
@@ -208,6 +213,7 @@ def test_the_short_ladder_through_a_server(tmp_path, fake_server, llm_key):
     assert "re-asks/dec" in out.stdout
 
 
+@pytest.mark.cli
 def test_a_refused_key_stops_the_run_in_one_line(tmp_path, llm_key):
     """A 401 from the endpoint would fail every request: one line, the key not in it."""
     import http.server

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("openai")
+pytestmark = [pytest.mark.cli, pytest.mark.docs]
 REPO = Path(__file__).resolve().parents[2]
 
 
