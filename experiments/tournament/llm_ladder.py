@@ -145,10 +145,10 @@ def planned_requests(cfg: TournamentConfig, deals: int | None = None) -> dict[st
     out: dict[str, dict] = {}
     for i, j in cfg.pairs:
         for k in (i, j):
-            parsed = split_spec(cfg.agents[k])
-            if parsed.target != "llm":
+            spec = cfg.agents[k]  # an AgentSpec: its options typed
+            if spec.kind != "registry" or spec.target != "llm":
                 continue
-            options = dict(item.split("=", 1) for item in parsed.options.split(",") if "=" in item)
+            options = spec.params
             reasks = int(options.get("reasks", 2))
             # both sides of a deal: every seat of the table once by this agent
             decisions = n * rules.num_players * decisions_per_hand(rules)
