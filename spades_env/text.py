@@ -61,7 +61,7 @@ from spades_env.cards import (
     str_to_card,
 )
 from spades_env.core.layout import obs_size, obs_slices, phase_slots
-from spades_env.core.rules import trick_winner
+from spades_env.core.rule_functions import trick_winner
 from spades_env.engine import PHASE_BASE, explain_illegal, legal_actions, seat_name
 from spades_env.observation import SeatView, seat_view
 from spades_env.rules import Rules
