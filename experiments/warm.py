@@ -1,0 +1,91 @@
+"""Compile the kernels of the default tournament ahead of it, on two processes at once.
+
+    python -m experiments.warm          # .ci/setup runs this right after the core install
+
+A fresh checkout or install has no compiled kernels: the first `spades tournament` (random
+against heuristic) would compile the engine's kernels and then the heuristic's, one after
+the other, in each of its worker processes. Here the two sets compile side by side, one
+process each (the engine's by playing one duplicate deal of random play, the heuristic's
+card play by deciding one position), into numba's on-disk cache, so that the first
+tournament starts from a warm cache. It prints one line and how long it took; with
+`--quiet`, nothing. It changes no result: a kernel loaded from the cache is the same
+machine code as one compiled in the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+
+def engine_kernels() -> str:
+    """The engine's kernels (deal, step, score, masks): one duplicate deal, random play."""
+    from experiments.tournament import TournamentConfig, run_tournament
+
+    with tempfile.TemporaryDirectory(prefix="spades-warm-") as folder:
+        run_tournament(folder, TournamentConfig(agents=("random", "random"), deals=1), workers=1)
+    return "engine"
+
+
+def heuristic_kernels() -> str:
+    """The heuristic's card play: one decision of the first trick."""
+    from agents.heuristic.play import decide_card
+    from spades_env.rules import Rules
+
+    rules = Rules.preset("standard")
+    position = {
+        "seat": 0, "hand": (1 << 13) - 1, "legal": (1 << 13) - 1, "unseen": ((1 << 52) - 1) ^ 8191,
+        "leader": 0, "trick_size": 0, "lead_suit": -1, "tricks_played": 0, "trump": 0,
+        "bids": [3, 3, 3, 3], "tricks_won": [0, 0, 0, 0], "trick": [-1, -1, -1, -1],
+        "voids": [0, 0, 0, 0],
+    }  # fmt: skip
+    decide_card(rules, position)
+    return "heuristic"
+
+
+def warm(workers: int = 2) -> float:
+    """Compile both kernel sets (side by side on `workers` processes); return the seconds."""
+    # the cache checks (which may clear a stale cache) run here once, before the workers
+    from agents.kernels.compile import ensure_fresh as agents_fresh
+    from spades_env.core.compile import NOTICE_ENV, ensure_fresh
+
+    import os
+
+    os.environ[NOTICE_ENV] = "0"  # this command says what it does itself
+    ensure_fresh()
+    agents_fresh()
+    start = time.perf_counter()
+    jobs = (engine_kernels, heuristic_kernels)
+    if workers <= 1:
+        for job in jobs:
+            job()
+    else:
+        with ProcessPoolExecutor(min(workers, len(jobs))) as pool:
+            for future in [pool.submit(job) for job in jobs]:
+                future.result()
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.warm", description=__doc__.split("\n")[0])
+    p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    p.add_argument("--quiet", action="store_true", help="print nothing")
+    args = p.parse_args(argv)
+    if not args.quiet:
+        print(
+            "spades-env: compiling the kernels of the default tournament (once; about half a "
+            "minute)",
+            file=sys.stderr,
+            flush=True,
+        )
+    seconds = warm(args.workers)
+    if not args.quiet:
+        print(f"spades-env: kernels compiled in {seconds:.0f} s", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
