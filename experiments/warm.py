@@ -49,10 +49,10 @@ def heuristic_kernels() -> str:
 def warm(workers: int = 2) -> float:
     """Compile both kernel sets (side by side on `workers` processes); return the seconds."""
     # the cache checks (which may clear a stale cache) run here once, before the workers
+    import os
+
     from agents.kernels.compile import ensure_fresh as agents_fresh
     from spades_env.core.compile import NOTICE_ENV, ensure_fresh
-
-    import os
 
     os.environ[NOTICE_ENV] = "0"  # this command says what it does itself
     ensure_fresh()
@@ -70,7 +70,9 @@ def warm(workers: int = 2) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.warm", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.warm", description=__doc__.split("\n")[0]
+    )
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--quiet", action="store_true", help="print nothing")
     args = p.parse_args(argv)

@@ -18,13 +18,11 @@ from rich.table import Table
 from rich.text import Text
 
 from spades_env.cards import (
-    BIG_JOKER,
     CARD_RANK,
     CARD_SUIT,
-    LITTLE_JOKER,
-    NUM_RANKS,
     SUIT_NAMES,
     SUIT_SYMBOLS,
+    card_to_str,
     mask_to_cards,
 )
 from spades_env.engine import seat_name
@@ -35,7 +33,6 @@ from spades_env.state import DONE, DRAW, EXCHANGE, PLAY
 #: four-colour deck, readable on dark and light terminals
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
 TEAM_NAMES = ("North–South", "East–West")
-_RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 
 
 @dataclass
@@ -49,12 +46,8 @@ class Trick:
 
 # ----------------------------------------------------------------------------- cards
 def card_label(card: int) -> str:
-    """`10♥`, `Q♠`: the rank as people write it and a unicode suit."""
-    if card == LITTLE_JOKER:
-        return "LJ"
-    if card == BIG_JOKER:
-        return "BJ"
-    return _RANKS[card % NUM_RANKS] + SUIT_SYMBOLS[card // NUM_RANKS]
+    """`T♥`, `Q♠`: the product's one notation (`spades_env.cards.card_to_str`)."""
+    return card_to_str(card, unicode=True)
 
 
 def card_text(card: int, dim: bool = False) -> Text:
