@@ -254,7 +254,7 @@ def cards_to_mask(cards: list[int] | npt.NDArray[np.integer]) -> np.uint64:
 
 
 def hand_to_str(mask: int | np.uint64, unicode: bool = True) -> str:
-    """A hand sorted as seed 000 recommends: spades first, high cards first in each suit."""
+    """A hand sorted as rule text 000 recommends: spades first, high cards first in each suit."""
     cards = sorted(mask_to_cards(mask), key=lambda c: (CARD_SUIT[c], -CARD_RANK[c]))
     return " ".join(card_to_str(c, unicode) for c in cards)
 

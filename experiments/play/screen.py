@@ -1,7 +1,7 @@
 """What `spades play` shows: the table, the hand, the score sheet, as rich renderables.
 
 Pure functions of the game and of what the human's seat knows (`seat_view`): no bot's
-cards are ever drawn. The hand is sorted as seed 000 recommends, spades first and the
+cards are ever drawn. The hand is sorted as rule text 000 recommends, spades first and the
 high cards first within each suit, and its order is the one the card numbers refer to.
 Any table of RULES.md §6: four seats as a compass, two, three or five as a row per seat
 in clockwise (play) order; scores by partnership, or by player where every player is a
@@ -56,7 +56,7 @@ def card_text(card: int, dim: bool = False) -> Text:
 
 
 def sort_hand(mask: int) -> list[int]:
-    """Seed 000's order: spades first, then hearts, diamonds, clubs; high cards first."""
+    """Rule text 000's order: spades first, then hearts, diamonds, clubs; high cards first."""
     return sorted(mask_to_cards(mask), key=lambda c: (int(CARD_SUIT[c]), -int(CARD_RANK[c])))
 
 
