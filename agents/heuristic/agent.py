@@ -79,7 +79,9 @@ def bidder(bid: str | None, aggression: float, nil_risk: float) -> str:
     if bid not in BIDDERS:
         raise ValueError(f"bid {bid!r}; use {' or '.join(BIDDERS)}")
     if bid == "model" and shaded:
-        raise ValueError("aggression and nil_risk shade rule text 000's count: use them with bid=rules")
+        raise ValueError(
+            "aggression and nil_risk shade rule text 000's count: use them with bid=rules"
+        )
     return bid
 
 

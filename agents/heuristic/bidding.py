@@ -189,7 +189,9 @@ def choose_blind(t: Table, blind_deficit: int) -> tuple[int, str]:
             f'rule text 000 "Blint noll": {opp - own} behind and the opponents near {target}, '
             "a desperate rescue"
         )
-    return SEE_HAND, 'rule text 000 "Blint noll" is a desperate rescue, not needed here: see the hand'
+    return SEE_HAND, (
+        'rule text 000 "Blint noll" is a desperate rescue, not needed here: see the hand'
+    )
 
 
 #: RULES.md §6 auction: a trump suit that would make my nil hopeless counts this much in
