@@ -79,6 +79,29 @@ def spades_v0_versions() -> str:
     return version_history()
 
 
+def protocol_table() -> str:
+    """The evaluation protocol's ladder, deal set and version history
+    (`experiments.tournament.protocol`)."""
+    from experiments.tournament import protocol
+
+    lines = [
+        f"Protocol `{protocol.PROTOCOL}` version {protocol.VERSION}: the deal set of seed "
+        f"{protocol.DEAL_SEED}, {max(r.deals for r in protocol.LADDER)} deals, SHA-256 "
+        f"`{protocol.deal_set_hash()}`.",
+        "",
+        "| rung | opponent | duplicate deals | pilot sd (points per deal) | 95% CI half-width |",
+        "|---:|---|---:|---:|---:|",
+    ]
+    for k, rung in enumerate(protocol.LADDER, 1):
+        half = 1.959963984540054 * rung.pilot_sd / rung.deals**0.5
+        lines.append(
+            f"| {k} | `{rung.opponent}` | {rung.deals} | {rung.pilot_sd:.2f} | ±{half:.2f} |"
+        )
+    lines += ["", "Versions:", ""]
+    lines += [f"- {v}: {text}." for v, text in protocol.VERSION_HISTORY]
+    return "\n".join(lines) + "\n"
+
+
 def tables() -> dict[str, str]:
     from spades_env.rules import PRESETS
 
@@ -86,6 +109,7 @@ def tables() -> dict[str, str]:
     out["obs_sizes.md"] = preset_sizes()
     out["agents.md"] = agents_table()
     out["spades_v0_versions.md"] = spades_v0_versions()
+    out["protocol.md"] = protocol_table()
     return out
 
 

@@ -36,7 +36,13 @@ def test_every_generated_table_is_in_a_page_and_current():
     for page in tables.pages():
         for m in tables.BLOCK.finditer(page.read_text(encoding="utf-8")):
             found[m.group(2)] = m.group(3).strip("\n") + "\n"
-    for name in ("agents.md", "obs_sizes.md", "obs_standard.md", "spades_v0_versions.md"):
+    for name in (
+        "agents.md",
+        "obs_sizes.md",
+        "obs_standard.md",
+        "spades_v0_versions.md",
+        "protocol.md",
+    ):
         assert name in found, f"no page shows the generated {name}"
     for name, text in found.items():
         assert text == current[name], f"{name} differs from the code: run python docs/_tables.py"
