@@ -15,6 +15,7 @@ machine code as one compiled in the run.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -48,13 +49,13 @@ def heuristic_kernels() -> str:
 
 def warm(workers: int = 2) -> float:
     """Compile both kernel sets (side by side on `workers` processes); return the seconds."""
+    # this command says what it does itself: no compile notice (spades_env's NOTICE_ENV,
+    # set before the first import of spades_env, which checks the cache)
+    os.environ["SPADES_COMPILE_NOTICE"] = "0"
     # the cache checks (which may clear a stale cache) run here once, before the workers
-    import os
-
     from agents.kernels.compile import ensure_fresh as agents_fresh
-    from spades_env.core.compile import NOTICE_ENV, ensure_fresh
+    from spades_env.core.compile import ensure_fresh
 
-    os.environ[NOTICE_ENV] = "0"  # this command says what it does itself
     ensure_fresh()
     agents_fresh()
     start = time.perf_counter()
