@@ -76,12 +76,13 @@ def run_copy(small_run, tmp_path):
 
 def test_analyze_says_on_stderr_in_a_pipe_that_it_solves(run_copy, tmp_path):
     cache = str(tmp_path / "dd.sqlite")
-    done = spades("analyze", str(run_copy), "--dd-max", "1", "--dd-cache", cache)
+    # (timeout: the solver's first compile on a cold cache and a busy machine takes minutes)
+    done = spades("analyze", str(run_copy), "--dd-max", "1", "--dd-cache", cache, timeout=1200)
     assert done.returncode == 0, done.stderr
     assert "double dummy: solving 1 new hand on every core" in done.stderr
     quiet = spades(
         "analyze", str(run_copy), "--dd-max", "1", "--dd-cache", str(tmp_path / "b.sqlite"),
-        "--quiet",
+        "--quiet", timeout=1200,
     )  # fmt: skip
     assert quiet.returncode == 0, quiet.stderr
     assert "double dummy: solving" not in quiet.stderr
