@@ -228,3 +228,24 @@ def test_card_notation_in_the_play_screen_and_show_agree():
     text = hand_text(cards, None).plain
     for card in cards:
         assert card_to_str(card, unicode=True) in text
+
+
+# ----------------------------------------------------------------------------- setup
+def test_warm_compiles_the_default_tournaments_kernels_on_two_processes():
+    from cli_helpers import run_module
+
+    done = run_module("experiments.warm", timeout=1200)
+    assert done.returncode == 0, done.stderr
+    assert "kernels compiled in" in done.stderr and "engine" in done.stderr
+    assert "heuristic" in done.stderr
+    assert run_module("experiments.warm", "--quiet", timeout=1200).stderr == ""
+
+
+def test_setup_takes_the_core_or_all_and_refuses_anything_else(tmp_path):
+    done = subprocess.run(
+        ["bash", str(REPO / ".ci" / "setup"), "--everything"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.strip() == "usage: bash .ci/setup [--all]"
+    run = (REPO / ".ci" / "run").read_text()
+    assert "bash .ci/setup --all" in run, "CI installs every extra before the tests"
