@@ -8,6 +8,11 @@ extra (`pip install -e '.[integrations]'`); without sb3-contrib the script says 
 exits.
 
     python examples/sb3_maskable_ppo.py                 # 50k steps (about 2 minutes), 200 deals
+    python examples/sb3_maskable_ppo.py --threads 2     # torch on two threads (default one)
+
+The 2 minutes are on two idle cores. Torch runs on one thread (`one_thread`): on a machine
+whose cores are busy with other work its default, a thread per core, contends with that
+work and trained about ten times fewer steps in the same time when measured.
     python examples/sb3_maskable_ppo.py --tiny          # 256 steps, 4 deals (the tests)
 """
 
