@@ -204,7 +204,7 @@ def run(name: str, work: Path, smoke: bool = False) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str, Any]:
-    from training.arguments import FlagParser  # a bad name or a missing extra: one line
+    from spades_env.flags import FlagParser  # a bad name or a missing extra: one line
 
     p = FlagParser(prog=prog, description=__doc__.split("\n")[0])
     names = shipped()

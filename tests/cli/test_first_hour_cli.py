@@ -105,7 +105,7 @@ def test_demo_and_bench_help_describe_the_command(command):
 
 # ----------------------------------------------------------------------------- recipes
 def test_recipe_help_lists_every_recipe_on_disk_with_its_extras():
-    from training.recipe import CHECKPOINTS, needs
+    from experiments.recipe import CHECKPOINTS, needs
 
     on_disk = sorted(
         p.stem
