@@ -134,9 +134,9 @@ REGISTRY: dict[str, AgentEntry] = {
             "bag_cost": float,
             "set_tricks": int,
         },
-        "seed 000's rule-based strategy; bids of highest expected score under the fitted "
+        "rule text 000's rule-based strategy; bids of highest expected score under the fitted "
         "trick model (bid=model, model=PATH a model file, bag_cost the cost of a bag) or by "
-        "seed 000's count (bid=rules; "
+        "rule text 000's count (bid=rules; "
         "aggression shades those bids, nil_risk their nils); blind_deficit the deficit for "
         "blind nil; set_tricks: once the contract is made, take tricks while that many set "
         "the opponents (3; 2 the play before)",
@@ -155,7 +155,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "endgame=K,worlds=W: an exact solve of the last K tricks (agents.learned.endgame), "
         "nil=N of the last N for a live nil of the team, nilplay=heuristic; "
         "bid=model|rules: the heuristic decides before card play (the fitted trick "
-        "model | seed 000's count), the network plays the cards",
+        "model | rule text 000's count), the network plays the cards",
         positional="path",
         check="agents.adapters.foreign_files:check_checkpoint",
         paths=("path",),
@@ -184,7 +184,7 @@ REGISTRY: dict[str, AgentEntry] = {
         },
         "PIMC search: sampled worlds x legal actions, rollouts (policy heuristic|greedy|"
         "random) or evaluator=dd; best mean team hand-score margin; bid=heuristic|model: "
-        "the heuristic bids (seed 000's count | the fitted trick model), search plays",
+        "the heuristic bids (rule text 000's count | the fitted trick model), search plays",
         check="agents.search.pimc:check_params",
         bounds={"worlds": (1, 100_000), "rollouts": (1, 10_000), "time_ms": (0.0, _HOUR_MS)},
     ),
@@ -211,7 +211,7 @@ REGISTRY: dict[str, AgentEntry] = {
         _lazy("agents.search.ismcts:ISMCTSAgent"),
         {"iterations": int, "time_ms": float, "c": float, "policy": str, "bid": str},
         "Information Set MCTS (one determinization per iteration, availability UCB); "
-        "policy random|greedy; bid=heuristic|model: the heuristic bids (seed 000's count | "
+        "policy random|greedy; bid=heuristic|model: the heuristic bids (rule text 000's count | "
         "the fitted trick model), search plays",
         check="agents.search.ismcts:check_params",
         bounds={"iterations": (0, 10**7), "time_ms": (0.0, _HOUR_MS), "c": (0.0, 100.0)},
@@ -225,7 +225,7 @@ REGISTRY: dict[str, AgentEntry] = {
         "worlds (agents.learned.endgame; endgame=0: the network alone), and of the last nil=N "
         "tricks for a live nil of its team (nilplay=heuristic: the heuristic plays the "
         "team's cards while its nil is alive); bid=model|rules: the "
-        "heuristic bids (trick model, model=PATH another model file | seed 000's count), "
+        "heuristic bids (trick model, model=PATH another model file | rule text 000's count), "
         "the network plays the cards",
         check="agents.learned.agent:check_learned",
     ),

@@ -1,14 +1,29 @@
-"""Tables of the docs generated from the code at build time (docs/conf.py calls
-`write_all`): the observation blocks of every preset, from `spades_env.core.layout`, the
-agent registry, from `agents.registry`, and the version history of `spades_v0`, from
-`spades_env.spades_v0.VERSION_HISTORY`. tests/docs/test_docs.py checks the pages include them."""
+"""Tables of the docs generated from the code: the observation blocks of every preset,
+from `spades_env.core.layout`, the agent registry, from `agents.registry`, and the version
+history of `spades_v0`, from `spades_env.spades_v0.VERSION_HISTORY`.
+
+They are written into the pages themselves, between a pair of markers
+
+    <!-- generated: NAME (python docs/_tables.py rewrites it) -->
+    ...
+    <!-- end generated -->
+
+so that a page reads whole where it is not built (a repository's web view, an editor).
+`python docs/_tables.py` rewrites every such block from the code; the docs build fails
+(docs/conf.py, a warning under -W) and tests/docs/test_generated_tables.py fails while a
+page's copy differs from what the code gives."""
 
 from __future__ import annotations
 
+import re
+import sys
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+#: a generated block of a page: (the opening marker, its name, the table, the closing marker)
+BLOCK = re.compile(r"(<!-- generated: (\S+) [^\n]*-->\n)(.*?)(<!-- end generated -->)", flags=re.S)
 
 
 def project_version() -> str:
@@ -64,6 +79,29 @@ def spades_v0_versions() -> str:
     return version_history()
 
 
+def protocol_table() -> str:
+    """The evaluation protocol's ladder, deal set and version history
+    (`experiments.tournament.protocol`)."""
+    from experiments.tournament import protocol
+
+    lines = [
+        f"Protocol `{protocol.PROTOCOL}` version {protocol.VERSION}: the deal set of seed "
+        f"{protocol.DEAL_SEED}, {max(r.deals for r in protocol.LADDER)} deals, SHA-256 "
+        f"`{protocol.deal_set_hash()}`.",
+        "",
+        "| rung | opponent | duplicate deals | pilot sd (points per deal) | 95% CI half-width |",
+        "|---:|---|---:|---:|---:|",
+    ]
+    for k, rung in enumerate(protocol.LADDER, 1):
+        half = 1.959963984540054 * rung.pilot_sd / rung.deals**0.5
+        lines.append(
+            f"| {k} | `{rung.opponent}` | {rung.deals} | {rung.pilot_sd:.2f} | ±{half:.2f} |"
+        )
+    lines += ["", "Versions:", ""]
+    lines += [f"- {v}: {text}." for v, text in protocol.VERSION_HISTORY]
+    return "\n".join(lines) + "\n"
+
+
 def tables() -> dict[str, str]:
     from spades_env.rules import PRESETS
 
@@ -71,13 +109,46 @@ def tables() -> dict[str, str]:
     out["obs_sizes.md"] = preset_sizes()
     out["agents.md"] = agents_table()
     out["spades_v0_versions.md"] = spades_v0_versions()
+    out["protocol.md"] = protocol_table()
     return out
 
 
-def write_all(folder: Path) -> None:
-    """Write every table into `folder`, rewriting only what changed (no needless rebuild)."""
-    folder.mkdir(exist_ok=True)
-    for name, text in tables().items():
-        path = folder / name
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
+def pages() -> list[Path]:
+    """Every page of the docs that holds a generated block."""
+    return sorted(p for p in DOCS.rglob("*.md") if BLOCK.search(p.read_text(encoding="utf-8")))
+
+
+def refreshed(text: str, current: dict[str, str]) -> str:
+    """`text` with every generated block replaced by its table from `current`."""
+
+    def fill(m: re.Match) -> str:
+        if m.group(2) not in current:
+            raise KeyError(f"no generated table {m.group(2)!r}: one of {', '.join(current)}")
+        return m.group(1) + "\n" + current[m.group(2)] + "\n" + m.group(4)
+
+    return BLOCK.sub(fill, text)
+
+
+def stale_pages() -> list[Path]:
+    """The pages whose generated blocks differ from what the code gives now."""
+    current = tables()
+    return [p for p in pages() if refreshed(p.read_text("utf-8"), current) != p.read_text("utf-8")]
+
+
+def write_all() -> list[Path]:
+    """Rewrite every generated block of every page from the code; return the pages changed."""
+    current = tables()
+    changed = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new = refreshed(text, current)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed.append(page)
+    return changed
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    for path in write_all():
+        print(f"rewrote {path.relative_to(ROOT)}")

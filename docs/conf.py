@@ -2,8 +2,8 @@
 
 Build: ``sphinx-build -W --keep-going -b html docs build/docs`` (CI does, warnings as
 errors). Tables that the code defines (the observation blocks of each preset, the agent
-registry) are generated into ``docs/_generated/`` at the start of every build from the code
-itself, so that no page types numbers that could drift from it.
+registry) are written into the pages by ``python docs/_tables.py``, so that they read whole
+unbuilt too; the build fails while one differs from the code.
 """
 
 from __future__ import annotations
@@ -50,5 +50,16 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
 
+def _check_tables(app) -> None:
+    """A page whose generated table differs from the code fails the strict build."""
+    from sphinx.util import logging
+
+    for page in _tables.stale_pages():
+        logging.getLogger(__name__).warning(
+            "%s: a generated table differs from the code; run python docs/_tables.py",
+            page.relative_to(ROOT),
+        )
+
+
 def setup(app):
-    app.connect("builder-inited", lambda app: _tables.write_all(DOCS / "_generated"))
+    app.connect("builder-inited", _check_tables)

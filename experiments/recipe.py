@@ -17,11 +17,16 @@ took when the shipped file was made. This runs those commands, in a work folder
 
 A step that fails stops the chain with its exit status; its run folder stays for
 `--resume` (`spades train ppo --resume RUN_DIR`).
+
+What a recipe needs is read from its commands before the first step starts (`needs`):
+the `train` extra (torch) for `spades train` and a `checkpoint:` agent, the `ray` extra
+for `--backend ray`. A missing one stops the recipe there, with the install line, rather
+than minutes into it.
 """
 
 from __future__ import annotations
 
-import argparse
+import importlib.util
 import json
 import re
 import shlex
@@ -51,12 +56,59 @@ SMOKE = {
 _RUN = re.compile(r"runs/([A-Za-z0-9_.-]+?)__(\d+)__<time>")
 
 
+#: the extras a recipe's commands may need: (the module each brings, what in a command needs it)
+EXTRAS = {
+    "train": ("torch", re.compile(r"\bspades train\b|checkpoint:")),
+    "ray": ("ray", re.compile(r"--backend[ =]ray\b")),
+}
+
+
+def shipped() -> list[str]:
+    """The shipped networks that have a recipe: the files beside them that record commands."""
+    out = []
+    for path in sorted(CHECKPOINTS.glob("*.json")):
+        record = json.loads(path.read_text())
+        if record.get("recipe") or record.get("command"):
+            out.append(path.stem)
+    return out
+
+
+def needs(name: str) -> dict[str, str]:
+    """{extra: the first step that needs it} for the recipe of `name` (`EXTRAS`)."""
+    out: dict[str, str] = {}
+    for step in recipe_steps(name)[0]:
+        for extra, (_, pattern) in EXTRAS.items():
+            if extra not in out and pattern.search(step["command"]):
+                out[extra] = step["step"]
+    return out
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing(name: str) -> str | None:
+    """None when every extra the recipe of `name` needs is installed, else one line that
+    names them, the steps that need them, and the install command."""
+    wanted = needs(name)
+    lacking = [e for e in wanted if not _importable(EXTRAS[e][0])]
+    if not lacking:
+        return None
+    which = ", ".join(f"{e} (from step {wanted[e]!r})" for e in lacking)
+    return (
+        f"the recipe of {name} needs the {which} extra{'s' if len(lacking) > 1 else ''}: "
+        f"pip install -e '.[{','.join(wanted)}]'"
+    )
+
+
 def recipe_steps(name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the steps: {step, command, wall_minutes}, the whole record) of shipped `name`."""
     path = CHECKPOINTS / f"{name}.json"
     if not path.is_file():
-        shipped = sorted(p.stem for p in CHECKPOINTS.glob("*.json"))
-        raise ValueError(f"no shipped network {name!r}: choose one of {', '.join(shipped)}")
+        raise ValueError(f"no shipped network {name!r}: choose one of {', '.join(shipped())}")
     record = json.loads(path.read_text())
     if record.get("recipe"):
         steps = [s for s in record["recipe"] if s.get("command")]
@@ -152,8 +204,15 @@ def run(name: str, work: Path, smoke: bool = False) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    p.add_argument("name", help="a shipped network: learned, ppo_small")
+    from spades_env.flags import FlagParser  # a bad name or a missing extra: one line
+
+    p = FlagParser(prog=prog, description=__doc__.split("\n")[0])
+    names = shipped()
+    p.add_argument(
+        "name",
+        help="a shipped network, and the extras its recipe needs: "
+        + ", ".join(f"{n} ({' + '.join(needs(n))})" for n in names),
+    )
     p.add_argument("--dir", default="", help="work folder (default runs/recipe_NAME)")
     p.add_argument("--smoke", action="store_true", help="tiny budgets: check the chain")
     args = p.parse_args(argv)
@@ -161,6 +220,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str
         recipe_steps(args.name)
     except ValueError as err:
         p.error(str(err))
+    lacking = missing(args.name)
+    if lacking:
+        p.error(lacking)
     work = Path(args.dir or f"runs/recipe_{args.name}").resolve()
     report = run(args.name, work, args.smoke)
     print(json.dumps(report, indent=1))

@@ -32,6 +32,12 @@ truncated (`action_index`, `action_array`).
 
 Strings: cards `AS`, `TD`, `10d`, `2C`, `q♥`, `LJ`/`BJ`; bids `nil`, `4`; `blind nil`;
 `see hand`; `keep`, `discard`; `trump hearts` (also `trump h`, `trump ♥`).
+
+One notation: every card the product writes (logs, tables, hints, the play screen, the
+table pictures) is `card_to_str`'s: a rank character of `RANK_CHARS` (the ten is `T`) and
+a suit, `TD` in files and `T♦` on screens. Two characters each, so hands and columns
+line up, and the run folders' logs already use it; `str_to_card` reads `10d` and `10♦`
+as well.
 """
 
 from __future__ import annotations
@@ -248,7 +254,7 @@ def cards_to_mask(cards: list[int] | npt.NDArray[np.integer]) -> np.uint64:
 
 
 def hand_to_str(mask: int | np.uint64, unicode: bool = True) -> str:
-    """A hand sorted as seed 000 recommends: spades first, high cards first in each suit."""
+    """A hand sorted as rule text 000 recommends: spades first, high cards first in each suit."""
     cards = sorted(mask_to_cards(mask), key=lambda c: (CARD_SUIT[c], -CARD_RANK[c]))
     return " ".join(card_to_str(c, unicode) for c in cards)
 

@@ -72,7 +72,7 @@ def _card_text(card: int) -> tuple[str, str, tuple[int, int, int]]:
         return ("LJ" if card == LITTLE_JOKER else "BJ"), "★", JOKER
     suit = card // NUM_RANKS
     colour = RED if SUIT_NAMES[suit] in ("hearts", "diamonds") else INK
-    return RANK_CHARS[card % NUM_RANKS].replace("T", "10"), SUIT_SYMBOLS[suit], colour
+    return RANK_CHARS[card % NUM_RANKS], SUIT_SYMBOLS[suit], colour  # T: cards.py's notation
 
 
 @cache

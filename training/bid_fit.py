@@ -14,7 +14,7 @@ play is the heuristic's, or that of `--player SPEC` (e.g. `learned`): the model 
 predicts the tricks of that player's card play, for a bidder that plays its cards so
 (`learned:bid=model,model=PATH`).
 
-Round 1's seats bid by seed 000's count (`heuristic:bid=rules`); each later round's
+Round 1's seats bid by rule text 000's count (`heuristic:bid=rules`); each later round's
 seats bid with the model fitted in the round before, and the model is refitted on that
 round's hands alone, so the partner table describes partners that bid with the model.
 

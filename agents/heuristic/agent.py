@@ -1,11 +1,11 @@
-"""`heuristic`: a rule-based Spades player following seed 000's strategy.
+"""`heuristic`: a rule-based Spades player following rule text 000's strategy.
 
-Seed 000 "Så bjuder och spelar den som vill vinna" (how the player who wants to win bids
+Rule text 000 "Så bjuder och spelar den som vill vinna" (how the player who wants to win bids
 and plays), with its nil sections, is the playbook, except that on the standard table
 the number or nil it bids is, by default, the one of highest expected team score under a
 model of the tricks fitted to the project's own play (`agents.heuristic.model_bids`):
 
-- bidding and nil by seed 000's count (`agents.heuristic.bidding`; `bid=rules`, and
+- bidding and nil by rule text 000's count (`agents.heuristic.bidding`; `bid=rules`, and
   every rule set but the standard table): count sure tricks, discount lone
   honours, bid a little low but up when bags are near the penalty, use the bids already
   made; nil on low hands; blind nil only as a rescue when far behind; in RULES.md §6
@@ -28,15 +28,15 @@ set_tricks=3`):
 - `bid` (`model`, or `rules` when `aggression` or `nil_risk` is set): `model` bids the
   number or nil of highest expected team score under the trick model fitted to the
   project's own play (`agents.heuristic.model_bids`, `agents.heuristic.trick_model`; on the standard
-  table, other rules fall back to `rules`); `rules` is seed 000's count below, the
+  table, other rules fall back to `rules`); `rules` is rule text 000's count below, the
   heuristic's bidding before the model.
 - `model` (path, the shipped `agents/heuristic/data/trick_model.json`): another fitted model file.
 - `bag_cost` (float, -1): `bid=model` only: what a bag costs the bid choice; below 0,
   its share of the penalty (`bag_penalty / bag_limit`, 10 by default); 0 bids for the
   hand alone, as a hand-mode tournament scores it.
-- `aggression` (float, 0): seed 000's count only: shades every bid; +0.5 bids about half a
+- `aggression` (float, 0): rule text 000's count only: shades every bid; +0.5 bids about half a
   trick more.
-- `nil_risk` (float, 0): seed 000's count only: extra danger a hand may carry and still bid
+- `nil_risk` (float, 0): rule text 000's count only: extra danger a hand may carry and still bid
   nil; -2 never bids nil, +0.5 bids noticeably more nils.
 - `blind_deficit` (int, 200): how far behind the team must be (with the opponents near
   the target) to bid blind nil when the rules offer it.
@@ -66,20 +66,22 @@ from spades_env.cards import BID_BASE
 from spades_env.observation import SeatView
 from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY, TRUMP
 
-#: the heuristic's bidders: the fitted trick model, or seed 000's count
+#: the heuristic's bidders: the fitted trick model, or rule text 000's count
 BIDDERS = ("model", "rules")
 
 
 def bidder(bid: str | None, aggression: float, nil_risk: float) -> str:
     """The bidder a heuristic's parameters select: `bid`, or by default the model unless
-    `aggression` or `nil_risk` (which shade seed 000's count) are set. ValueError names
+    `aggression` or `nil_risk` (which shade rule text 000's count) are set. ValueError names
     a bad combination."""
     shaded = aggression != 0 or nil_risk != 0
     bid = bid if bid is not None else ("rules" if shaded else "model")
     if bid not in BIDDERS:
         raise ValueError(f"bid {bid!r}; use {' or '.join(BIDDERS)}")
     if bid == "model" and shaded:
-        raise ValueError("aggression and nil_risk shade seed 000's count: use them with bid=rules")
+        raise ValueError(
+            "aggression and nil_risk shade rule text 000's count: use them with bid=rules"
+        )
     return bid
 
 
@@ -99,7 +101,7 @@ def check_params(params: dict) -> None:
 
 
 class HeuristicAgent(BaseAgent):
-    """Seed 000's strategy as rules; acts on a batch with a loop over its games."""
+    """Rule text 000's strategy as rules; acts on a batch with a loop over its games."""
 
     name = "heuristic"
 

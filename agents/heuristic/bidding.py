@@ -1,6 +1,6 @@
 """The heuristic agent's bidding: blind nil, nil, the bid, and the blind-nil exchange.
 
-Follows seed 000 "Så bjuder och spelar den som vill vinna":
+Follows rule text 000 "Så bjuder och spelar den som vill vinna":
 
 - "Räkna stick i budet": every ace is a trick, the A♠ a certain one; a king with at least
   one small card beside it counts half; five or more spades add their length.
@@ -53,13 +53,13 @@ def side_suit_tricks(ranks: list[int]) -> float:
     held = set(ranks)
     t = 0.0
     if ACE in held:
-        # seed 000 "Räkna stick i budet": every ace is a trick (long suits get trumped).
+        # rule text 000 "Räkna stick i budet": every ace is a trick (long suits get trumped).
         t += 1.0 if n <= 6 else 0.5
     if KING in held and n >= 2:
-        # seed 000: a king with a small card beside it counts half; behind the ace, more.
+        # rule text 000: a king with a small card beside it counts half; behind the ace, more.
         t += (0.9 if n <= 5 else 0.4) if ACE in held else 0.5
     if QUEEN in held and n >= 3 and (ACE in held or KING in held):
-        t += 0.25  # a supported queen; seed 000 "Dra av för ensamma bilder": never a lone one
+        t += 0.25  # a supported queen; rule text 000 "Dra av för ensamma bilder": never a lone one
     return t
 
 
@@ -67,7 +67,7 @@ def spade_values(ranks: list[int]) -> list[float]:
     """The tricks each spade is worth (ranks highest first), before the ruffs.
 
     A spade with `k` higher spades out wins once those fall, if it has `k` small spades
-    to wait with; the A♠ (k = 0) is certain (seed 000: "spader ess som ett självklart
+    to wait with; the A♠ (k = 0) is certain (rule text 000: "spader ess som ett självklart
     sådant"), a king with a small card beside it nearly so.
     """
     n = len(ranks)
@@ -76,7 +76,7 @@ def spade_values(ranks: list[int]) -> list[float]:
         k = (ACE - r) - i  # higher spades I do not hold (a joker: none)
         guards = n - 1 - i
         values.append(1.0 if k <= 0 else _GUARDED.get(k, 0.3) if k <= guards else 0.3)
-    # seed 000 "Lägg sedan till spaderlängden": with five or more spades the others run
+    # rule text 000 "Lägg sedan till spaderlängden": with five or more spades the others run
     # out and the low trumps take tricks at the end.
     for i in range(max(0, n - 4)):
         values[n - 1 - i] = max(values[n - 1 - i], 0.75)
@@ -101,8 +101,8 @@ _GUARDED = {1: 0.85, 2: 0.6, 3: 0.4}
 
 
 def estimate_tricks(hand: int, trump: int = SPADES) -> float:
-    """Seed 000 "Räkna stick i budet": the tricks this hand should take with `trump` as
-    trump (spades; RULES.md §6 auction: any suit, counted as seed 000 counts spades)."""
+    """Rule text 000 "Räkna stick i budet": the tricks this hand should take with `trump` as
+    trump (spades; RULES.md §6 auction: any suit, counted as rule text 000 counts spades)."""
     hand = int(hand)
     shortness = 0.0
     total = 0.0
@@ -132,7 +132,7 @@ def best_trump(hand: int) -> int:
 
 def spade_nil_danger(spades: list[int]) -> float | None:
     """The trump suit's part of `nil_danger` (ranks highest first); None: hopeless."""
-    # seed 000 "Noll-budet": no high spades; a long spade holding cannot all be ducked.
+    # rule text 000 "Noll-budet": no high spades; a long spade holding cannot all be ducked.
     if spades and spades[0] >= JACK:
         return None
     return max(0, len(spades) - 2) * 0.35 + sum(0.05 * r for r in spades)
@@ -147,7 +147,7 @@ def side_nil_dangers(ranks: list[int]) -> list[float] | None:
     for i, r in enumerate(ranks):
         cover = len(ranks) - i - 1  # low cards under this one to duck with
         if r == KING and cover < 3:
-            return None  # seed 000: "En ensam kung i en färg är däremot en fälla"
+            return None  # rule text 000: "En ensam kung i en färg är däremot en fälla"
         if r >= TEN:
             out.append(max(0.0, (r - 7) * 0.12 - cover * 0.1))
     return out
@@ -186,10 +186,12 @@ def choose_blind(t: Table, blind_deficit: int) -> tuple[int, str]:
         and (partner_bid < 0 or partner_bid >= 3)
     ):
         return BLIND_NIL, (
-            f'seed 000 "Blint noll": {opp - own} behind and the opponents near {target}, '
+            f'rule text 000 "Blint noll": {opp - own} behind and the opponents near {target}, '
             "a desperate rescue"
         )
-    return SEE_HAND, 'seed 000 "Blint noll" is a desperate rescue, not needed here: see the hand'
+    return SEE_HAND, (
+        'rule text 000 "Blint noll" is a desperate rescue, not needed here: see the hand'
+    )
 
 
 #: RULES.md §6 auction: a trump suit that would make my nil hopeless counts this much in
@@ -228,7 +230,7 @@ def choose_bid(t: Table, aggression: float, nil_risk: float) -> tuple[int, str]:
     top = highest(t.legal)  # legal bits are bids 0..top
     if top < 1:
         return 0, "RULES.md §2 max_total_bid: no bid above nil is left"
-    # seed 000 "Bjud lite lågt": the count already runs about half a trick under what the
+    # rule text 000 "Bjud lite lågt": the count already runs about half a trick under what the
     # hand takes (measured in self-play); a quarter trick more shading bids a little low,
     # never far too low.
     shade = 0.25 - aggression
@@ -236,16 +238,16 @@ def choose_bid(t: Table, aggression: float, nil_risk: float) -> tuple[int, str]:
         est, danger, reason = auction_estimate(t, shade)
     else:
         est, danger = estimate_tricks(hand, max(t.trump, 0)), nil_danger(hand, max(t.trump, 0))
-        reason = f'seed 000 "Räkna stick i budet": {est:.1f} tricks'
+        reason = f'rule text 000 "Räkna stick i budet": {est:.1f} tricks'
     partner_bid = t.bids[t.partner]
-    # seed 000 "Noll-budet": low cards, no high spades, no lone king; and never beside a
+    # rule text 000 "Noll-budet": low cards, no high spades, no lone king; and never beside a
     # partner's nil ("Kan båda i laget bjuda noll? ... Klokt är det sällan").
     limit = 1.2 + nil_risk + (0.3 if partner_bid >= 4 else 0.0)
     if partner_bid != 0 and est < 1.8 and danger < limit and t.rules.nil_value > 0:
-        return 0, 'seed 000 "Noll-budet": low cards, no high spades, no lone king: nil'
+        return 0, 'rule text 000 "Noll-budet": low cards, no high spades, no lone king: nil'
     team_bags = t.bags[t.team]
     if team_bags >= t.rules.bag_limit - 3:
-        # seed 000 "Har ni redan sju säckar ... bjuda offensivt".
+        # rule text 000 "Har ni redan sju säckar ... bjuda offensivt".
         shade -= 0.5
         reason += f"; {team_bags} bags: bid up"
     bid = math.floor(est + 0.5 - shade)
@@ -279,9 +281,9 @@ def choose_pass(t: Table) -> tuple[int, str]:
     """EXCHANGE phase: the card to pass to the partner (RULES.md §2 blind_nil_exchange)."""
     legal = cards(t.legal)
     if t.bids[t.seat] == 0:
-        # seed 000 "Blint noll": "skicka bort ett farligt ess": high cards, spades first.
+        # rule text 000 "Blint noll": "skicka bort ett farligt ess": high cards, spades first.
         card = max(legal, key=lambda c: (RANK_OF[c] + (3 if SUIT_OF[c] == t.trump else 0), c))
-        return card, 'seed 000 "Blint noll": pass away a dangerous high card'
+        return card, 'rule text 000 "Blint noll": pass away a dangerous high card'
     # Partner bid blind nil: give low cards to duck with, keep the high ones to cover.
     card = min(legal, key=lambda c: (RANK_OF[c], SUIT_OF[c] == t.trump, c))
     return card, "partner bid blind nil: pass a low card to duck with"

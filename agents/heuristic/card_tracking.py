@@ -2,7 +2,7 @@
 for the heuristic's card play (`agents.heuristic.play`).
 
 Everything here is built from the seat's own view only: its hand, the cards played, the
-voids players have shown, the bids. No hidden card is ever read. Seed 000 "Räkna
+voids players have shown, the bids. No hidden card is ever read. Rule text 000 "Räkna
 spadern: 13 kort" (count the spades and the cards gone) is the habit this module gives
 the agent.
 
@@ -144,7 +144,7 @@ def is_master(t, c, suit, suit_mask):
 @jit
 def _may_ruff(t, voids, seat, s, suit_mask):
     """Might `seat` trump a lead of suit `s`? Shown void, or the suit is nearly gone
-    (seed 000 "Räkna spadern": at most one card of it left among the other hands)."""
+    (rule text 000 "Räkna spadern": at most one card of it left among the other hands)."""
     trump = t[TRUMP]
     if s == trump or t[HOLD + seat] & suit_mask[trump] == 0:
         return False

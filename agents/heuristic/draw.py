@@ -3,8 +3,8 @@
 Keep the looked-at card when it is worth more than a card drawn blind, otherwise discard
 it and take the next one. A blind card is a spade one time in four and middling in rank,
 so a sure or likely trick beats it: a spade from the 8 up (spades are trumps and win
-tricks even when low, seed 000 "Räkna spadern"), or a queen, king or ace of another suit
-(seed 000 counts aces and kings as tricks). Everything else is discarded: a low card of a
+tricks even when low, rule text 000 "Räkna spadern"), or a queen, king or ace of another suit
+(rule text 000 counts aces and kings as tricks). Everything else is discarded: a low card of a
 side suit wins no trick, and the blind card is at least as likely to be useful.
 """
 

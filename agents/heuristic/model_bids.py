@@ -16,7 +16,7 @@ options), for the team: my bid and tricks, my partner's bid and tricks.
   penalty it leads to (RULES.md §4). A hand scored on its own (a hand-mode tournament)
   never reaches the penalty, but a seat does not know that it will be the last;
   `heuristic:bag_cost=0` bids for the hand alone.
-- Nil is never bid beside a partner's nil (seed 000: "Klokt är det sällan").
+- Nil is never bid beside a partner's nil (rule text 000: "Klokt är det sällan").
 
 The blind-nil decision, the exchange and the naming of trump are not the model's: the
 heuristic's rules decide them.

@@ -1,7 +1,7 @@
 """The heuristic agent's card play, compiled: one card per decision, with the rule that
 chose it.
 
-The rules come from seed 000 ("Så bjuder och spelar den som vill vinna", "Så täcker
+The rules come from rule text 000 ("Så bjuder och spelar den som vill vinna", "Så täcker
 partnern ett noll-bud", "Spara spadern till rätt stick", "Räkna spadern", "Bet") and
 the whist-family maxims "second hand low", "third hand high enough", "win cheaply". In
 order of priority:
@@ -102,21 +102,21 @@ from spades_env.state import deck_mask
 #: the situation a card is chosen in (`t[CTX]`): the first part of the reason
 CONTEXTS = (
     "",
-    'seed 000 "Noll-budet": take no trick',
-    'seed 000 "Så täcker partnern ett noll-bud"',
+    'rule text 000 "Noll-budet": take no trick',
+    'rule text 000 "Så täcker partnern ett noll-bud"',
     "set the opponents' nil",
-    'seed 000 "Bet": our contract is lost, set theirs',
+    'rule text 000 "Bet": our contract is lost, set theirs',
     "contract made: take tricks to set the opponents",
-    "the team needs {need} more tricks",
-    'seed 000 "Bet": contract lost, feed the opponents bags',
-    'seed 000 "Säckar": contract made, duck to avoid bags',
+    "the team needs {need} more {tricks}",
+    'rule text 000 "Bet": contract lost, feed the opponents bags',
+    'rule text 000 "Säckar": contract made, duck to avoid bags',
 )
 _NIL, _PROTECT, _SET_NIL, _BET_SET, _MADE_SET, _NEED, _BET_FEED, _BAGS = range(1, 9)
 #: the rule that chose the card (`t[WHY]`); the first `_WHOLE` are whole reasons, the
 #: rest follow the situation after a colon; {trump} is the trump suit's word ("spade")
 WHYS = (
     "the only legal card",
-    'seed 000 "Spara spadern till rätt stick": discard a worthless low card',
+    'rule text 000 "Spara spadern till rätt stick": discard a worthless low card',
     "partner's card holds: play low",
     "partner's card holds: discard low",
     # duck
@@ -178,7 +178,8 @@ def reason_text(ctx: int, why: int, need: int, trump: int) -> str:
     rule = WHYS[why].format(trump=word)
     if why < _WHOLE:
         return rule
-    return f"{CONTEXTS[ctx].format(need=need)}: {rule}"
+    situation = CONTEXTS[ctx].format(need=need, tricks="trick" if need == 1 else "tricks")
+    return f"{situation}: {rule}"
 
 
 @jit
@@ -232,7 +233,7 @@ def _duck(t, legal, rank, suit, suit_mask, tmask):
 
 @jit
 def _play_nil(t, legal, rank, suit, suit_mask, tmask):
-    """seed 000 "Noll-budet": I promised no trick; duck every trick."""
+    """rule text 000 "Noll-budet": I promised no trick; duck every trick."""
     t[CTX] = _NIL
     if t[SIZE] == 0:
         # lead a card sure to be beaten, from the suit whose top card is safest: leading
@@ -265,7 +266,7 @@ def _play_nil(t, legal, rank, suit, suit_mask, tmask):
 
 @jit
 def _protect_nil(t, bids, won, trick, voids, legal, rank, suit, suit_mask, tmask):
-    """seed 000 "Så täcker partnern ett noll-bud": take the tricks myself."""
+    """rule text 000 "Så täcker partnern ett noll-bud": take the tricks myself."""
     t[CTX] = _PROTECT
     p = t[PARTNER]
     if t[SIZE] == 0:
@@ -413,7 +414,7 @@ def _lead_to_take(t, voids, legal, rank, suit, suit_mask, tmask):
     if trumps and out:
         top = high_bit(trumps)
         if is_master(t, top, suit, suit_mask) and mine >= out:
-            # seed 000 "Har du däremot lång trumf och toppkorten": draw the trumps early
+            # rule text 000 "Har du däremot lång trumf och toppkorten": draw the trumps early
             return _say(t, _L_DRAW, top)
     p = t[PARTNER]
     masters, partner_ruffs, safe = 0, 0, 0
@@ -429,7 +430,7 @@ def _lead_to_take(t, voids, legal, rank, suit, suit_mask, tmask):
             safe |= 1 << c  # no lead into an opponent's void: a cheap ruff for them
     if masters:
         # a sure winner; with no trump left outside, every master is as good as an ace
-        # (seed 000 "Räkna spadern")
+        # (rule text 000 "Räkna spadern")
         return _say(t, _L_CASH, high_card(masters, rank, tmask))
     if partner_ruffs:
         return _say(t, _L_PARTNER_RUFF, low_card(partner_ruffs, rank, tmask))
@@ -468,7 +469,7 @@ def _lead_to_take(t, voids, legal, rank, suit, suit_mask, tmask):
             masters |= 1 << c
     if masters:
         return _say(t, _L_TOP_TRUMP, low_card(masters, rank, tmask))
-    # seed 000 "Vänta med att bryta trumfen så länge motståndarna har fler spader än du"
+    # rule text 000 "Vänta med att bryta trumfen så länge motståndarna har fler spader än du"
     return _say(t, _L_LOW_TRUMP, low_card(trumps, rank, tmask))
 
 

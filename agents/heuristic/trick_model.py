@@ -49,8 +49,8 @@ Y_CLASSES = TRICKS - Y_LOW  # y = -3..13
 
 #: one seat's features, in the order of the weights (see `features`)
 FEATURES: tuple[str, ...] = (
-    "count",  # seed 000's trick count (agents.heuristic.bidding.estimate_tricks)
-    "nil_danger",  # seed 000's nil danger (agents.heuristic.bidding.nil_danger), capped at 3
+    "count",  # rule text 000's trick count (agents.heuristic.bidding.estimate_tricks)
+    "nil_danger",  # rule text 000's nil danger (agents.heuristic.bidding.nil_danger), capped at 3
     "spades",  # spades held
     "long_spades",  # spades beyond the fourth
     "spade_ace",

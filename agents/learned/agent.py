@@ -10,7 +10,7 @@ holds the commands that reproduce it, their wall time and its results).
 `learned:bid=model` (or `checkpoint:PATH,bid=model`) lets the heuristic make every
 decision before card play (on the standard table: the bid of highest expected team score
 under the fitted trick model, `agents.heuristic.model_bids`) while the network plays the cards;
-`bid=rules` takes seed 000's count instead; `bid=net` (the default) is the network alone.
+`bid=rules` takes rule text 000's count instead; `bid=net` (the default) is the network alone.
 
 `endgame=K,worlds=W` (any of them) plays the last K tricks of each hand by a determinized
 exact solve over W sampled worlds (`agents.learned.endgame`), the network the rest; `learned`
@@ -56,7 +56,7 @@ LEARNED = SHIPPED.with_name("learned.pt")
 #: endgame solver included) as the fixed opponent; its recipe in `learned2.json`
 LEARNED2 = SHIPPED.with_name("learned2.pt")
 #: who makes a network agent's decisions before card play: the network, or the heuristic
-#: bidding by the fitted trick model or by seed 000's count (`agents.heuristic.agent`)
+#: bidding by the fitted trick model or by rule text 000's count (`agents.heuristic.agent`)
 BIDDERS = ("net", "model", "rules")
 #: `learned`'s endgame: the last tricks solved, and the worlds sampled per decision
 #: (`agents.learned.endgame`; measured in agents/learned/checkpoints/learned.json)

@@ -38,7 +38,7 @@ _DRAWER = HeuristicAgent(bid="rules")  # RULES.md §6 two_player's draw decision
 
 def search_bidder(bid: str, agent: str, seed: int | None) -> HeuristicAgent | None:
     """The agent that makes a search agent's bidding decisions: None for `bid=search`
-    (the search decides them too), the heuristic with seed 000's count for
+    (the search decides them too), the heuristic with rule text 000's count for
     `bid=heuristic` (`heuristic:bid=rules`), the heuristic with the fitted trick model
     for `bid=model` (`agents.heuristic.model_bids`)."""
     if bid == "search":

@@ -10,7 +10,7 @@ chosen the same way, by rollouts from the bidding position.
 Evaluators:
 
 - `rollout` (default): every world x action x rollout is one game, played to the end of
-  the hand by the rollout policy: `heuristic` (the default; seed 000's rules), `greedy`
+  the hand by the rollout policy: `heuristic` (the default; rule text 000's rules), `greedy`
   (win a trick cheaply unless the partner has it, else play low; bids by a count of top
   cards) or `random`. A card-play decision is one call of a numba loop
   (`agents.search.pimc_kernel`: the kernels `agents.kernels.play` for greedy and random,
@@ -164,7 +164,7 @@ class PIMCAgent(BaseAgent):
         self.worlds, self.rollouts = int(worlds), int(rollouts)
         self.evaluator, self.policy = evaluator, policy
         self.time_ms, self.weight, self.objective = float(time_ms), weight, objective
-        self._heuristic = HeuristicAgent(bid="rules")  # rollouts: seed 000's count, fast
+        self._heuristic = HeuristicAgent(bid="rules")  # rollouts: rule text 000's count, fast
         self._solver = None
         self.last_values: dict[int, float] = {}  # mean value per action, last decision
 

@@ -137,7 +137,8 @@ def dd_tricks(
     `max_solves` new positions are solved (cached ones are free), by `solve` one at a
     time or, by default, by the solver on `workers` processes; each answer is saved as
     it comes, so an interrupted run keeps its work. `on_solve(done, todo)` reports
-    progress.
+    progress: first `(0, todo)` before anything is solved (the solver's first run on a
+    machine compiles it, a minute of no answers), then after each answer.
     """
     from agents.dd.cache import DDCache, dd_key
 
@@ -152,6 +153,8 @@ def dd_tricks(
     todo = list({k: (h, ld, r) for k, h, ld, r in keys if k and k not in known}.items())
     if max_solves is not None:
         todo = todo[:max_solves]
+    if todo and on_solve is not None:
+        on_solve(0, len(todo))
     if solve is not None:
         answers = ((key, solve(*args)) for key, args in todo)
     else:

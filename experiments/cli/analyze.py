@@ -5,7 +5,8 @@ Reads only the tournament log (`log.jsonl`, or the run folder holding it), print
 tables of `experiments.bid_analysis` and writes its plots beside the log, with the
 comparison against the double-dummy solver: cached answers always, and at most
 `AUTO_SOLVES` new hands solved a run unless `--dd` (all) or `--dd-max` says otherwise;
-`--no-dd` leaves it out. Answers are cached by `agents.dd.cache`, so a rerun only
+`--no-dd` leaves it out. A line on stderr says when the solves start (`--quiet`: none).
+Answers are cached by `agents.dd.cache`, so a rerun only
 solves what is new.
 """
 
@@ -53,8 +54,7 @@ def add_parser(sub) -> None:
         "--dd",
         action="store_true",
         help="solve every hand missing from the double-dummy cache (default: use cached "
-        "answers and solve at most 200 new hands, AUTO_SOLVES of "
-        "experiments.bid_analysis.double_dummy)",
+        "answers and solve at most 200 new hands a run)",  # AUTO_SOLVES (a test checks)
     )
     dd.add_argument("--no-dd", action="store_true", help="leave the double-dummy comparison out")
     p.add_argument(
@@ -73,6 +73,15 @@ def add_parser(sub) -> None:
         "--out", metavar="DIR", help="folder for the PNGs and tables (default: beside the log)"
     )
     p.set_defaults(run=run)
+
+
+def solve_notice(todo: int) -> str:
+    """The line `analyze` prints on stderr as the double-dummy solves start."""
+    hands = "hand" if todo == 1 else "hands"
+    return (
+        f"double dummy: solving {todo} new {hands} on every core (a first run also compiles "
+        "the solver, about a minute; --no-dd or --dd-max 0 leaves it out)"
+    )
 
 
 def rich_table(title: str, frame: pd.DataFrame, keys: tuple[str, ...] = ()) -> Table:
@@ -109,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
     tasks: list = []
 
     def on_solve(done: int, todo: int) -> None:
-        if not tasks:  # the bar shows only when something is solved (after the workers start)
+        if not tasks:  # called first with done=0, before the workers start (and compile)
+            if not args.quiet:  # a line in a pipe or log too, where the bar does not show
+                err.print(solve_notice(todo), soft_wrap=True, highlight=False)
             progress.start()
             tasks.append(progress.add_task("dd", total=todo))
         progress.update(tasks[0], completed=done, total=todo)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -52,13 +53,35 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+#: `spades_env.core.compile.NOTICE_ENV`, named here without importing `spades_env` (whose
+#: import may already print the notice)
+NOTICE_ENV = "SPADES_COMPILE_NOTICE"
+QUIET_HELP = (
+    "print no notices on stderr (that the kernels compile on a first run, that a long "
+    "solve starts); results, errors and progress bars (--no-progress) are unchanged"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spades", description="Spades research environment")
     parser.add_argument("--version", action="version", version=f"spades {version()}")
+    parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in commands():
         module.add_parser(sub)
+    for command in sub.choices.values():  # `spades COMMAND --quiet` as well
+        command.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     return parser
+
+
+def quiet_notices(argv: Sequence[str]) -> bool:
+    """`--quiet` anywhere in `argv` silences the compile notice before anything imports the
+    kernels (building the parser imports the commands, and with them the engine), and in
+    every process the command starts (they inherit the environment)."""
+    if "--quiet" not in argv:
+        return False
+    os.environ[NOTICE_ENV] = "0"
+    return True
 
 
 class UserError(Exception):
@@ -71,6 +94,8 @@ def _one_line(msg: object) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    quiet = quiet_notices(argv)
     try:
         parser = build_parser()
     except KeyboardInterrupt:
@@ -78,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     argcomplete.autocomplete(parser)  # answers the shell's tab key, then exits; else nothing
     args = parser.parse_args(argv)
+    args.quiet = quiet  # given before or after COMMAND (or among `spades train`'s flags)
     if args.command is None:  # bare `spades`: what it can do
         parser.print_help()
         return 0

@@ -10,7 +10,14 @@ from experiments.cli.values import deal_count, positive_seconds
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("bench", help="measure throughput against reference implementations")
+    p = sub.add_parser(
+        "bench",
+        help="measure throughput against reference implementations",
+        description="Measure throughput (decisions, steps or solves per second) and print each "
+        "figure as a ratio against a reference measured in the same run: OpenSpiel, "
+        "PettingZoo's card games, DDS, pimc:worlds=64. Machines are shared and noisy: quote "
+        f"the ratios. Sections: {', '.join(sorted(SECTIONS))}.",
+    )
     p.add_argument(
         "--seconds", type=positive_seconds, default=3.0, help="time per measurement (> 0)"
     )

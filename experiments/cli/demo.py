@@ -21,7 +21,12 @@ from spades_env.state import init
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("demo", help="play a few seeded hands and print them")
+    p = sub.add_parser(
+        "demo",
+        help="play a few seeded hands and print them",
+        description="Play a few seeded hands (random play, or the agents of --agents) and "
+        "print each as text: the deal, the bids, every trick and the score.",
+    )
     p.add_argument("--hands", type=int, default=2, help="number of hands")
     p.add_argument(
         "--seed", type=seed_number, default=0, help="seed of the deals and the play, 0..2**64-1"

@@ -5,6 +5,10 @@ command from the result files alone, never by hand: one row per agent, one colum
 rung of the ladder, each cell the agent's margin with its 95% CI. Results of different
 protocol versions, deal sets or scales are refused, so every row of a page was played
 under the same protocol.
+
+With `--out PAGE.md` it also draws the margins as a chart, `PAGE.png` beside the page
+(one panel per opponent, each agent's margin as a dot with its 95% interval as a bar),
+which the page shows above its table: the same numbers, read at a glance.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from typing import Any
 
 from experiments.tournament import protocol
 
+#: in the chart, a margin further than this from its panel's median is drawn at the edge
+OUTLIER = 80.0
 _SAME = ("protocol", "version", "deal_seed", "deal_set_sha256", "test_deals")
 
 
@@ -27,7 +33,12 @@ def add_parser(sub) -> None:
         "set) as one Markdown page: one row per agent, one column per opponent.",
     )
     p.add_argument("results", nargs="+", metavar="RESULT.json", help="spades evaluate results")
-    p.add_argument("--out", metavar="FILE", help="write the page here (default: print it)")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the page here, and its chart of the margins beside it as FILE's name "
+        "with .png (default: print the page, no chart)",
+    )
     p.set_defaults(run=run)
 
 
@@ -50,8 +61,9 @@ def _cell(r: dict[str, Any]) -> str:
     return f"{r['margin']:+.1f}{ci}"
 
 
-def render(results: list[dict[str, Any]], sources: list[str]) -> str:
-    """The page for `results` (checked to share one protocol, deal set and scale)."""
+def render(results: list[dict[str, Any]], sources: list[str], chart: str | None = None) -> str:
+    """The page for `results` (checked to share one protocol, deal set and scale); `chart`:
+    the file name of its chart (`draw_chart`), shown above the table, relative to the page."""
     first = results[0]
     for res, src in zip(results[1:], sources[1:], strict=True):
         for key in _SAME:
@@ -70,10 +82,6 @@ def render(results: list[dict[str, Any]], sources: list[str]) -> str:
                 f"{res['candidate']!r} is in both {seen[res['candidate']]!r} and {src!r}"
             )
         seen[res["candidate"]] = src
-
-    def score(res: dict[str, Any]) -> float:
-        ms = [r["margin"] for r in res["rungs"] if r["margin"] is not None]
-        return sum(ms) / len(ms) if ms else float("-inf")
 
     deals = ", ".join(f"{r['opponent']} {r['deals']}" for r in first["rungs"])
     lines = [
@@ -97,15 +105,19 @@ def render(results: list[dict[str, Any]], sources: list[str]) -> str:
         f"{deals}. Rows are ordered by the mean of their margins. Run "
         "`spades evaluate SPEC --out RESULT.json` on an agent of your own for its row.",
         "",
+    ]
+    if chart:
+        lines += [f"![Each agent's margin per opponent, with its 95% interval]({chart})", ""]
+    lines += [
         "| agent | " + " | ".join(f"vs `{o}`" for o in opponents) + " | version |",
         "|---|" + "---:|" * len(opponents) + "---|",
     ]
-    for res in sorted(results, key=score, reverse=True):
+    for res in ranked(results):
         cells = [_cell(r) for r in res["rungs"]]
         lines.append(
             f"| `{res['candidate']}` | " + " | ".join(cells) + f" | {res['spades_version']} |"
         )
-    lines += play_table(sorted(results, key=score, reverse=True))
+    lines += play_table(ranked(results))
     missing = [a for a in protocol.SHIPPED if a not in seen]
     if missing:
         names = ", ".join(f"`{a}`" for a in missing)
@@ -190,14 +202,91 @@ def rung_play_table(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def ranked(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The results in the page's order: by the mean of their margins, best first."""
+
+    def score(res: dict[str, Any]) -> float:
+        ms = [r["margin"] for r in res["rungs"] if r["margin"] is not None]
+        return sum(ms) / len(ms) if ms else float("-inf")
+
+    return sorted(results, key=score, reverse=True)
+
+
+def chart_points(results: list[dict[str, Any]]) -> dict[str, list[tuple[str, float, float, float]]]:
+    """{opponent: [(agent, margin, CI low, CI high), ...] in the page's order}, the rungs
+    with a margin only (an interval-less margin is its own interval)."""
+    out: dict[str, list[tuple[str, float, float, float]]] = {}
+    for res in ranked(results):
+        for r in res["rungs"]:
+            if r["margin"] is None:
+                continue
+            lo, hi = r["ci"] if r["ci"] is not None else (r["margin"], r["margin"])
+            out.setdefault(r["opponent"], []).append((res["candidate"], r["margin"], lo, hi))
+    return out
+
+
+def draw_chart(results: list[dict[str, Any]], path: Path) -> Path:
+    """The margins of `results` as a PNG at `path`: one panel per opponent, one row per
+    agent (the page's order), a dot at the margin and a bar over its 95% interval, and the
+    line of an even match. No timestamp is written, so the same results give the same file."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = chart_points(results)
+    agents = [res["candidate"] for res in ranked(results)]
+    fig, axes = plt.subplots(
+        1, len(points), figsize=(3.2 * len(points) + 1.5, 0.42 * len(agents) + 1.4),
+        sharey=True, squeeze=False,
+    )  # fmt: skip
+    for ax, (opponent, rows) in zip(axes[0], points.items(), strict=True):
+        # a margin far from the rest (random's -200 against everyone's +20) would squeeze
+        # every interval to a dot: such a row is drawn at the panel's edge, with its value
+        middle = sorted(m for _, m, _, _ in rows)[len(rows) // 2]
+        near = [r for r in rows if abs(r[1] - middle) <= OUTLIER]
+        far = [r for r in rows if abs(r[1] - middle) > OUTLIER]
+        y = [agents.index(a) for a, *_ in near]
+        margin = [m for _, m, _, _ in near]
+        err = [[m - lo for _, m, lo, _ in near], [hi - m for _, m, _, hi in near]]
+        ax.errorbar(margin, y, xerr=err, fmt="o", markersize=4, capsize=3, color="#1f4e79")
+        lo = min([r[2] for r in near] + [0.0])
+        hi = max([r[3] for r in near] + [0.0])
+        pad = 0.08 * (hi - lo) + 1
+        ax.set_xlim(lo - pad, hi + pad)
+        for agent, m, _, _ in far:
+            x, side = (lo - pad, "left") if m < middle else (hi + pad, "right")
+            row = agents.index(agent)
+            marker, shift = ("<", 8) if side == "left" else (">", -8)
+            ax.plot([x], [row], marker=marker, color="#b03a2e", clip_on=False)
+            ax.annotate(
+                f"{m:+.0f}", (x, row), xytext=(shift, 0), textcoords="offset points",
+                ha=side, va="center", fontsize=8, color="#b03a2e",
+            )  # fmt: skip
+        ax.axvline(0, color="0.6", linewidth=0.8)
+        ax.set_title(f"vs {opponent}", fontsize=10)
+        ax.set_xlabel("points per deal")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(range(len(agents)), agents, fontsize=9)
+    axes[0][0].invert_yaxis()  # best first, at the top, as in the table
+    fig.suptitle("Margin per opponent, 95% intervals", fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
     results = [load(p) for p in args.results]
-    page = render(results, list(args.results))
     if args.out:
         out = Path(args.out)
+        chart = out.with_suffix(".png")
+        page = render(results, list(args.results), chart=chart.name)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(page)
-        print(f"leaderboard: {out} ({len(results)} agents)")
-    else:
-        print(page, end="")
+        draw_chart(results, chart)
+        print(f"leaderboard: {out} ({len(results)} agents); chart: {chart}")
+        return 0
+    print(render(results, list(args.results)), end="")
     return 0

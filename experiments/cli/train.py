@@ -50,13 +50,13 @@ def run(args: argparse.Namespace) -> int:
     if args.algo == "recipe":  # the steps run as their own commands, with their own bars
         from experiments.recipe import main
 
-        main(args.flags, prog="spades train recipe")
+        main([f for f in args.flags if f != "--quiet"], prog="spades train recipe")
         return 0
     from spades_env.flags import given_flags, parse_args  # torch is imported from here on
     from training.session import pick_device, prepare_args
 
     module = importlib.import_module(SCRIPTS[args.algo])
-    flags = list(args.flags)
+    flags = [f for f in args.flags if f != "--quiet"]  # `spades`'s own flag (app.quiet_notices)
     quiet = args.no_progress or "--no-progress" in flags
     flags = [f for f in flags if f != "--no-progress"]
     train_args = parse_args(module.Args, flags, prog=f"spades train {args.algo}")

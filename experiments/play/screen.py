@@ -1,7 +1,7 @@
 """What `spades play` shows: the table, the hand, the score sheet, as rich renderables.
 
 Pure functions of the game and of what the human's seat knows (`seat_view`): no bot's
-cards are ever drawn. The hand is sorted as seed 000 recommends, spades first and the
+cards are ever drawn. The hand is sorted as rule text 000 recommends, spades first and the
 high cards first within each suit, and its order is the one the card numbers refer to.
 Any table of RULES.md §6: four seats as a compass, two, three or five as a row per seat
 in clockwise (play) order; scores by partnership, or by player where every player is a
@@ -18,13 +18,11 @@ from rich.table import Table
 from rich.text import Text
 
 from spades_env.cards import (
-    BIG_JOKER,
     CARD_RANK,
     CARD_SUIT,
-    LITTLE_JOKER,
-    NUM_RANKS,
     SUIT_NAMES,
     SUIT_SYMBOLS,
+    card_to_str,
     mask_to_cards,
 )
 from spades_env.engine import seat_name
@@ -35,7 +33,6 @@ from spades_env.state import DONE, DRAW, EXCHANGE, PLAY
 #: four-colour deck, readable on dark and light terminals
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
 TEAM_NAMES = ("North–South", "East–West")
-_RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 
 
 @dataclass
@@ -49,12 +46,8 @@ class Trick:
 
 # ----------------------------------------------------------------------------- cards
 def card_label(card: int) -> str:
-    """`10♥`, `Q♠`: the rank as people write it and a unicode suit."""
-    if card == LITTLE_JOKER:
-        return "LJ"
-    if card == BIG_JOKER:
-        return "BJ"
-    return _RANKS[card % NUM_RANKS] + SUIT_SYMBOLS[card // NUM_RANKS]
+    """`T♥`, `Q♠`: the product's one notation (`spades_env.cards.card_to_str`)."""
+    return card_to_str(card, unicode=True)
 
 
 def card_text(card: int, dim: bool = False) -> Text:
@@ -63,7 +56,7 @@ def card_text(card: int, dim: bool = False) -> Text:
 
 
 def sort_hand(mask: int) -> list[int]:
-    """Seed 000's order: spades first, then hearts, diamonds, clubs; high cards first."""
+    """Rule text 000's order: spades first, then hearts, diamonds, clubs; high cards first."""
     return sorted(mask_to_cards(mask), key=lambda c: (int(CARD_SUIT[c]), -int(CARD_RANK[c])))
 
 

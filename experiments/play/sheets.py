@@ -25,7 +25,7 @@ def _bid(rules: Rules, rec: dict[str, Any], team: int) -> str:
 
 
 def score_sheet(records: list[dict[str, Any]], rules: Rules, human: int = -1) -> Table:
-    """Seed 000's score sheet ("Ett räkneexempel med tre givar"), one row per hand and team.
+    """Rule text 000's score sheet ("Ett räkneexempel med tre givar"), one row per hand and team.
 
     Bid is the team's contract with its two bids (with one-player teams: the player's
     bid); Points is the hand's score with any bag penalty included; Bags and Total are

@@ -15,8 +15,10 @@ An unwritable install (numba then caches elsewhere) or a cache another process i
 rewriting at the same moment only means a recompile; neither is an error.
 
 A cold cache (a fresh checkout or install, or sources just edited) costs about a minute of
-compiling before the first game moves, so `ensure_fresh` says so once, on a terminal
-(`announce_compile`), instead of leaving a silent pause.
+compiling before the first game moves, so `ensure_fresh` says so once on stderr
+(`announce_compile`), instead of leaving a silent pause: on a terminal and in a pipe or
+a log alike (CI, nohup, a notebook), where a silent minute reads as a hang. `spades
+--quiet` (or `SPADES_COMPILE_NOTICE=0`) silences it.
 """
 
 from __future__ import annotations
@@ -76,16 +78,13 @@ def refresh(sources: Iterable[Path], caches: Iterable[Path], stamp: Path) -> boo
 
 def announce_compile(caches: Iterable[Path], stream: TextIO | None = None) -> bool:
     """Print `NOTICE` to `stream` (stderr) when none of `caches` holds a compiled kernel
-    (numba's `.nbi` index files), once per run and only on a terminal. Returns True when
-    it printed."""
+    (numba's `.nbi` index files), once per run, whether `stream` is a terminal or not.
+    Returns True when it printed."""
     if os.environ.get(NOTICE_ENV) == "0":
         return False
     if any(next(Path(cache).glob("*.nbi"), None) is not None for cache in caches):
         return False
     stream = sys.stderr if stream is None else stream
-    isatty = getattr(stream, "isatty", None)
-    if isatty is None or not isatty():
-        return False
     print(NOTICE, file=stream, flush=True)
     os.environ[NOTICE_ENV] = "0"
     return True

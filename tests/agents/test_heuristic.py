@@ -200,7 +200,7 @@ def test_ducks_when_the_contract_is_made():
 
 # ----------------------------------------------------------------------------- bidding
 def bid_for(hand: str, bids_before: tuple[int, ...] = (), **init_kw) -> str:
-    """Seed 000's bid (`heuristic:bid=rules`) for North (dealer West: North bids first)
+    """Rule text 000's bid (`heuristic:bid=rules`) for North (dealer West: North bids first)
     or later seats."""
     seat = len(bids_before)
     state = situation({seat: hand}, list(bids_before), **init_kw)
@@ -211,7 +211,7 @@ def bid_for(hand: str, bids_before: tuple[int, ...] = (), **init_kw) -> str:
 BID_CASES = [
     # Four aces and the ace of spades with nothing else counted.
     ("AS 2H 3H AH 4D AD 2C 5D 6D 3C AC 4C 5C", 4),
-    # Seed 000: a king with a small card counts half; two of them make one.
+    # Rule text 000: a king with a small card counts half; two of them make one.
     ("AS KH 2H KD 2D 3H 4D 5C 6C 7C 8C 3D 4H", 2),
     # Long spades add their length.
     ("AS KS QS JS TS 9S 2H 3H 4D 5D 2C 3C 4C", 6),

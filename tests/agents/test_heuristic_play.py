@@ -39,8 +39,12 @@ def test_card_and_reason_are_the_recorded_ones(name):
 
 #: the reasons of the play that ducks (contract made) or feeds bags (lost), and of the
 #: play that takes tricks to set the opponents (its whole reasons have no prefix)
-DUCKING = ('seed 000 "Säckar"', 'seed 000 "Bet": contract lost')
-SETTING = ("contract made: take tricks", 'seed 000 "Bet": our contract is lost', *WHYS[:_WHOLE])
+DUCKING = ('rule text 000 "Säckar"', 'rule text 000 "Bet": contract lost')
+SETTING = (
+    "contract made: take tricks",
+    'rule text 000 "Bet": our contract is lost',
+    *WHYS[:_WHOLE],
+)
 
 
 def test_set_tricks_changes_only_the_play_after_the_contract_is_decided():

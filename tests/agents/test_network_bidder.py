@@ -88,7 +88,7 @@ def test_a_trick_model_fitted_to_the_networks_card_play_bids_for_it(tmp_path) ->
     assert done.returncode == 0, done.stderr
     model = load(out)
     assert "--player learned" in model.meta["recipe"]
-    assert model.weights[FEATURES.index("count")] > 0  # seed 000's count: more tricks
+    assert model.weights[FEATURES.index("count")] > 0  # rule text 000's count: more tricks
     st = init(Rules(), 6, np.random.default_rng(4))
     agent = make_agent(f"learned:bid=model,model={out}", seed=0)
     own = HeuristicAgent(0, bid="model", model=str(out))

@@ -41,7 +41,7 @@ def hand(*names: str) -> int:
     return sum(1 << str_to_card(n) for n in names)
 
 
-#: 13 cards: A K Q of spades and small side cards (seed 000 counts about 3 tricks)
+#: 13 cards: A K Q of spades and small side cards (rule text 000 counts about 3 tricks)
 STRONG = hand("AS", "KS", "QS", "2H", "3H", "4H", "5H", "2D", "3D", "4D", "2C", "3C", "4C")
 #: 13 low cards, no spade: a clear nil
 LOW = hand("2H", "3H", "4H", "5H", "6H", "2D", "3D", "4D", "5D", "2C", "3C", "4C", "5C")
@@ -177,7 +177,7 @@ def test_heuristic_refuses_a_bad_model_file_or_bidder(tmp_path):
         make_agent(f"heuristic:model={path}")
     with pytest.raises(AgentSpecError, match="bid 'guess'; use model or rules"):
         make_agent("heuristic:bid=guess")
-    # aggression and nil_risk shade seed 000's count: they select it, and refuse the model
+    # aggression and nil_risk shade rule text 000's count: they select it, and refuse the model
     assert make_agent("heuristic:aggression=0.5").bid == "rules"
     assert make_agent("heuristic:nil_risk=-2").bid == "rules"
     assert make_agent("heuristic").bid == "model"
@@ -214,7 +214,7 @@ def test_the_bid_maximises_the_expected_team_score(pmf, partner_bid, want):
 def test_a_clear_nil_hand_bids_nil_unless_the_partner_did():
     model = point_model({1: 0.6, 2: 0.4}, 0.95, {3: {3: 1.0}, 0: {0: 0.8, 1: 0.2}})
     assert choose_model_bid(table(LOW, [-1, -1, 3, -1]), 3, model)[0] == 0
-    # seed 000: never nil beside a partner's nil
+    # rule text 000: never nil beside a partner's nil
     assert choose_model_bid(table(LOW, [-1, -1, 0, -1]), 3, model)[0] == 1
     # RULES.md §4 nil_value: a nil worth nothing is not bid
     free = Rules(nil_value=1)
@@ -234,7 +234,7 @@ def test_heuristic_bids_with_the_model_by_default_and_rules_on_request():
     assert model_agent.decide(t)[1].startswith("trick model")
     bid, why = choose_bid(t, 0.0, 0.0)
     assert rules_agent.decide(t) == (BID_BASE + bid, why)
-    # other tables than the standard one keep seed 000's count (RULES.md §6)
+    # other tables than the standard one keep rule text 000's count (RULES.md §6)
     auction = Rules.preset("auction")
     assert not applies(auction) and applies(Rules(nil_tricks="count"))
     t.rules, t.trump = auction, -1
@@ -254,7 +254,7 @@ def test_fit_command_writes_a_model_that_loads(tmp_path):
     assert model.meta["recipe"].startswith("python -m training.bid_fit --hands 150 --rounds 2")
     assert [r["hands"] for r in model.meta["rounds"]] == [150, 150]
     assert model.partner.sum() > 0
-    # the count of seed 000 says more tricks, the model too
+    # the count of rule text 000 says more tricks, the model too
     assert model.weights[COUNT] > 0
 
 

@@ -14,7 +14,8 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 COMMANDS = (
     "bash .ci/setup && .venv/bin/spades tournament"
     "   # set up, then random vs heuristic, duplicate\n"
-    ".venv/bin/python -m pytest -n 2 --dist loadfile  # run the tests (two processes)\n"
+    "bash .ci/setup --all && .venv/bin/python -m pytest -n 2 --dist loadfile"
+    "  # every extra, then the tests\n"
 )
 
 
@@ -24,9 +25,10 @@ def test_the_two_commands_come_first():
 
 
 def test_ci_runs_the_readmes_test_command():
-    test_command = COMMANDS.splitlines()[1].split("#")[0].strip()
+    setup, test_command = COMMANDS.splitlines()[1].split("#")[0].strip().split(" && ")
     lines = (ROOT / ".ci" / "run").read_text().strip().splitlines()
     assert lines[-1] == test_command
+    assert setup in lines, "CI installs every extra as the README says"
     assert any(line.startswith(".venv/bin/sphinx-build -W") for line in lines), "docs build first"
 
 

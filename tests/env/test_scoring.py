@@ -1,4 +1,4 @@
-"""The pure scoring functions against every worked example of the seeds and RULES.md §4-§5.
+"""The pure scoring functions against every worked example of the rule texts and RULES.md §4-§5.
 
 Seats 0 and 2 are team 0, seats 1 and 3 team 1 (RULES.md §1). A bid of 0 is nil.
 """
@@ -27,7 +27,7 @@ def split(n: int) -> tuple[int, int]:
     return (n + 1) // 2, n // 2
 
 
-# RULES.md §4 and the seeds: (team bid, team tricks, points, bags).
+# RULES.md §4 and the rule texts: (team bid, team tricks, points, bags).
 CONTRACT_EXAMPLES = [
     pytest.param(7, 7, 70, 0, id="seed001-7-bid-7-taken"),
     pytest.param(5, 8, 53, 3, id="seed001-5-bid-8-taken"),
@@ -53,20 +53,20 @@ def test_contract_scores_ten_a_trick_plus_one_per_overtrick(rules, bid, taken, p
 
 @BOTH_MODES
 def test_set_contract_scores_no_bags_however_many_tricks_over(rules):
-    # Team 1 bids 4 + 4 and takes 7: set, -80, no bags (RULES.md §4; seed 000's FAQ).
+    # Team 1 bids 4 + 4 and takes 7: set, -80, no bags (RULES.md §4; rule text 000's FAQ).
     pts, bg = team_score(rules, [3, 4, 3, 4], [3, 4, 3, 3])
     assert (pts[1], bg[1]) == (-80, 0)
 
 
 @BOTH_MODES
 def test_both_teams_score_in_the_same_hand(rules):
-    # Seed 001: "Väst 3, nord 1, öst 4 och syd 4 ger målen 5 och 7".
+    # Rule text 001: "Väst 3, nord 1, öst 4 och syd 4 ger målen 5 och 7".
     pts, _ = team_score(rules, [1, 4, 4, 3], [2, 4, 4, 3])
     assert pts == [51, 70]
 
 
 def test_seed_000_three_hand_table_through_score_hand_and_apply_bags():
-    # Seed 000 "Ett räkneexempel med tre givar". Hand 3 shows 4 + 4 = 8 tricks, so it is
+    # Rule text 000 "Ett räkneexempel med tre givar". Hand 3 shows 4 + 4 = 8 tricks, so it is
     # used for scoring only (RULES.md §4). Columns: team 0 = Nord-Syd, team 1 = Öst-Väst.
     hands = [  # bids per seat, tricks per seat, points, cumulative bags, running total
         ([4, 3, 3, 2], [5, 3, 3, 2], [71, 50], [1, 0], [71, 50]),
@@ -85,7 +85,7 @@ def test_seed_000_three_hand_table_through_score_hand_and_apply_bags():
 
 @BOTH_MODES
 def test_seed_002_hand_scores_71_against_minus_59(rules):
-    # Seed 002: Cleo (seat 3) deals; you (0) bid 4, Ada (1) 4, Bo (2) 3, Cleo (3) nil.
+    # Rule text 002: Cleo (seat 3) deals; you (0) bid 4, Ada (1) 4, Bo (2) 3, Cleo (3) nil.
     # You and Bo take 8, Ada 4, Cleo 1: 71 against 40 + 1 - 100 = -59 (RULES.md §4).
     pts, bg = team_score(rules, [4, 4, 3, 0], [5, 4, 3, 1])
     assert pts == [71, -59]
@@ -95,7 +95,7 @@ def test_seed_002_hand_scores_71_against_minus_59(rules):
 # (bids, tricks, points of team 1, bags of team 1) under each nil_tricks mode.
 # Team 1 is seats 1 and 3; seat 3 bids nil.
 NIL_MODE_CASES = [
-    # Partner makes 4 alone, nil takes 1: both modes -59, one bag (seed 002).
+    # Partner makes 4 alone, nil takes 1: both modes -59, one bag (rule text 002).
     ([4, 4, 4, 0], [4, 4, 4, 1], "bags", -59, 1),
     ([4, 4, 4, 0], [4, 4, 4, 1], "count", -59, 1),
     # Partner takes 3 of 4, nil takes 1: `bags` judges the contract on the partner alone
@@ -184,7 +184,7 @@ def test_bag_penalty_each_time_the_counter_reaches_ten(score, bags, after):
 
 
 def test_bags_are_a_counter_independent_of_the_score():
-    # Seed 000: "253 points = 3 bags" describes a counter. Two teams on 253 with different
+    # Rule text 000: "253 points = 3 bags" describes a counter. Two teams on 253 with different
     # counters react differently to the same hand; the score's last digit plays no part.
     hs = score_hand(STANDARD, [[4, 4, 3, 3]], [[False] * 4], [[5, 4, 3, 1]])
     assert hs.points[0].tolist() == [71, -70] and hs.bags[0].tolist() == [1, 0]
