@@ -22,10 +22,11 @@ from agents.dd.position import Position, PositionError, check_rules
 from agents.dd.solver import DDSolver
 from agents.dd.tables import DDCache, DDCacheError, dd_key
 from experiments.play.screen import card_label
-from spades_env.cards import str_to_action, str_to_card
+from experiments.web.replay import start_state
+from spades_env.cards import str_to_action
 from spades_env.engine import step
 from spades_env.rules import Rules
-from spades_env.state import PLAY, init
+from spades_env.state import PLAY
 
 _SOLVER: DDSolver | None = None
 _LOCK = threading.Lock()  # one solver (its tables are large), one review at a time
@@ -36,22 +37,6 @@ def _solver() -> DDSolver:
     if _SOLVER is None:
         _SOLVER = DDSolver()
     return _SOLVER
-
-
-def _start(record: dict[str, Any], rules: Rules):
-    """The engine state at the start of the record's hand (as `records.replay` builds it)."""
-    deal = np.array([[[str_to_card(c) for c in hand] for hand in record["deal"]]])
-    state = init(
-        rules,
-        1,
-        seeds=np.array([record["seed"]], dtype=np.uint64),
-        deals=deal,
-        dealer=record["dealer"],
-        scores=np.array(record["scores_before"])[None],
-        bags=np.array(record["bags_before"])[None],
-    )
-    state.hand_no[:] = record["hand_no"]
-    return state
 
 
 def _dd_tricks(hands: tuple[int, ...], leader: int, rules: Rules, solver: DDSolver) -> int:
@@ -85,7 +70,7 @@ def review_hand(record: dict[str, Any]) -> dict[str, Any]:
         check_rules(rules)
     except PositionError as exc:
         return {"hand": hand, "error": f"no double-dummy review: {exc}"}
-    state = _start(record, rules)
+    state = start_state(record)
     cards: list[dict[str, Any]] = []
     dd: list[int] | None = None
     with _LOCK:
