@@ -75,7 +75,7 @@ function drawFelt() {
     const pos = position(p.seat);
     const bid = S.bids[p.seat];
     const box = el("div", { class: `seat pos-${pos}${S.to_act === p.seat ? " turn" : ""}`, "data-seat": p.seat },
-      el("div", { class: "who", text: `${p.title}: ${p.name}${p.you ? " (you)" : ""}` }),
+      el("div", { class: "who", text: `${p.title}: ${p.name}${p.you && p.name !== "you" ? " (you)" : ""}` }),
       el("div", { class: "stat", text: `bid ${bidText(bid, S.blind[p.seat])} · tricks ${S.tricks_won[p.seat]}${S.dealer === p.seat ? " · dealer" : ""}` }));
     if (S.open_hands && S.open_hands[p.seat].length) {
       const h = el("div", { class: "hand" });
