@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))
+    sock.listen(512)  # connections wait in the backlog from the moment the URL is printed
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     query = f"/?key={args.token}" if args.token else "/"

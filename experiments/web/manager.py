@@ -131,30 +131,43 @@ class Manager:
 
     # ----------------------------------------------------------------- connections
     async def join(self, live: Live, seat: int, conn: int, send: Send) -> None:
-        live.conns.setdefault(seat, {})[conn] = send
-        await send(seat_state(live.table, seat))
+        async with live.lock:  # no move half made while the seat's first view is built
+            live.conns.setdefault(seat, {})[conn] = send
+            data = seat_state(live.table, seat)
+        await send(data)
         self.kick(live)
 
     def leave(self, live: Live, seat: int, conn: int) -> None:
         live.conns.get(seat, {}).pop(conn, None)
 
-    async def broadcast(self, live: Live) -> None:
-        """Every connected seat gets its own view (built per seat, `seat_state`)."""
-        for seat, conns in list(live.conns.items()):
-            if not conns:
-                continue
-            data = seat_state(live.table, seat)
-            for send in list(conns.values()):
+    @staticmethod
+    def views(live: Live) -> list[tuple[list[Send], dict[str, Any]]]:
+        """Each connected seat's own view (`seat_state`), built while the caller holds
+        the table's lock, so no view is of a move half made."""
+        return [
+            (list(conns.values()), seat_state(live.table, seat))
+            for seat, conns in list(live.conns.items())
+            if conns
+        ]
+
+    @staticmethod
+    async def send_views(views: list[tuple[list[Send], dict[str, Any]]]) -> None:
+        for sends, data in views:
+            for send in sends:
                 with contextlib.suppress(Exception):  # a closing socket; its reader leaves
                     await send(data)
+
+    async def broadcast(self, live: Live) -> None:
+        """Every connected seat gets its own view."""
+        async with live.lock:
+            views = self.views(live)
+        await self.send_views(views)
 
     async def act(self, live: Live, seat: int, action: int, move: int) -> None:
         async with live.lock:
             record = await asyncio.to_thread(live.table.act, seat, action, move)
-        await self._after(live, record)
-
-    async def _after(self, live: Live, record: dict[str, Any] | None) -> None:
-        await self.broadcast(live)
+            views = self.views(live)
+        await self.send_views(views)
         if record is not None and self.review:
             self.start_review(live, record["hand_no"])
         self.kick(live)
@@ -173,7 +186,8 @@ class Manager:
                 if not live.table.bot_to_act():
                     break
                 record = await asyncio.to_thread(live.table.bot_move)
-            await self.broadcast(live)
+                views = self.views(live)
+            await self.send_views(views)
             if record is not None and self.review:
                 self.start_review(live, record["hand_no"])
                 if self.pace > 0:  # time to look at the hand's result

@@ -263,7 +263,9 @@ def create_app(
             elif kind == "state":
                 from experiments.web.views import seat_state
 
-                await send(seat_state(live.table, seat))
+                async with live.lock:
+                    data = seat_state(live.table, seat)
+                await send(data)
             else:
                 await send({"type": "pong"})
         except (MessageError, TableError, AgentSpecError, ValueError) as exc:

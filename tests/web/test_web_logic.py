@@ -11,14 +11,14 @@ from cli_helpers import spades
 
 pytest.importorskip("starlette")
 
-from experiments.tournament.results_log import read_rows  # noqa: E402
-from experiments.web.game import SeatInfo, TableError, create_table, load_table  # noqa: E402
-from experiments.web.protocol import MessageError, parse_message  # noqa: E402
-from experiments.web.replay import ReplayError, deal_data, deal_list, first_difference, resolve  # noqa: E402
-from experiments.web.views import seat_state  # noqa: E402
-from spades_env.cards import mask_to_cards  # noqa: E402
-from spades_env.records import replay  # noqa: E402
-from spades_env.rules import Rules  # noqa: E402
+from experiments.tournament.results_log import read_rows
+from experiments.web.game import SeatInfo, TableError, create_table, load_table
+from experiments.web.protocol import MessageError, parse_message
+from experiments.web.replay import ReplayError, deal_data, deal_list, first_difference, resolve
+from experiments.web.views import seat_state
+from spades_env.cards import mask_to_cards
+from spades_env.records import replay
+from spades_env.rules import Rules
 
 
 def _table(tmp_path, rules=None, seed=11, humans=(2,), name="g"):
@@ -196,7 +196,9 @@ def test_a_tournament_deal_replays_both_sides(small_run):
     assert deals and set(deals[0]["sides"]) == {"0", "1"}
     data = deal_data(small_run, deals[0]["deal"], deals[0]["hand"], deals[0]["pair"])
     rows = [
-        r for r in read_rows(small_run) if r["deal"] == deals[0]["deal"] and r["hand"] == deals[0]["hand"]
+        r
+        for r in read_rows(small_run)
+        if r["deal"] == deals[0]["deal"] and r["hand"] == deals[0]["hand"]
     ]
     for side in data["sides"]:
         logged = next(r for r in rows if r["side"] == side["side"])["record"]["actions"]

@@ -40,7 +40,17 @@ class Server:
         self.root = root
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "experiments.cli", "serve", "--port", "0", "--root", str(root), *args],
+            [
+                sys.executable,
+                "-m",
+                "experiments.cli",
+                "serve",
+                "--port",
+                "0",
+                "--root",
+                str(root),
+                *args,
+            ],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -140,8 +150,12 @@ class Seat:
     def __init__(self, server: Server, token: str) -> None:
         from websockets.sync.client import connect
 
-        self.ws = connect(f"{server.ws_url}/ws/{token}", open_timeout=60, max_size=2**22)
+        self._conn = connect(
+            f"{server.ws_url}/ws/{token}", open_timeout=60, close_timeout=2, max_size=2**22
+        )
+        self.ws = self._conn.__enter__()
         self.received: list[dict[str, Any]] = []
+        self.latest: dict[str, Any] | None = None  # the last state message
         self.raw: list[str] = []
 
     def send(self, msg: Any) -> None:
@@ -154,6 +168,8 @@ class Seat:
             self.raw.append(raw)
             msg = json.loads(raw)
             self.received.append(msg)
+            if msg["type"] == "state":
+                self.latest = msg
             if kind is None or msg["type"] == kind:
                 return msg
 
@@ -164,8 +180,20 @@ class Seat:
             if test(msg):
                 return msg
 
+    def turn(self) -> dict[str, Any]:
+        """The state at this seat's next turn (the last one received, if it is that)."""
+        if self.latest is not None and self.latest["your_turn"]:
+            return self.latest
+        return self.until(lambda s: s["your_turn"])
+
+    def act(self, pick=lambda s: s["legal"][0]["action"]) -> dict[str, Any]:
+        """Wait for this seat's turn, play `pick(state)`, return the state right after."""
+        state = self.turn()
+        self.send({"type": "act", "action": pick(state), "move": state["moves"]})
+        return self.until(lambda s: s["moves"] > state["moves"])
+
     def close(self) -> None:
-        self.ws.close()
+        self._conn.__exit__(None, None, None)
 
 
 def chromium():
@@ -174,7 +202,9 @@ def chromium():
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.skip(f"no Chromium at {CHROMIUM} (.ci/run installs the OS package)")
     pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"))
+    browser = pw.chromium.launch(
+        executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    )
     return pw, browser
 
 
