@@ -214,3 +214,55 @@ def screenshot(page, name: str) -> Path:
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
+
+
+def card_ids(data: Any, skip: str | None = None) -> set[int]:
+    """Every card object's id in wire data (`skip`: a top-level key left out)."""
+    found: set[int] = set()
+    if isinstance(data, dict):
+        if {"id", "label", "suit"} <= set(data):
+            found.add(data["id"])
+        for k, v in data.items():
+            if k != skip:
+                found |= card_ids(v)
+    elif isinstance(data, list):
+        for v in data:
+            found |= card_ids(v)
+    return found
+
+
+def leaked_cards(frames: list[str], seat: int, records: list[dict[str, Any]]) -> list[tuple]:
+    """(moves, cards) of every state frame that showed `seat` a card it may not know: a
+    card of another seat's hand that was not yet played (checked against the logged
+    hand records: the deal and the actions up to that frame)."""
+    from spades_env.cards import NUM_CARDS, str_to_action, str_to_card
+
+    starts, total = [], 0
+    for r in records:
+        starts.append(total)
+        total += len(r["actions"])
+    out = []
+    for raw in frames:
+        msg = json.loads(raw)
+        if msg.get("type") != "state":
+            continue
+        h = msg["hand_no"]
+        if h >= len(records):
+            continue  # a hand not logged yet: nothing to check against
+        rec = records[h]
+        done = msg["moves"] - starts[h]
+        if done < 0 or done > len(rec["actions"]):
+            continue
+        own = {str_to_card(c) for c in rec["deal"][seat]}
+        played = set()
+        for _, text in rec["actions"][:done]:
+            a = str_to_action(text)
+            if 0 <= a < NUM_CARDS:
+                played.add(a)
+        shown = card_ids(msg)
+        bad = shown - own - played
+        if msg["hand_hidden"]:
+            bad |= card_ids(msg["hand"])
+        if bad:
+            out.append((msg["moves"], sorted(bad)))
+    return out
