@@ -123,6 +123,8 @@ class Table:
     reviews: dict[int, dict[str, Any]] = field(default_factory=dict)  # hand_no -> review
     lock: threading.Lock = field(default_factory=threading.Lock)
     _hinters: dict[str, BaseAgent] = field(default_factory=dict)
+    #: the people's decisions of the hand in play, per seat (behaviour-cloning rows)
+    pending: dict[int, list[tuple]] = field(default_factory=dict)
 
     # ----------------------------------------------------------------- basic facts
     @property
@@ -194,6 +196,7 @@ class Table:
 
         g = self.game
         seat, phase = g.to_act, g.phase
+        self._collect(action)
         try:
             _, record = self.session.apply(action)
         except IllegalActionError as exc:  # legal_list said yes; never expected
@@ -207,7 +210,52 @@ class Table:
         self.save()
         if record is not None:
             self._log_hand(record)
+            self._write_bc(record)
         return record
+
+    # ----------------------------------------------------------------- people's decisions
+    def _collect(self, action: int) -> None:
+        """Keep a person's decision that had a choice: the seat's encoding, the legal
+        mask, the action and the phase (a behaviour-cloning row)."""
+        g = self.game
+        seat = g.to_act
+        if self.seats[seat].kind != "human":
+            return
+        mask = g.legal_mask().astype(bool)
+        if mask.sum() > 1:
+            self.pending.setdefault(seat, []).append((g.observe(seat), mask, action, g.phase))
+
+    def bc_folder(self, seat: int) -> Path:
+        return self.folder / f"bc-seat{seat}"
+
+    def _write_bc(self, record: dict[str, Any]) -> None:
+        """Write each person's decisions of a finished hand as one shard of a
+        behaviour-cloning dataset (`training.bc_data`): `spades train bc --extra-data
+        ROOT/web/<table>/bc-seatN` trains on them. The value target is the hand's points
+        of the person's team minus the other team's, bag penalty included."""
+        from training.bc_data import DatasetSpec, open_dataset, shard_path, write_shard
+
+        rules, hand = self.rules, record["hand_no"]
+        base = Rules.preset(rules.name).to_dict()
+        options = ",".join(f"{k}={v}" for k, v in rules.to_dict().items() if base.get(k) != v)
+        net = [p - q for p, q in zip(record["points"], record["penalty"], strict=True)]
+        for seat, rows in self.pending.items():
+            team = rules.team_of(seat)
+            outcome = net[team] - max(net[k] for k in range(len(net)) if k != team)
+            spec = DatasetSpec(
+                teacher=self.seats[seat].label,
+                rules=options,
+                seed=0,
+                shards=hand + 1,
+                hands_per_shard=1,
+                preset=rules.name,
+            )
+            folder = open_dataset(self.bc_folder(seat), spec)
+            for k in range(hand):  # hands where this person had no choice: empty shards
+                if not shard_path(folder, k).exists():
+                    write_shard(folder, spec, k, _bc_rows([], 0.0, rules))
+            write_shard(folder, spec, hand, _bc_rows(rows, float(outcome), rules))
+        self.pending = {}
 
     # ----------------------------------------------------------------- hints
     def hint(self, seat: int, spec: str | None) -> dict[str, Any]:
@@ -401,14 +449,34 @@ def load_table(folder: Path) -> Table:
         if g.done or g.to_act != seat:
             raise ResumeError(f"{path}: action {k + 1} is not seat {seat}'s turn; damaged")
         try:
-            _, record = table.session.apply(str_to_action(text))
+            action = str_to_action(text)
+            table._collect(action)
+            _, record = table.session.apply(action)
         except (ValueError, IllegalActionError) as exc:
             raise ResumeError(f"{path}: action {k + 1}: {exc}") from None
         if record is not None and record["hand_no"] >= logged:
             table._log_hand(record)
             logged += 1
+        if record is not None:
+            table._write_bc(record)  # rewrites the same shards; writes one a kill lost
     table.events.append(Event(f"resumed after {len(actions)} moves"))
     return table
+
+
+def _bc_rows(rows: list[tuple], outcome: float, rules: Rules) -> dict[str, np.ndarray]:
+    """The columns of a behaviour-cloning shard (`training.bc_data.COLUMNS`)."""
+    from spades_env.observation import obs_size
+
+    k = len(rows)
+    obs = np.array([r[0] for r in rows], dtype=np.int16).reshape(k, obs_size(rules))
+    mask = np.array([r[1] for r in rows], dtype=bool).reshape(k, NUM_ACTIONS)
+    return {
+        "obs": obs,
+        "mask": np.packbits(mask, axis=1),
+        "action": np.array([r[2] for r in rows], dtype=np.int16),
+        "phase": np.array([r[3] for r in rows], dtype=np.int8),
+        "outcome": np.full(k, outcome, dtype=np.float32),
+    }
 
 
 def card_list(mask: int) -> list[int]:

@@ -54,6 +54,7 @@ LEFT_OUT = {
     "docs/play.md": {"notest": 2},
     "docs/benchmark.md": {"notest": 1},
     "docs/llm.md": {"notest": 2},
+    "docs/web.md": {"notest": 2},
 }
 
 

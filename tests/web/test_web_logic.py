@@ -213,3 +213,25 @@ def test_a_tournament_deal_replays_both_sides(small_run):
 def test_first_difference():
     assert first_difference([[0, "1"], [1, "2"]], [[0, "1"], [1, "3"]]) == 1
     assert first_difference([[0, "1"]], [[0, "1"]]) is None
+
+
+def test_peoples_decisions_are_a_behaviour_cloning_dataset(tmp_path):
+    from spades_env.cards import str_to_action
+    from training.bc_data import load_dataset, read_meta
+
+    table = _table(tmp_path)
+    rng = random.Random(6)
+    records = [_play_hand(table, rng), _play_hand(table, rng)]
+    folder = table.bc_folder(2)
+    assert read_meta(folder)["teacher"] == "human:p2"
+    data = load_dataset(folder)
+    mine = [str_to_action(a) for r in records for s, a in r["actions"] if s == 2]
+    # every decision of the person that had a choice, in order, legal in its mask
+    assert len(data["action"]) <= len(mine)
+    assert data["mask"][range(len(data["action"])), data["action"]].all()
+    it = iter(mine)
+    assert all(any(a == b for b in it) for a in data["action"].tolist())  # a subsequence
+    assert len(data["action"]) >= 20
+    again = load_table(table.folder)  # a resume writes the same shards again
+    assert again.bc_folder(2) == folder
+    assert (load_dataset(folder)["action"] == data["action"]).all()
