@@ -150,6 +150,12 @@ class Table:
     def human_seats(self) -> list[int]:
         return [s for s, info in enumerate(self.seats) if info.kind == "human"]
 
+    def trick_just_taken(self) -> bool:
+        """A trick was completed and the next has no card yet."""
+        s, g = self.session, self.game
+        last = s.last_trick
+        return s.trick is None and last is not None and g.tricks_played == last.number
+
     def bot_to_act(self) -> bool:
         g = self.game
         return not g.done and self.seats[g.to_act].kind == "agent"

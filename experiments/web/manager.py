@@ -181,7 +181,8 @@ class Manager:
     async def _bots(self, live: Live) -> None:
         while live.table.bot_to_act():
             if self.pace > 0:
-                await asyncio.sleep(self.pace)
+                # a trick just taken stays in view a little longer before the next lead
+                await asyncio.sleep(self.pace * (3 if live.table.trick_just_taken() else 1))
             async with live.lock:
                 if not live.table.bot_to_act():
                     break

@@ -2,7 +2,7 @@
 // The server checks everything; this page only offers what the view says is legal.
 "use strict";
 const TOKEN = location.pathname.split("/").pop();
-let ws = null, S = null, selected = 0, retry = 500, shownReview = null;
+let ws = null, S = null, selected = 0, retry = 500, shownReview = null, keyboard = false, hinted = null;
 window.spadesFrames = [];  // what the server sent (the tests read it)
 
 function connect() {
@@ -86,9 +86,15 @@ function drawFelt() {
     const c = S.trick[p.seat];
     if (c) center.append(el("div", { class: `c-${pos}` }, cardEl(c)));
   }
+  // a trick just taken stays on the table (dimmed) until the next card is led
+  const last = S.last_trick;
+  if (S.trick.every((c) => !c) && last && S.phase === "play" && last.number === S.tricks_played) {
+    for (const play of last.plays) center.append(el("div", { class: `c-${position(play.seat)} taken` }, cardEl(play.card)));
+  }
   let msg = "";
   if (S.game_over) msg = `Game over: ${S.teams[S.winner] ? S.teams[S.winner].name : "?"} win${S.rules.partnerships ? "" : "s"}`;
   else if (S.your_turn) msg = "Your turn";
+  if (!S.game_over && last && S.trick.every((c) => !c) && S.phase === "play" && last.number === S.tricks_played) msg = `${SEAT_NAMES[last.winner]} took trick ${last.number}` + (S.your_turn ? " · your lead" : "");
   else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}`;
   center.append(el("div", { class: "msg", id: "turn-msg", text: msg }));
   felt.append(center);
@@ -110,7 +116,8 @@ function drawHand() {
     if (S.your_turn && legal.size) {
       node.tabIndex = -1;
       node.addEventListener("click", () => play(c.id));
-      if (choices[selected] === c.id) node.classList.add("selected");
+      if (keyboard && choices[selected] === c.id) node.classList.add("selected");
+      if (hinted === c.id) node.classList.add("hinted");
     }
     hand.append(node);
   });
@@ -133,7 +140,7 @@ function drawPrompt() {
   if (S.looking) prompt.append(cardEl(S.looking, "small"));
   if (cards.size) return;
   S.legal.forEach((a, i) => {
-    prompt.append(el("button", { class: `act${i === selected ? " selected" : ""}`, "data-action": a.action, title: a.text, text: a.label, onclick: () => play(a.action) }));
+    prompt.append(el("button", { class: `act${keyboard && i === selected ? " selected" : ""}${hinted === a.action ? " hinted" : ""}`, "data-action": a.action, title: a.text, text: a.label, onclick: () => play(a.action) }));
   });
 }
 
@@ -142,6 +149,7 @@ function play(action) {
   document.getElementById("hint-out").textContent = "";
   send({ type: "act", action, move: S.moves });
   selected = 0;
+  hinted = null;
 }
 
 function drawSheet() {
@@ -161,6 +169,8 @@ function drawSheet() {
 }
 
 function showHint(h) {
+  hinted = h.action;
+  drawHand(); drawPrompt();
   const out = document.getElementById("hint-out");
   out.textContent = "";
   const label = (S.legal.find((a) => a.action === h.action) || { text: String(h.action) }).text;
@@ -222,9 +232,10 @@ document.addEventListener("keydown", (e) => {
   const choices = choiceList();
   if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
     if (!choices.length) return;
+    if (!keyboard) { keyboard = true; selected = e.key === "ArrowRight" ? 0 : choices.length - 1; drawHand(); drawPrompt(); e.preventDefault(); return; }
     selected = (selected + (e.key === "ArrowRight" ? 1 : choices.length - 1)) % choices.length;
     drawHand(); drawPrompt(); e.preventDefault();
-  } else if (e.key === "Enter" || e.key === " ") {
+  } else if ((e.key === "Enter" || e.key === " ") && keyboard) {
     if (choices.length) { play(choices[Math.min(selected, choices.length - 1)]); e.preventDefault(); }
   } else if (e.key === "h") document.getElementById("hint-btn").click();
   else if (e.key === "l") document.getElementById("last-btn").click();
