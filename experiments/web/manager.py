@@ -92,7 +92,7 @@ class Manager:
         """The table in memory, loaded from disk if it was dropped or the server restarted."""
         live = self.live.get(table_id)
         if live is None:
-            self._make_room()
+            await self._make_room()
             try:
                 table = await asyncio.to_thread(load_table, self.games / table_id)
             except ResumeError as exc:
@@ -101,23 +101,27 @@ class Manager:
         self.live.move_to_end(table_id)
         return live
 
-    def _make_room(self) -> None:
-        while len(self.live) >= self.max_tables:
-            idle = next(
-                (k for k, v in self.live.items() if not v.connected() and not v.lock.locked()),
-                None,
-            )
-            if idle is None:
-                raise TableError(
-                    f"the server holds {self.max_tables} tables in play; try again later"
-                )
-            dropped = self.live.pop(idle)
-            if dropped.bots is not None:
-                dropped.bots.cancel()
+    async def _make_room(self) -> None:
+        """Drop idle tables (nobody connected, no move under way) until one more fits;
+        a table whose bots are mid-move is waited for a moment, never cut off."""
+        for _ in range(50):
+            if len(self.live) < self.max_tables:
+                return
+            unseated = [k for k, v in self.live.items() if not v.connected()]
+            idle = next((k for k in unseated if not self.live[k].lock.locked()), None)
+            if idle is not None:
+                dropped = self.live.pop(idle)
+                if dropped.bots is not None:
+                    dropped.bots.cancel()
+                continue
+            if not unseated:
+                break
+            await asyncio.sleep(0.05)
+        raise TableError(f"the server holds {self.max_tables} tables in play; try again later")
 
     # ----------------------------------------------------------------- tables
     async def create(self, rules, seats: list[SeatInfo], seed=None, hint_agent="heuristic"):
-        self._make_room()
+        await self._make_room()
         table_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
         table = await asyncio.to_thread(
             create_table, self.games / table_id, rules, seats, seed, hint_agent, table_id

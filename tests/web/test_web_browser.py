@@ -41,24 +41,28 @@ def _page(browser, context=None):
     return page
 
 
+def _state(page) -> dict:
+    """The last state the page received (table.js keeps it as window.spadesState)."""
+    return page.evaluate("window.spadesState || null") or {}
+
+
 def _hands_done(page) -> int:
-    return page.evaluate(
-        "() => { const f = window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state');"
-        " return f.length ? f[f.length - 1].sheet.length : 0; }"
-    )
+    return len(_state(page).get("sheet", []))
 
 
 def _moves(page) -> int:
-    return page.evaluate(
-        "() => { const f = window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state');"
-        " return f.length ? f[f.length - 1].moves : -1; }"
-    )
+    return _state(page).get("moves", -1)
+
+
+def _wait_moved(page, before: int) -> None:
+    page.wait_for_function(f"window.spadesState.moves > {before}")
 
 
 def _wait_turn_or_hand(page, hands: int) -> None:
     page.wait_for_function(
-        f"""() => {{ const f = window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state');
-        const s = f[f.length - 1]; return s && (s.your_turn || s.sheet.length > {hands} || s.game_over); }}"""
+        "(h) => { const s = window.spadesState;"
+        " return s && (s.your_turn || s.sheet.length > h || s.game_over); }",
+        arg=hands,
     )
 
 
@@ -81,10 +85,7 @@ def _play_hand(page, how) -> None:
             break
         before = _moves(page)
         how(page)
-        page.wait_for_function(
-            f"""() => {{ const f = window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state');
-            return f[f.length - 1].moves > {before}; }}"""
-        )
+        _wait_moved(page, before)
 
 
 def _shown_scores(page) -> list[int]:
@@ -128,15 +129,12 @@ def test_a_hand_by_clicking_shows_the_engines_score(browser, server):
 def _play_until_play_phase(page) -> None:
     while True:
         _wait_turn_or_hand(page, 0)
-        state = json.loads(page.evaluate("window.spadesFrames[window.spadesFrames.length - 1]"))
+        state = _state(page)
         if state.get("phase") == "play" and state.get("your_turn"):
             return
         before = _moves(page)
         _click_turn(page)
-        page.wait_for_function(
-            f"""() => {{ const f = window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state');
-            return f[f.length - 1].moves > {before}; }}"""
-        )
+        _wait_moved(page, before)
 
 
 def _keys(page) -> None:
@@ -178,10 +176,7 @@ def test_partners_on_two_browsers_finish_a_hand_and_a_reload_rejoins(browser, se
         page = pages[turn]
         before = states[turn]["moves"]
         _click_turn(page)
-        page.wait_for_function(
-            f"""() => {{ const f = window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state');
-            return f[f.length - 1].moves > {before}; }}"""
-        )
+        _wait_moved(page, before)
         if not reloaded and before > 20:  # Bo reloads mid-hand: the seat is as it was
             hand = states[0]["hand"]
             frames[0] += pages[0].evaluate("window.spadesFrames")
@@ -193,9 +188,7 @@ def test_partners_on_two_browsers_finish_a_hand_and_a_reload_rejoins(browser, se
             reloaded = True
     assert reloaded
     for s, page in pages.items():
-        page.wait_for_function(
-            "() => window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state').some(m => m.sheet.length)"
-        )
+        page.wait_for_function("window.spadesState && window.spadesState.sheet.length > 0")
         frames[s] += page.evaluate("window.spadesFrames")
     records = _records(server, table["table"])
     for s in pages:  # what each browser received never held another seat's hidden cards
@@ -245,10 +238,7 @@ def test_a_killed_server_resumes_in_the_browser(browser, tmp_path):
         _wait_turn_or_hand(page, 1)
         before = _moves(page)
         _click_turn(page)
-        page.wait_for_function(
-            f"""() => {{ const f = window.spadesFrames.map(JSON.parse).filter(m => m.type === 'state');
-            return f[f.length - 1].moves > {before}; }}"""
-        )
+        _wait_moved(page, before)
     moves, shown = _moves(page), _shown_scores(page)
     srv.kill()
     page.locator("#status").filter(has_text="reconnecting").wait_for()

@@ -119,6 +119,7 @@ def test_an_access_key_guards_every_request(tmp_path):
         srv.stop()
 
 
+@pytest.mark.slow  # the browser test of the same resume runs by default
 def test_a_killed_server_resumes_its_game(tmp_path):
     srv = Server(tmp_path, "--pace", "0", "--no-review")
     table = srv.new_table(seats(human=2))
@@ -141,3 +142,21 @@ def test_a_killed_server_resumes_its_game(tmp_path):
     finally:
         again.stop()
         time.sleep(0)
+
+
+def test_tables_in_memory_are_bounded_and_reload_from_disk(tmp_path):
+    srv = Server(tmp_path, "--pace", "0", "--no-review", "--max-tables", "1")
+    try:
+        first = srv.new_table(seats(human=2))
+        seat = Seat(srv, token_of(first["links"][0]["link"]))
+        state = seat.act()
+        status, data = srv.post("/api/tables", {"seats": seats(human=2)})
+        assert status == 400 and "holds 1 tables" in data["error"]  # someone sits at the one
+        seat.close()
+        time.sleep(0.5)
+        srv.new_table(seats(human=2))  # the idle table leaves memory (it is on disk)
+        back = Seat(srv, token_of(first["links"][0]["link"]))  # and comes back on reconnect
+        assert back.next("state")["moves"] >= state["moves"]
+        back.close()
+    finally:
+        srv.stop()

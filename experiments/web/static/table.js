@@ -21,7 +21,7 @@ function connect() {
   ws.onmessage = (ev) => {
     window.spadesFrames.push(ev.data);
     const msg = JSON.parse(ev.data);
-    if (msg.type === "state") { S = msg; render(); }
+    if (msg.type === "state") { S = msg; window.spadesState = msg; render(); }
     else if (msg.type === "error") showError(msg.error);
     else if (msg.type === "hint") showHint(msg);
     else if (msg.type === "review") showReview(msg.review);
