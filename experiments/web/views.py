@@ -100,6 +100,7 @@ def seat_state(table: Table, seat: int) -> dict[str, Any]:
             "players": rules.num_players,
             "partnerships": rules.partnerships,
             "open_hands": rules.open_hands,
+            "hand_size": rules.hand_size,
         },
         "players": players,
         "phase": PHASE_NAMES[phase],

@@ -235,3 +235,15 @@ def test_peoples_decisions_are_a_behaviour_cloning_dataset(tmp_path):
     again = load_table(table.folder)  # a resume writes the same shards again
     assert again.bc_folder(2) == folder
     assert (load_dataset(folder)["action"] == data["action"]).all()
+
+
+def test_a_whole_game_to_its_target(tmp_path):
+    table = _table(tmp_path, rules=Rules.build("standard", ["target=150"]))
+    rng = random.Random(8)
+    while not table.game.done:
+        record = _play_hand(table, rng)
+    view = seat_state(table, 2)
+    assert view["game_over"] and view["winner"] == record["winner"] >= 0
+    assert view["scores"] == record["scores"] and len(view["sheet"]) == len(read_rows(table.folder))
+    with pytest.raises(TableError, match="game is over"):
+        table.act(2, 0, table.moves)

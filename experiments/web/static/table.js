@@ -107,7 +107,7 @@ function legalCards() {
 function drawHand() {
   const hand = document.getElementById("hand");
   hand.textContent = "";
-  if (S.hand_hidden) { for (let i = 0; i < 13; i++) hand.append(el("span", { class: "card back", "aria-hidden": "true" })); return; }
+  if (S.hand_hidden) { for (let i = 0; i < S.rules.hand_size; i++) hand.append(el("span", { class: "card back", "aria-hidden": "true" })); return; }
   const legal = legalCards();
   const choices = choiceList();
   S.hand.forEach((c) => {
