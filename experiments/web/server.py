@@ -116,7 +116,9 @@ def parse_new_table(data: dict[str, Any], allow_code: bool) -> tuple[Rules, list
         raise TableError("options: a list of NAME=VALUE texts")
     if len(options) > 30:
         raise TableError("options: at most 30")
-    rules = Rules.build(preset, [o.strip() for o in options])
+    # one item, so that options that only make sense together are taken together
+    joined = ",".join(o.strip() for o in options if o.strip())
+    rules = Rules.build(preset, [joined] if joined else [])
     seats_in = data.get("seats")
     if not isinstance(seats_in, list) or len(seats_in) != rules.num_players:
         raise TableError(f"seats: a list of {rules.num_players} seats for {rules.name}")

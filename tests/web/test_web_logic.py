@@ -247,3 +247,38 @@ def test_a_whole_game_to_its_target(tmp_path):
     assert view["scores"] == record["scores"] and len(view["sheet"]) == len(read_rows(table.folder))
     with pytest.raises(TableError, match="game is over"):
         table.act(2, 0, table.moves)
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [
+        ("standard", ["blind_nil_exchange=true", "blind_nil=always"]),
+        ("auction", []),
+        ("two_player", []),
+        ("cutthroat_5", []),
+        ("standard", ["blind_nil=never,open_hands=true"]),
+    ],
+)
+def test_every_table_plays_a_hand_through_the_view(tmp_path, preset, options):
+    """The choices the page offers (the view's legal list) play a hand of any table, and
+    each seat's wire data holds only the cards it may know (open hands: every hand)."""
+    rules = Rules.build(preset, options)
+    table = _table(tmp_path, rules=rules, humans=(0,), seed=21)
+    phases = set()
+
+    def check(t):
+        view = seat_state(t, 0)
+        phases.add(view["phase"])
+        if rules.open_hands:
+            assert sum(len(h) for h in view["open_hands"]) > 0
+            return
+        state = t.game.state
+        own = 0 if view["hand_hidden"] else int(state.hands[0, 0])
+        looking = {view["looking"]["id"]} if view["looking"] else set()
+        allowed = set(mask_to_cards(own | int(state.played[0]))) | looking
+        allowed |= {c["id"] for c in view["received"]} | {c["id"] for c in view["passed"]}
+        assert _wire_cards(view) <= allowed
+
+    record = _play_hand(table, random.Random(5), check)
+    assert replay(record) == record
+    assert "play" in phases

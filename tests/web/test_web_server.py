@@ -99,6 +99,12 @@ def test_bad_table_requests_get_one_line(server):
     assert status == 400 and "unknown agent" in data["error"]
     status, data = server.post("/api/tables", {"seats": seats(), "rules": "nope"})
     assert status == 400 and "unknown preset" in data["error"]
+    status, data = server.post("/api/tables", {"seats": seats(), "options": "target=x"})
+    assert status == 400 and "target" in data["error"]
+    # options that only make sense together, as the lobby's text box sends them
+    options = "blind_nil=never, open_hands=true"
+    status, data = server.post("/api/tables", {"seats": seats(), "options": options})
+    assert status == 200, data
 
 
 def test_a_non_loopback_bind_needs_a_token():
