@@ -282,3 +282,21 @@ def test_every_table_plays_a_hand_through_the_view(tmp_path, preset, options):
     record = _play_hand(table, random.Random(5), check)
     assert replay(record) == record
     assert "play" in phases
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.cli
+def test_spades_train_bc_trains_on_a_web_game(tmp_path):
+    pytest.importorskip("torch")
+    table = _table(tmp_path)
+    rng = random.Random(9)
+    _play_hand(table, rng)
+    _play_hand(table, rng)
+    out = spades(
+        "train", "bc", "--hands", "20", "--hands-per-shard", "10", "--epochs", "1",
+        "--eval-deals", "0", "--extra-data", str(table.bc_folder(2)),
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "final.pt" in out.stdout + out.stderr
