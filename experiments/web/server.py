@@ -226,9 +226,9 @@ def create_app(
             async with sending:
                 await ws.send_text(json.dumps(data, separators=(",", ":")))
 
-        await manager.join(live, seat, conn, send)
         tokens, last = BURST, time.monotonic()
         try:
+            await manager.join(live, seat, conn, send)
             while True:
                 raw = await ws.receive_text()
                 now = time.monotonic()
@@ -239,7 +239,7 @@ def create_app(
                     await ws.close(code=4429)
                     break
                 await _handle(live, seat, raw, send)
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, RuntimeError):  # gone (a send after the close: RuntimeError)
             pass
         finally:
             manager.leave(live, seat, conn)
