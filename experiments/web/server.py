@@ -84,7 +84,22 @@ def _error(text: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": text}, status_code=status)
 
 
+def _same_origin(headers, host: str | None) -> bool:
+    """A request a page of this server made: no Origin header (not a browser's
+    cross-site request), or one naming this server's own host."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    return host is not None and origin.split("://", 1)[-1].rstrip("/") == host
+
+
 async def _body(request: Request) -> dict[str, Any]:
+    # JSON only, and from this server's own pages: another site's page cannot make a
+    # cross-site JSON request without a CORS preflight, which this server never grants
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise TableError("send the request as application/json")
+    if not _same_origin(request.headers, request.headers.get("host")):
+        raise TableError("requests come from this server's own pages only")
     raw = await request.body()
     if len(raw) > MAX_BODY:
         raise TableError(f"request too large ({len(raw)} bytes)")
@@ -203,6 +218,9 @@ def create_app(
 
     async def seat_socket(ws: WebSocket) -> None:
         token = ws.path_params["token"]
+        if not _same_origin(ws.headers, ws.headers.get("host")):
+            await ws.close(code=4403)
+            return
         where = manager.lookup(token)
         if where is None:
             await ws.close(code=4404)

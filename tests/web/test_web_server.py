@@ -107,6 +107,19 @@ def test_bad_table_requests_get_one_line(server):
     assert status == 200, data
 
 
+def test_another_sites_page_cannot_start_a_table(server):
+    """No cross-site request: a form or no-cors fetch (not JSON) and a foreign Origin."""
+    body = json.dumps({"seats": seats()}).encode()
+    for headers in (
+        {"Content-Type": "text/plain"},
+        {"Content-Type": "application/json", "Origin": "http://evil.example"},
+    ):
+        request = urllib.request.Request(server.url + "/api/tables", data=body, headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 400
+
+
 def test_a_non_loopback_bind_needs_a_token():
     line = one_line_error(spades("serve", "--host", "0.0.0.0", "--port", "0", timeout=120))
     assert "--token" in line
