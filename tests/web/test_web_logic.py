@@ -300,3 +300,23 @@ def test_spades_train_bc_trains_on_a_web_game(tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "final.pt" in out.stdout + out.stderr
+
+
+def test_a_hint_names_a_legal_choice_with_values_where_the_agent_has_them(tmp_path):
+    table = _table(tmp_path, seed=13)
+    while table.bot_to_act() or seat_state(table, 2)["phase"] != "play":
+        if table.bot_to_act():
+            table.bot_move()
+        else:
+            table.act(2, seat_state(table, 2)["legal"][0]["action"], table.moves)
+    legal = {a["action"] for a in seat_state(table, 2)["legal"]}
+    before = table.moves
+    plain = table.hint(2, "heuristic")
+    assert plain["action"] in legal and plain["values"] == {}
+    valued = table.hint(2, "pimc:worlds=4")
+    assert valued["action"] in legal
+    assert {int(a) for a in valued["values"]} == legal  # a value for every legal card
+    assert valued["values"][str(valued["action"])] == max(valued["values"].values())
+    assert table.moves == before  # a hint plays nothing
+    with pytest.raises(TableError, match="your turn"):
+        table.hint(0, None)
