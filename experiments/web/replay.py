@@ -184,40 +184,49 @@ def _cards(mask: int) -> list[dict[str, Any]]:
 
 
 def frames(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The position before the first action and after each one, for the page's stepping."""
+    """The position before the first action and after each one, for the page's stepping.
+    A finished trick stays on the table until the next card is led, and the last frame
+    is the hand's end (no cards left, the recorded tricks), not the next deal."""
     state = start_state(record)
     p = state.rules.num_players
+    current: dict[int, int] = {}  # the trick being played (or just taken): seat -> card
 
-    def snap(action: dict[str, Any] | None) -> dict[str, Any]:
+    def snap(action: dict[str, Any] | None, finished: bool) -> dict[str, Any]:
         played = int(state.played[0])
+        trick: list[dict[str, Any] | None] = [None] * p
+        for seat, c in current.items():
+            trick[seat] = _cards(1 << c)[0]
         return {
             "action": action,
-            "hands": [_cards(int(h) & ~played) for h in state.hands[0].tolist()],
-            "trick": [_cards(1 << c)[0] if c >= 0 else None for c in state.trick[0].tolist()[:p]],
-            "tricks_won": state.tricks_won[0].tolist(),
-            "bids": state.bids[0].tolist(),
-            "phase": PHASE_NAMES[int(state.phase[0])],
+            "hands": [[] for _ in range(p)]
+            if finished
+            else [_cards(int(h) & ~played) for h in state.hands[0].tolist()],
+            "trick": trick,
+            "tricks_won": record["tricks"] if finished else state.tricks_won[0].tolist(),
+            "bids": record["bids"] if finished else state.bids[0].tolist(),
+            "phase": "done" if finished else PHASE_NAMES[int(state.phase[0])],
         }
 
-    out = [snap(None)]
+    out = [snap(None, False)]
     for k, (seat, text) in enumerate(record["actions"]):
         phase = PHASE_NAMES[int(state.phase[0])]
         action = str_to_action(text)
         trick_no = int(state.tricks_played[0]) + 1
-        step(state, [action])
+        info = step(state, [action])
+        if phase == "play":
+            if len(current) == p:
+                current = {}
+            current[seat] = action
         label = card_label(action) if 0 <= action < NUM_CARDS and phase == "play" else text
-        out.append(
-            snap(
-                {
-                    "index": k,
-                    "seat": seat,
-                    "who": seat_title(seat),
-                    "phase": phase,
-                    "text": label,
-                    "trick": trick_no if phase == "play" else None,
-                }
-            )
-        )
+        step_info = {
+            "index": k,
+            "seat": seat,
+            "who": seat_title(seat),
+            "phase": phase,
+            "text": label,
+            "trick": trick_no if phase == "play" else None,
+        }
+        out.append(snap(step_info, info.finished is not None))
     return out
 
 

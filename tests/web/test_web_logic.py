@@ -205,6 +205,10 @@ def test_a_tournament_deal_replays_both_sides(small_run):
         stepped = [[f["action"]["seat"], f["action"]["index"]] for f in side["frames"][1:]]
         assert [s for s, _ in stepped] == [s for s, _ in logged]
         assert side["actions"] == logged
+        plays = [f for f in side["frames"][1:] if f["action"]["phase"] == "play"]
+        for n in range(3, len(plays), 4):  # a trick's fourth card: the whole trick in view
+            assert all(plays[n]["trick"])
+        assert side["frames"][-1]["tricks_won"] == side["tricks"]
     a, b = (s["actions"] for s in data["sides"])
     k = data["first_difference"]
     assert k is None or (a[:k] == b[:k] and a[k] != b[k])
@@ -320,3 +324,29 @@ def test_a_hint_names_a_legal_choice_with_values_where_the_agent_has_them(tmp_pa
     assert table.moves == before  # a hint plays nothing
     with pytest.raises(TableError, match="your turn"):
         table.hint(0, None)
+
+
+def test_the_runs_under_the_root_open(tmp_path, small_run):
+    import shutil
+
+    from experiments.play.session import Session, make_setup
+    from experiments.web.replay import list_runs
+
+    root = tmp_path / "root"
+    shutil.copytree(small_run, root / "tour")
+    table = _table(root / "web", name="g1")
+    _play_hand(table, random.Random(3))
+    session = Session(make_setup(Rules(), seed=4))  # a game saved by spades play
+    while not session.records:
+        if session.human_to_act:
+            session.apply(session.game.legal_list()[0])
+        else:
+            session.apply(session.bot_action())
+    session.save(root / "saved" / "game1.json")
+    runs = {r["path"]: r["kind"] for r in list_runs(root)}
+    assert runs == {"tour": "tournament", "web/g1": "web game", "saved/game1.json": "saved game"}
+    for path in runs:
+        deals = deal_list(resolve(root, path))["deals"]
+        first = deals[0]
+        data = deal_data(resolve(root, path), first["deal"], first["hand"], first["pair"])
+        assert data["sides"][0]["frames"][-1]["tricks_won"] == data["sides"][0]["tricks"]
