@@ -4,6 +4,8 @@ let OPTIONS = null;
 
 function seatRows() {
   const preset = document.getElementById("preset").value;
+  document.getElementById("preset-options").textContent = Object.entries(OPTIONS.defaults[preset])
+    .filter(([k]) => k !== "name").map(([k, v]) => `${k}=${v === null ? "none" : v}`).join(", ");
   const n = OPTIONS.defaults[preset].num_players;
   const body = document.querySelector("#seats tbody");
   const old = [...body.querySelectorAll("tr")].map((tr) => ({
