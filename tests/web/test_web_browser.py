@@ -252,3 +252,20 @@ def test_a_killed_server_resumes_in_the_browser(browser, tmp_path):
     finally:
         page.context.close()
         again.stop()
+
+
+def test_a_running_tournament_is_watched_as_rows_arrive(browser, server, small_run):
+    lines = (small_run / "log.jsonl").read_text().splitlines(keepends=True)
+    run = server.root / "running"
+    run.mkdir()
+    shutil.copy(small_run / "config.json", run / "config.json")
+    half = len(lines) // 2
+    (run / "log.jsonl").write_text("".join(lines[:half]))
+    page = _page(browser)
+    page.goto(server.url + "/replay?run=running")
+    page.locator("#count").filter(has_text=f"{half} rows").wait_for()
+    page.check("#follow")
+    with open(run / "log.jsonl", "a") as log:  # the tournament logs its next units
+        log.write("".join(lines[half:]))
+    page.locator("#count").filter(has_text=f"{len(lines)} rows").wait_for()
+    page.context.close()
