@@ -132,7 +132,8 @@ function choiceList() {
 function drawPrompt() {
   const prompt = document.getElementById("prompt");
   prompt.textContent = "";
-  if (!S.your_turn) { prompt.append(el("span", { class: "muted", text: S.game_over ? "The game is over." : "Waiting for the other seats…" })); return; }
+  if (S.game_over) { prompt.append(el("strong", { text: "The game is over. " }), el("a", { href: "/", text: "Set up a new table" })); return; }
+  if (!S.your_turn) { prompt.append(el("span", { class: "muted", text: "Waiting for the other seats…" })); return; }
   const cards = legalCards();
   const question = { blind: "Blind nil? Decide before you look at your cards:", bid: "Your bid:", exchange: "Pass a card to your partner (click it):",
     play: "Your card: click a highlighted card", trump: "Name the trump suit:", draw: "Keep the card you see, or discard it and take the next:" }[S.phase];
