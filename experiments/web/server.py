@@ -187,8 +187,10 @@ def create_app(
             table = await manager.create(rules, seats, hint_agent=hint)
         except (TableError, AgentSpecError, ValueError) as exc:
             return _error(str(exc))
+        # with an access key, each person's link carries it (they need it to get in)
+        tail = f"?key={key}" if key else ""
         links = [
-            {"seat": s, "name": i.name, "link": f"/table/{i.token}"}
+            {"seat": s, "name": i.name, "link": f"/table/{i.token}{tail}"}
             for s, i in enumerate(table.seats)
             if i.kind == "human"
         ]

@@ -134,6 +134,16 @@ def test_an_access_key_guards_every_request(tmp_path):
         assert refused.value.code == 403
         with urllib.request.urlopen(srv.url + "/api/options?key=s3cret-key", timeout=30) as r:
             assert r.status == 200
+        status, data = srv.post("/api/tables?key=s3cret-key", {"seats": seats(human=2)})
+        link = data["links"][0]["link"]  # a person's link lets them in
+        assert status == 200 and link.endswith("?key=s3cret-key")
+        with urllib.request.urlopen(srv.url + link, timeout=30) as r:
+            assert r.status == 200
+        from websockets.sync.client import connect
+
+        token = link.split("/")[-1].split("?")[0]
+        with connect(f"{srv.ws_url}/ws/{token}?key=s3cret-key", open_timeout=60) as ws:
+            assert json.loads(ws.recv(timeout=60))["type"] == "state"
     finally:
         srv.stop()
 

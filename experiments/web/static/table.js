@@ -1,13 +1,13 @@
 // A seat at a table: draws the seat's view the server sends, sends the person's moves.
 // The server checks everything; this page only offers what the view says is legal.
 "use strict";
-const TOKEN = location.pathname.split("/").pop();
+const TOKEN = location.pathname.split("/").pop();  // the seat token (a ?key= stays in the query)
 let ws = null, S = null, selected = 0, retry = 500, shownReview = null, keyboard = false, hinted = null;
 window.spadesFrames = [];  // what the server sent (the tests read it)
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
-  ws = new WebSocket(`${proto}://${location.host}/ws/${TOKEN}`);
+  ws = new WebSocket(`${proto}://${location.host}/ws/${TOKEN}${location.search}`);
   const status = document.getElementById("status");
   ws.onopen = () => { status.textContent = "connected"; status.className = "status"; retry = 500; };
   ws.onclose = (ev) => {
