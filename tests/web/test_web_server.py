@@ -120,6 +120,12 @@ def test_another_sites_page_cannot_start_a_table(server):
         assert refused.value.code == 400
 
 
+def test_serve_is_listed_and_has_help():
+    assert "serve" in spades().stdout
+    out = spades("serve", "--help")
+    assert out.returncode == 0 and "--token" in out.stdout and "%%" not in out.stdout
+
+
 def test_a_non_loopback_bind_needs_a_token():
     line = one_line_error(spades("serve", "--host", "0.0.0.0", "--port", "0", timeout=120))
     assert "--token" in line
