@@ -209,11 +209,20 @@ def chromium():
 
 
 def screenshot(page, name: str) -> Path:
-    """Save the page as docs/_static/web/NAME.png (the docs page shows these)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / f"{name}.png"
+    """Save the page as NAME.png: into docs/_static/web/ (the docs page and the README show
+    these) with SPADES_SCREENSHOTS=1, else into a temporary folder, so that a test run
+    leaves the tracked pictures as they are."""
+    folder = SHOTS if os.environ.get("SPADES_SCREENSHOTS") == "1" else _scratch()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
+
+
+def _scratch() -> Path:
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"spades-web-shots-{os.getpid()}"
 
 
 def card_ids(data: Any, skip: str | None = None) -> set[int]:
