@@ -1,10 +1,11 @@
 """Shared by tests/web: a `spades serve` subprocess, its websockets, and the browser.
 
 `Server` runs `python -m experiments.cli serve --port 0` on a root folder and reads the
-URL it prints; `seat_socket` opens a seat's websocket with the `websockets` client;
+URL it prints; `Seat` is a seat's websocket (the `websockets` client);
 `chromium()` launches the OS's Chromium through Playwright (skipping only where none is
 installed: .ci/run installs one and turns such a skip into a failure); `screenshot` saves
-a page to docs/_static/web/, where the docs page shows it.
+a page to docs/_static/web/ with SPADES_SCREENSHOTS=1, where the docs page shows it;
+`leaked_cards` checks what a browser received against the logged hands.
 """
 
 from __future__ import annotations
