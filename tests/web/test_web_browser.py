@@ -109,6 +109,7 @@ def test_a_hand_by_clicking_shows_the_engines_score(browser, server):
     _wait_turn_or_hand(page, 0)
     # an illegal choice: refused with the reason and the rule, nothing played
     _play_until_play_phase(page)
+    assert "your" in page.inner_text("#turn-msg").lower()  # "Your turn" or "... your lead"
     dim = page.locator("#hand .card.dim")
     if dim.count():
         before = _moves(page)

@@ -92,9 +92,10 @@ function drawFelt() {
     for (const play of last.plays) center.append(el("div", { class: `c-${position(play.seat)} taken` }, cardEl(play.card)));
   }
   let msg = "";
+  const taken = last && S.trick.every((c) => !c) && S.phase === "play" && last.number === S.tricks_played;
   if (S.game_over) msg = `Game over: ${S.teams[S.winner] ? S.teams[S.winner].name : "?"} win${S.rules.partnerships ? "" : "s"}`;
+  else if (taken) msg = `${SEAT_NAMES[last.winner]} took trick ${last.number}` + (S.your_turn ? " · your lead" : "");
   else if (S.your_turn) msg = "Your turn";
-  if (!S.game_over && last && S.trick.every((c) => !c) && S.phase === "play" && last.number === S.tricks_played) msg = `${SEAT_NAMES[last.winner]} took trick ${last.number}` + (S.your_turn ? " · your lead" : "");
   else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}`;
   center.append(el("div", { class: "msg", id: "turn-msg", text: msg }));
   felt.append(center);
