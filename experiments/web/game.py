@@ -1,6 +1,6 @@
 """One table of the web app: a game, its seats, and its records on disk.
 
-The game logic is `spades play`'s (`experiments.play.session.Session`): the engine's
+The game logic is `spades play`'s (`experiments.play.session.PlaySession`): the engine's
 `SingleGame`, bots asked through the same replayable seeding, the same trick keeping and
 the same one-line reasons for an illegal choice. A web table differs only in that any
 number of seats may be people, so `TableSession` builds a bot for every seat whose
@@ -35,7 +35,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.registry import canonical_spec, check_agent_rules, display_name, make_agent, split_spec
-from experiments.play.session import HUMAN, Session, Setup, why_illegal
+from experiments.play.session import HUMAN, PlaySession, Setup, why_illegal
 from experiments.tournament.results_log import append_unit, read_rows, seal
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS, action_to_str, str_to_action
 from spades_env.engine import IllegalActionError, explain_illegal
@@ -62,7 +62,7 @@ def _bot_seed(seed: int, seat: int) -> int:
     return int(np.random.SeedSequence([seed, seat]).generate_state(1)[0])
 
 
-class TableSession(Session):
+class TableSession(PlaySession):
     """`spades play`'s session with people in any number of seats (`HUMAN` in
     `setup.players`); `setup.human` is the first of them."""
 
@@ -80,7 +80,7 @@ class TableSession(Session):
         self.trick = None
         self.last_trick = None
 
-    def as_seat(self, seat: int) -> Session:
+    def as_seat(self, seat: int) -> PlaySession:
         """This session seen from `seat` (shares the game): what `why_illegal` needs."""
         other = copy.copy(self)
         other.setup = Setup(

@@ -329,14 +329,14 @@ def test_a_hint_names_a_legal_choice_with_values_where_the_agent_has_them(tmp_pa
 def test_the_runs_under_the_root_open(tmp_path, small_run):
     import shutil
 
-    from experiments.play.session import Session, make_setup
+    from experiments.play.session import PlaySession, make_setup
     from experiments.web.replay import list_runs
 
     root = tmp_path / "root"
     shutil.copytree(small_run, root / "tour")
     table = _table(root / "web", name="g1")
     _play_hand(table, random.Random(3))
-    session = Session(make_setup(Rules(), seed=4))  # a game saved by spades play
+    session = PlaySession(make_setup(Rules(), seed=4))  # a game saved by spades play
     while not session.records:
         if session.human_to_act:
             session.apply(session.game.legal_list()[0])
