@@ -122,7 +122,8 @@ def test_a_hand_by_clicking_shows_the_engines_score(browser, server):
     record = _records(server, table_id)[0]
     assert replay(record) == record  # the engine's own hand
     assert _shown_scores(page) == record["scores"]
-    page.locator("#review-bids").wait_for()  # the double-dummy review of the hand
+    # the double-dummy review of the hand (a fresh tree compiles the solver first: minutes)
+    page.locator("#review-bids").wait_for(timeout=900_000)
     page.locator("#review-panel").screenshot(path=str(screenshot(page, "review")))
     page.context.close()
 
