@@ -17,6 +17,7 @@ from experiments.bench import dd as bench_dd
 from experiments.bench import envs as bench_envs
 from experiments.bench import search as bench_search
 from experiments.bench import training as bench_training
+from experiments.bench import web as bench_web
 from experiments.bench.engine import (
     DECISIONS_PER_HAND,
     engine_rate,
@@ -156,6 +157,7 @@ SECTIONS.update(bench_search.SECTIONS)  # search: the double-dummy solver and th
 SECTIONS.update(bench_dd.SECTIONS)  # dd: the solver on fresh seeded deals, worst case included
 SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
 SECTIONS.update(bench_agents.SECTIONS)  # agents: whole agents' decision latency
+SECTIONS.update(bench_web.SECTIONS)  # web: spades serve's page load, round trips, tables held
 
 
 def run_bench(
@@ -179,6 +181,8 @@ def format_rows(rows: list[Row]) -> str:
         lines.append(f"{r['name']:<40} {r['batch']:>6} {r['rate']:>14,.0f} {ref:>14} {ratio:>8}")
         if "worst_seed" in r:
             lines.append(bench_dd.detail(r))
+        if r["name"].startswith("web: "):
+            lines.append(bench_web.detail(r))
     refs = sorted({r["reference"] for r in rows if r.get("reference")})
     for ref in refs:
         lines.append(f"reference: {ref}")

@@ -29,14 +29,15 @@ def commands() -> list[ModuleType]:
         export_chat,
         leaderboard,
         play,
+        serve,
         show,
         tournament,
         train,
     )
 
     return [
-        demo, bench, tournament, evaluate, leaderboard, show, analyze, dd_table, play, train,
-        export_chat,
+        demo, bench, tournament, evaluate, leaderboard, show, analyze, dd_table, play, serve,
+        train, export_chat,
     ]  # fmt: skip
 
 

@@ -55,6 +55,7 @@ LEFT_OUT = {
     "docs/benchmark.md": {"notest": 1},
     "docs/llm.md": {"notest": 2},
     "docs/results/protocol.md": {"notest": 2},
+    "docs/web.md": {"notest": 2},
 }
 
 

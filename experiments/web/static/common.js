@@ -1,0 +1,41 @@
+// Shared by the pages: card drawing and small helpers. No framework, no build step.
+"use strict";
+const SUITS = ["♠", "♥", "♦", "♣", "★"];
+const SEAT_NAMES = ["North", "East", "South", "West", "Seat 4"];
+
+function el(tag, attrs = {}, ...kids) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null && v !== false) node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const kid of kids) if (kid !== null && kid !== undefined) node.append(kid);
+  return node;
+}
+
+function cardEl(card, extra = "") {
+  const rank = card.label.replace(/[♠♥♦♣]/, "");
+  const node = el("span", { class: `card s${card.suit} ${extra}`, "data-card": card.id, "aria-label": card.label, title: card.label });
+  node.append(el("span", { text: rank }), el("span", { class: "pip", text: SUITS[card.suit] === "★" ? "" : SUITS[card.suit] }));
+  return node;
+}
+
+function keyQuery() {
+  const key = new URLSearchParams(location.search).get("key");
+  return key ? `?key=${encodeURIComponent(key)}` : "";
+}
+
+async function getJSON(url) {
+  const r = await fetch(url, { credentials: "same-origin" });
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.error || r.statusText);
+  return data;
+}
+
+function bidText(bid, blind) {
+  if (bid < 0) return "–";
+  if (bid === 0) return blind ? "blind nil" : "nil";
+  return String(bid);
+}

@@ -1,0 +1,245 @@
+// A seat at a table: draws the seat's view the server sends, sends the person's moves.
+// The server checks everything; this page only offers what the view says is legal.
+"use strict";
+const TOKEN = location.pathname.split("/").pop();  // the seat token (a ?key= stays in the query)
+let ws = null, S = null, selected = 0, retry = 500, shownReview = null, keyboard = false, hinted = null;
+window.spadesFrames = [];  // what the server sent (the tests read it)
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  ws = new WebSocket(`${proto}://${location.host}/ws/${TOKEN}${location.search}`);
+  const status = document.getElementById("status");
+  ws.onopen = () => { status.textContent = "connected"; status.className = "status"; retry = 500; };
+  ws.onclose = (ev) => {
+    status.className = "status off";
+    if (ev.code === 4404) { status.textContent = "unknown seat link"; return; }
+    if (ev.code === 4429) { status.textContent = "disconnected (too many messages or connections)"; return; }
+    status.textContent = "reconnecting…";
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 8000);
+  };
+  ws.onmessage = (ev) => {
+    window.spadesFrames.push(ev.data);
+    const msg = JSON.parse(ev.data);
+    if (msg.type === "state") { S = msg; window.spadesState = msg; render(); }
+    else if (msg.type === "error") showError(msg.error);
+    else if (msg.type === "hint") showHint(msg);
+    else if (msg.type === "review") showReview(msg.review);
+  };
+}
+
+function send(msg) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(msg)); }
+function showError(text) { document.getElementById("error").textContent = text; }
+
+// seats around the table, the viewer at the bottom
+function position(seat) {
+  const n = S.rules.players, rel = (seat - S.seat + n) % n;
+  if (n === 4) return ["bottom", "left", "top", "right"][rel];
+  if (n === 2) return ["bottom", "top"][rel];
+  if (n === 3) return ["bottom", "left", "right"][rel];
+  return ["bottom", "left", "top", "right", "extra"][rel];
+}
+
+function render() {
+  const r = S.rules;
+  document.getElementById("info").textContent =
+    `${r.name} to ${r.target} · hand ${S.hand_no + 1} · you are ${SEAT_NAMES[S.seat]}`;
+  const scores = document.getElementById("scores");
+  scores.textContent = "";
+  S.teams.forEach((t, k) => scores.append(el("span", { class: "team-score", "data-team": k, text: `${t.name}: ${S.scores[k]} (${S.bags[k]} bags)` })));
+  drawFelt();
+  drawHand();
+  drawPrompt();
+  drawSheet();
+  const events = document.getElementById("events");
+  events.textContent = "";
+  for (const e of S.events) events.append(el("li", { text: e }));
+  events.scrollTop = events.scrollHeight;
+  document.getElementById("hint-agent").placeholder = S.hint_agent;
+  const pick = document.getElementById("review-pick");
+  if (S.reviews.length) {
+    document.getElementById("review-panel").hidden = false;
+    const have = [...pick.options].map((o) => o.value);
+    for (const h of S.reviews) if (!have.includes(String(h + 1))) pick.append(el("option", { value: h + 1, text: `hand ${h + 1}` }));
+    const newest = S.reviews[S.reviews.length - 1] + 1;
+    if (shownReview !== newest) { shownReview = newest; pick.value = newest; send({ type: "review", hand: newest }); }
+  }
+  if (!document.getElementById("last-out").hidden) showLast();
+}
+
+function drawFelt() {
+  const felt = document.getElementById("felt");
+  felt.textContent = "";
+  const center = el("div", { class: "center" });
+  for (const p of S.players) {
+    const pos = position(p.seat);
+    const bid = S.bids[p.seat];
+    const box = el("div", { class: `seat pos-${pos}${S.to_act === p.seat ? " turn" : ""}`, "data-seat": p.seat },
+      el("div", { class: "who", text: `${p.title}: ${p.name}${p.you && p.name !== "you" ? " (you)" : ""}` }),
+      el("div", { class: "stat", text: `bid ${bidText(bid, S.blind[p.seat])} · tricks ${S.tricks_won[p.seat]}${S.dealer === p.seat ? " · dealer" : ""}` }));
+    if (S.open_hands && S.open_hands[p.seat].length) {
+      const h = el("div", { class: "hand" });
+      for (const c of S.open_hands[p.seat]) h.append(cardEl(c, "small"));
+      box.append(h);
+    }
+    felt.append(box);
+    const c = S.trick[p.seat];
+    if (c) center.append(el("div", { class: `c-${pos}` }, cardEl(c)));
+  }
+  // a trick just taken stays on the table (dimmed) until the next card is led
+  const last = S.last_trick;
+  if (S.trick.every((c) => !c) && last && S.phase === "play" && last.number === S.tricks_played) {
+    for (const play of last.plays) center.append(el("div", { class: `c-${position(play.seat)} taken` }, cardEl(play.card)));
+  }
+  let msg = "";
+  const taken = last && S.trick.every((c) => !c) && S.phase === "play" && last.number === S.tricks_played;
+  if (S.game_over) msg = `Game over: ${S.teams[S.winner] ? S.teams[S.winner].name : "?"} win${S.rules.partnerships ? "" : "s"}`;
+  else if (taken) msg = `${SEAT_NAMES[last.winner]} took trick ${last.number}` + (S.your_turn ? " · your lead" : "");
+  else if (S.your_turn) msg = "Your turn";
+  else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}`;
+  center.append(el("div", { class: "msg", id: "turn-msg", text: msg }));
+  felt.append(center);
+}
+
+function legalCards() {
+  return S.phase === "play" || S.phase === "exchange" ? new Set(S.legal.map((a) => a.action)) : new Set();
+}
+
+function drawHand() {
+  const hand = document.getElementById("hand");
+  hand.textContent = "";
+  if (S.hand_hidden) { for (let i = 0; i < S.rules.hand_size; i++) hand.append(el("span", { class: "card back", "aria-hidden": "true" })); return; }
+  const legal = legalCards();
+  const choices = choiceList();
+  S.hand.forEach((c) => {
+    const isLegal = legal.has(c.id);
+    const node = cardEl(c, S.your_turn && legal.size ? (isLegal ? "legal" : "dim") : "");
+    if (S.your_turn && legal.size) {
+      node.tabIndex = -1;
+      node.addEventListener("click", () => play(c.id));
+      if (keyboard && choices[selected] === c.id) node.classList.add("selected");
+      if (hinted === c.id) node.classList.add("hinted");
+    }
+    hand.append(node);
+  });
+}
+
+// the actions offered as buttons (bids, blind nil, trump, draw), or the legal cards
+function choiceList() {
+  if (!S || !S.your_turn) return [];
+  return S.legal.map((a) => a.action);
+}
+
+function drawPrompt() {
+  const prompt = document.getElementById("prompt");
+  prompt.textContent = "";
+  if (S.game_over) { prompt.append(el("strong", { text: "The game is over. " }), el("a", { href: "/", text: "Set up a new table" })); return; }
+  if (!S.your_turn) { prompt.append(el("span", { class: "muted", text: "Waiting for the other seats…" })); return; }
+  const cards = legalCards();
+  const question = { blind: "Blind nil? Decide before you look at your cards:", bid: "Your bid:", exchange: "Pass a card to your partner (click it):",
+    play: "Your card: click a highlighted card", trump: "Name the trump suit:", draw: "Keep the card you see, or discard it and take the next:" }[S.phase];
+  prompt.append(el("strong", { text: question }));
+  if (S.looking) prompt.append(cardEl(S.looking, "small"));
+  if (cards.size) return;
+  S.legal.forEach((a, i) => {
+    prompt.append(el("button", { class: `act${keyboard && i === selected ? " selected" : ""}${hinted === a.action ? " hinted" : ""}`, "data-action": a.action, title: a.text, text: a.label, onclick: () => play(a.action) }));
+  });
+}
+
+function play(action) {
+  showError("");
+  document.getElementById("hint-out").textContent = "";
+  send({ type: "act", action, move: S.moves });
+  selected = 0;
+  hinted = null;
+}
+
+function drawSheet() {
+  const t = document.getElementById("sheet");
+  t.textContent = "";
+  const head = el("tr", {}, el("th", { text: "Hand" }));
+  for (const team of S.teams) head.append(el("th", { text: team.name }));
+  t.append(head);
+  for (const h of S.sheet) {
+    const row = el("tr", {}, el("td", { text: h.hand }));
+    h.contracts.forEach((c, k) => row.append(el("td", { title: `bid ${c}, ${h.bags_gained[k]} bags`, text: `${h.points[k] >= 0 ? "+" : ""}${h.points[k]} → ${h.scores[k]}` })));
+    t.append(row);
+  }
+  const now = el("tr", {}, el("td", { text: "now" }));
+  S.teams.forEach((team, k) => now.append(el("td", { class: "sheet-now", text: `${S.scores[k]} (${S.bags[k]} bags) · bid ${team.contract}` })));
+  t.append(now);
+}
+
+function showHint(h) {
+  hinted = h.action;
+  drawHand(); drawPrompt();
+  const out = document.getElementById("hint-out");
+  out.textContent = "";
+  const label = (S.legal.find((a) => a.action === h.action) || { text: String(h.action) }).text;
+  out.append(el("p", { id: "hint-line" }, el("strong", { text: `${h.agent}: ` }), label + (h.reason ? ` — ${h.reason}` : "")));
+  const vals = Object.entries(h.values);
+  if (vals.length) {
+    const t = el("table", { class: "grid", id: "hint-values" }, el("tr", {}, el("th", { text: "choice" }), el("th", { text: "value" })));
+    vals.sort((a, b) => b[1] - a[1]);
+    for (const [a, v] of vals) {
+      const name = (S.legal.find((x) => x.action === Number(a)) || { label: a }).label;
+      t.append(el("tr", {}, el("td", { text: name }), el("td", { text: v.toFixed(2) })));
+    }
+    out.append(t);
+  }
+}
+
+function showLast() {
+  const out = document.getElementById("last-out");
+  out.textContent = "";
+  const last = S.last_trick;
+  if (!last) { out.append(el("p", { class: "muted", text: "No trick finished yet in this hand." })); return; }
+  const p = el("p", { id: "last-trick" }, `Trick ${last.number}: `);
+  for (const play of last.plays) p.append(`${SEAT_NAMES[play.seat]} `, cardEl(play.card, "small"), "  ");
+  p.append(` — ${SEAT_NAMES[last.winner]} won it`);
+  out.append(p);
+}
+
+function showReview(rv) {
+  const box = document.getElementById("review");
+  box.textContent = "";
+  if (rv.error) { box.append(el("p", { class: "muted", text: rv.error })); return; }
+  const bids = el("table", { class: "grid", id: "review-bids" }, el("tr", {}, ...["Seat", "Bid", "Tricks", "Team took", "Team DD"].map((t) => el("th", { text: t }))));
+  for (const s of rv.seats) bids.append(el("tr", {}, el("td", { text: SEAT_NAMES[s.seat] }), el("td", { text: bidText(s.bid, s.blind) }), el("td", { text: s.tricks }), el("td", { text: s.team_tricks }), el("td", { text: s.team_dd })));
+  box.append(el("p", { class: "muted", text: `Hand ${rv.hand}: double-dummy tricks from the start of the play (every hand visible).` }), bids);
+  const costly = rv.cards.filter((c) => c.cost > 0).length;
+  box.append(el("p", {}, rv.first_costly === null ? "No card lost a trick double dummy." :
+    `${costly} card(s) cost tricks; the first: trick ${rv.cards[rv.first_costly].trick}, ${SEAT_NAMES[rv.cards[rv.first_costly].seat]} ${rv.cards[rv.first_costly].card} (best: ${rv.cards[rv.first_costly].best.join(" ")}).`));
+  const cards = el("table", { class: "grid", id: "review-cards" }, el("tr", {}, ...["Trick", "Seat", "Card", "Cost", "Best"].map((t) => el("th", { text: t }))));
+  rv.cards.forEach((c, k) => {
+    cards.append(el("tr", { class: k === rv.first_costly ? "first-costly" : "" }, el("td", { text: c.trick }), el("td", { text: SEAT_NAMES[c.seat] }), el("td", { text: c.card }),
+      el("td", { class: c.cost > 0 ? "cost" : "", text: c.cost > 0 ? `−${c.cost}` : "0" }), el("td", { text: c.best.join(" ") })));
+  });
+  box.append(el("details", {}, el("summary", { text: "every card's double-dummy cost" }), cards));
+}
+
+document.getElementById("hint-btn").addEventListener("click", () => {
+  const agent = document.getElementById("hint-agent").value.trim();
+  document.getElementById("hint-out").textContent = "thinking…";
+  send(agent ? { type: "hint", agent } : { type: "hint" });
+});
+document.getElementById("last-btn").addEventListener("click", () => {
+  const out = document.getElementById("last-out");
+  out.hidden = !out.hidden;
+  if (!out.hidden) showLast();
+});
+document.getElementById("review-pick").addEventListener("change", (e) => send({ type: "review", hand: Number(e.target.value) }));
+document.addEventListener("keydown", (e) => {
+  if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || !S) return;
+  const choices = choiceList();
+  if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+    if (!choices.length) return;
+    if (!keyboard) { keyboard = true; selected = e.key === "ArrowRight" ? 0 : choices.length - 1; drawHand(); drawPrompt(); e.preventDefault(); return; }
+    selected = (selected + (e.key === "ArrowRight" ? 1 : choices.length - 1)) % choices.length;
+    drawHand(); drawPrompt(); e.preventDefault();
+  } else if ((e.key === "Enter" || e.key === " ") && keyboard) {
+    if (choices.length) { play(choices[Math.min(selected, choices.length - 1)]); e.preventDefault(); }
+  } else if (e.key === "h") document.getElementById("hint-btn").click();
+  else if (e.key === "l") document.getElementById("last-btn").click();
+});
+connect();
