@@ -13,6 +13,10 @@ records, the outcome); they do not step the engine themselves.
 - `labeller` (distillation): an agent called on every live decision before the players,
   whose actions are the step's `labels`. Where it also owns the seat (it is in
   `players`), its label is played without a second call.
+- `names`: what an error calls each player (default its `name`). Every call goes through
+  `spades_env.agent_calls.call_agent`: a player that raises, returns anything but one legal
+  action per game, or runs past the decision time limit stops the play with one
+  `AgentError` naming it, the game (its index in the batch) and the seat.
 - `one_hand`: a game ends once its first hand is scored (the engine stops it with
   `stop_games`), as in the tournaments' hand mode and the training episodes.
 """
@@ -27,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import Actor
+from spades_env.agent_calls import call_agent
 from spades_env.engine import HandResult, legal_action_mask, step, stop_games
 from spades_env.observation import SeatView, encode, seat_view
 from spades_env.state import DONE, State
@@ -72,6 +77,7 @@ def play(
     on_hand: HandHook | None = None,
     labeller: Player | None = None,
     obs_always: bool = False,
+    names: Sequence[str] | None = None,
 ) -> int:
     """Play every game of `state` (modified in place) to its end; return the decisions.
 
@@ -101,7 +107,10 @@ def play(
         if labeller is not None:
             labels = np.zeros(g, dtype=np.int64)
             sub_obs = _rows(obs, live_idx) if labeller.needs_obs else None
-            labels[live_idx] = labeller.act(view.take(live_idx), sub_obs, mask[live_idx])
+            labels[live_idx] = call_agent(
+                labeller, view.take(live_idx), sub_obs, mask[live_idx],
+                games=live_idx, seats=seat[live_idx], state=state,
+            )  # fmt: skip
         for k in np.unique(who[live_idx]):
             idx = np.flatnonzero(who == k)
             player = players[int(k)]
@@ -110,7 +119,10 @@ def play(
                 continue
             sub_obs = _rows(obs, idx) if player.needs_obs else None
             sub_view = view.take(idx) if getattr(player, "needs_view", True) else None
-            actions[idx] = player.act(sub_view, sub_obs, mask[idx])
+            actions[idx] = call_agent(
+                player, sub_view, sub_obs, mask[idx], name=None if names is None else names[k],
+                games=idx, seats=seat[idx], state=state,
+            )  # fmt: skip
         decisions += live_idx.size
         if on_turn is not None:
             on_turn(Turn(who, seat, state.phase.copy(), obs, mask, actions, labels))

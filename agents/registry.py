@@ -50,6 +50,7 @@ from agents.base import BaseAgent
 from agents.heuristic.agent import HeuristicAgent
 from agents.random_agent import RandomAgent
 from agents.spec import AgentImportError, AgentSpec, AgentSpecError
+from spades_env.agent_calls import AgentError, guarded
 from spades_env.rules import Rules, parse_value
 
 __all__ = [
@@ -615,9 +616,18 @@ def make_agent(
     `[NAME=]TARGET[:key=value,...]` (parsed here, `parse_agent`): TARGET a registered
     name, a plugin's name, `path/to/file.py:Class` or `package.module:Class` (a class, a
     factory `(seed=..., **options) -> agent`, or an agent object). The agent's `name`
-    is NAME, else the spec (`AgentSpec.display`)."""
+    is NAME, else the spec (`AgentSpec.display`). The agent's own code failing (its
+    constructor raising, exiting, hanging) is one `AgentError` naming it."""
     value = parse_agent(spec, rules)
-    agent = entry_of(value).factory(seed=seed, **value.params)
+    entry = entry_of(value)
+    try:  # the agent's own code: whatever it does wrong is one line naming it
+        agent = guarded(
+            lambda: entry.factory(seed=seed, **value.params),
+            value.display,
+            passthrough=(AgentSpecError,),
+        )
+    except AgentError as exc:
+        raise AgentError(exc.agent, f"could not be built: {exc.what}") from None
     if not callable(getattr(agent, "act", None)):
         raise AgentSpecError(
             f"agent {value.display!r}: {value.target} built a {type(agent).__name__}, "

@@ -37,6 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.processes import child_exits_with_parent
+
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "agents" / "learned" / "checkpoints"
 #: --smoke: the budget flags of the recipes' commands, and their tiny values
 SMOKE = {
@@ -190,7 +192,8 @@ def run(name: str, work: Path, smoke: bool = False) -> dict[str, Any]:
             argv = smoke_args(argv) if smoke else argv
             argv = executable(resolve(argv, work, smoke))
             print(f"[{step['step']}] {shlex.join(argv)}", flush=True)
-            done = subprocess.run(argv, cwd=work)
+            # the step ends with the recipe, even one killed with SIGKILL or SIGTERM
+            done = subprocess.run(argv, cwd=work, preexec_fn=child_exits_with_parent)
             if done.returncode:
                 raise SystemExit(done.returncode)
         report["steps"].append({

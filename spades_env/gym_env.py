@@ -59,6 +59,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
+from spades_env.agent_calls import AgentError, call_agent
 from spades_env.cards import NUM_ACTIONS, action_index
 from spades_env.env_common import (
     DEFAULT_HAND_LIMIT,
@@ -212,7 +213,12 @@ class SpadesEnv(TableRender, gym.Env[npt.NDArray, np.int64]):
         seat = game.to_act
         view = seat_view(game.state, np.array([seat]))
         obs = game.observe(seat)[None] if getattr(agent, "needs_obs", True) else None
-        return int(agent.act(view, obs, game.legal_mask().astype(bool)[None])[0])
+        mask = game.legal_mask().astype(bool)[None]
+        # one guarded, checked call: a fault is an AgentError naming the opponent and seat
+        try:
+            return int(call_agent(agent, view, obs, mask, seats=[seat], state=game.state)[0])
+        except AgentError as exc:  # one game: the seat names the place
+            raise exc.relocated("") from None
 
     # ------------------------------------------------------------------ observing
     def action_masks(self) -> npt.NDArray[np.bool_]:

@@ -50,6 +50,7 @@ import numpy.typing as npt
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from spades_env.agent_calls import AgentError, call_agent
 from spades_env.cards import NUM_ACTIONS, action_array
 from spades_env.core.observe import obs_offsets
 from spades_env.core.observe_bits import MEMO_PLANES
@@ -369,9 +370,19 @@ class SpadesVectorEnv(VectorEnv):
         state = self._require_state()
         if agent is None:
             return random_opponent_actions(state, np.flatnonzero(rows))
-        sub = state.take(np.flatnonzero(rows))
+        games = np.flatnonzero(rows)
+        sub = state.take(games)
         obs = encode(sub) if getattr(agent, "needs_obs", True) else None
-        return np.asarray(agent.act(seat_view(sub), obs, legal_action_mask(sub)))
+        # one guarded, checked call: a fault is an AgentError naming the opponent, the
+        # sub-environment (as `game`) and the seat
+        try:
+            return call_agent(
+                agent, seat_view(sub), obs, legal_action_mask(sub), seats=sub.to_act, state=sub
+            )
+        except AgentError as exc:
+            if exc.game is None:
+                raise
+            raise exc.relocated(f"sub-environment {int(games[exc.game])}") from None
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_pool": None}  # threads are not copied: started anew

@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.play_loop import Turn, play
+from agents.processes import check_workers, exit_with_parent
 from agents.registry import make_agent
 from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import HandResult
@@ -248,8 +249,14 @@ def generate(folder: str | Path, spec: DatasetSpec, progress=None, workers: int 
             _make_shard(folder, spec, i)
             tick()
         return folder
+    check_workers(min(workers, len(todo)))  # each worker costs about 230 MB
     context = multiprocessing.get_context("spawn")  # no forked torch or numba threads
-    with ProcessPoolExecutor(min(workers, len(todo)), mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        min(workers, len(todo)),
+        mp_context=context,
+        initializer=exit_with_parent,  # a killed run leaves no worker behind
+        initargs=(os.getpid(),),
+    ) as pool:
         for future in as_completed([pool.submit(_make_shard, folder, spec, i) for i in todo]):
             future.result()
             tick()

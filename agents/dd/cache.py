@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.dd.position import NUM_SEATS, Position, check_rules
+from agents.processes import check_workers, exit_with_parent
 from spades_env.rules import Rules
 
 CACHE_ENV = "SPADES_DD_CACHE"
@@ -184,6 +185,7 @@ def solve_many(
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise ValueError("workers must be at least 1")
+    check_workers(workers, "workers")
     chunks = [list(range(i, min(i + CHUNK, len(items)))) for i in range(0, len(items), CHUNK)]
     done = 0
     if workers == 1 or len(items) <= 1:
@@ -196,7 +198,12 @@ def solve_many(
         return
     # The platform's default start method (fork on Linux: the workers inherit the loaded
     # kernels); the progress bar draws without a thread, so nothing is forked mid-lock.
-    with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=get_context()) as pool:
+    with ProcessPoolExecutor(
+        min(workers, len(chunks)),
+        mp_context=get_context(),
+        initializer=exit_with_parent,  # a killed table leaves no worker behind
+        initargs=(os.getpid(),),
+    ) as pool:
         pending: dict[Future, list[int]] = {}
         queue = iter(chunks)
         try:

@@ -13,8 +13,10 @@ import numpy as np
 from agents.random_agent import random_legal_actions
 from agents.registry import make_agent, split_specs
 from experiments.cli.tournament import add_rules_arguments, build_rules
-from experiments.cli.values import seed_number
-from spades_env.engine import seat_name, step
+from experiments.cli.values import add_decision_timeout, agent_limits, seed_number
+from spades_env.agent_calls import AgentError, call_agent
+from spades_env.engine import legal_action_mask, seat_name, step
+from spades_env.observation import encode, seat_view
 from spades_env.records import hand_records
 from spades_env.render import render_record
 from spades_env.state import init
@@ -38,10 +40,16 @@ def add_parser(sub) -> None:
         "the table (default: random play)",
     )
     add_rules_arguments(p)
+    add_decision_timeout(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    with agent_limits(args):  # the decision time limit; an agent's prints to stderr
+        return _demo(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
     if args.hands < 1:
         raise ValueError("--hands must be at least 1")
     rules = build_rules(args.rules or "standard", args.option or [])
@@ -61,7 +69,16 @@ def run(args: argparse.Namespace) -> int:
         if seats is None:
             actions = random_legal_actions(state.legal, state.phase, rng)
         else:
-            actions = seats[int(state.to_act[0])].act_state(state)
+            seat = int(state.to_act[0])
+            agent = seats[seat]
+            obs = encode(state) if agent.needs_obs else None
+            try:  # one guarded, checked call (spades_env.agent_calls)
+                actions = call_agent(
+                    agent, seat_view(state), obs, legal_action_mask(state), seats=[seat],
+                    state=state,
+                )  # fmt: skip
+            except AgentError as exc:
+                raise exc.relocated(f"hand {shown + 1}") from None
         info = step(state, actions)
         if info.finished is not None:
             if seats is not None:

@@ -21,8 +21,10 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from agents.processes import check_workers
 from experiments.cli.progress import counting_bar
 from experiments.cli.tournament import whole_number
+from experiments.cli.values import add_decision_timeout, agent_limits
 from experiments.tournament import protocol
 from experiments.tournament.config import TournamentError
 from experiments.tournament.runner import BACKENDS
@@ -64,6 +66,7 @@ def add_parser(sub) -> None:
         help="TESTS ONLY, NOT THE PROTOCOL: at most N deals per opponent; the result is "
         "marked as a test and its CIs are far wider than the protocol's",
     )
+    add_decision_timeout(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument(
         "--ladder",
@@ -153,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         from experiments.tournament.ray_backend import require_ray
 
         require_ray()
+    if args.backend == "local" and args.workers is not None:
+        check_workers(args.workers)  # before any folder is made
     if args.dry_run or args.ladder == "llm":
         return _llm_ladder(args)
     out_file = Path(args.out) if args.out else None
@@ -162,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     progress = counting_bar(err, disable=args.no_progress)
     try:
-        with progress:
+        with progress, agent_limits(args):
             result = protocol.run_evaluation(
                 args.spec,
                 root,

@@ -11,7 +11,11 @@ and `--partner` only where there are partnerships.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +24,7 @@ from rich.text import Text
 
 from agents.registry import display_name
 from experiments.cli.tournament import add_rules_arguments, build_rules
-from experiments.cli.values import seed_number
+from experiments.cli.values import agent_limits, seed_number
 from experiments.play import screen as ui
 from experiments.play import sheets
 from experiments.play.session import (
@@ -36,6 +40,7 @@ from experiments.play.session import (
     parse_move,
     prompt_line,
 )
+from spades_env.agent_calls import AgentError
 from spades_env.draw import stock_left
 from spades_env.engine import SEAT_NAMES
 from spades_env.rules import Rules
@@ -234,19 +239,39 @@ def _game_over(session: PlaySession, term: Terminal) -> None:
     term.show(sheets.result_line(s.rules, list(g.scores), g.winner, len(session.records), s.human))
 
 
+@contextmanager
+def _ctrl_c_ignored(active: bool) -> Iterator[None]:
+    """SIGINT ignored for the block (when `active`, in the main thread), then restored."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def play(session: PlaySession, term: Terminal, save_to: Path | None) -> int:
     """Play to the end, or until quit, Ctrl-C or the end of input; saves on the way out
     (to `save_to`, else to a new file in the current folder, named in one line)."""
     try:
         _loop(session, term, save_to)
     except (KeyboardInterrupt, Quit) as exc:
-        path = session.save(save_to or default_save_path())
-        term.show(f"\nsaved to {path}; resume with: spades play --load {path}")
+        # more Ctrl-Cs (a key held, pressed again) must not cut the save short or leave
+        # the terminal reading: until the save is written and named, they are ignored
+        with _ctrl_c_ignored(isinstance(exc, KeyboardInterrupt)):
+            path = session.save(save_to or default_save_path())
+            term.show(f"\nsaved to {path}; resume with: spades play --load {path}")
         return 130 if isinstance(exc, KeyboardInterrupt) else 0
     except EOFError:  # like quit: the game is saved, to a new file without --save
         path = session.save(save_to or default_save_path())
         term.show(f"end of input: saved to {path}; resume with: spades play --load {path}")
         return 0
+    except AgentError:  # a bot failed: the game so far is saved, then the one line of error
+        path = session.save(save_to or default_save_path())
+        term.show(f"saved to {path}; resume with: spades play --load {path}")
+        raise
     if save_to:
         session.save(save_to)
     return 0
@@ -290,4 +315,5 @@ def run(args: argparse.Namespace) -> int:
         from experiments.cli.checks import output_file
 
         output_file(save_to, "--save")  # before the first move, not at the first save
-    return play(session, Terminal(), save_to)
+    with agent_limits(args):  # a bot that hangs is stopped; its prints go to stderr
+        return play(session, Terminal(), save_to)

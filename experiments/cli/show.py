@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from experiments.tournament.results_log import read_rows
+from experiments.tournament.results_log import iter_rows
 from experiments.tournament.summary import pair_of
 from spades_env.render import render_record
 
@@ -25,26 +25,25 @@ def add_parser(sub) -> None:
 
 
 def select(
-    rows: Sequence[dict[str, Any]], deal: int, hand: int = 0, pair: str | None = None
+    rows: Iterable[dict[str, Any]], deal: int, hand: int = 0, pair: str | None = None
 ) -> list[dict[str, Any]]:
     """The rows of one deal and hand (optionally one pair), by pair then side."""
-    if not rows:
-        raise ValueError("the log holds no rows")
     want = None if pair is None else tuple(a.strip() for a in pair.split(","))
     if want is not None and len(want) != 2:
         raise ValueError(f"--pair {pair!r}: write two agents as A,B")
-    hits = [
-        r
-        for r in rows
-        if r["deal"] == deal
-        and r["hand"] == hand
-        and (want is None or set(pair_of(r)) == set(want))
-    ]
+    hits, last, any_row = [], -1, False
+    for r in rows:  # read once: `rows` may stream a log of any length
+        any_row = True
+        last = max(last, r["deal"])
+        here = r["deal"] == deal and r["hand"] == hand
+        if here and (want is None or set(pair_of(r)) == set(want)):
+            hits.append(r)
+    if not any_row:
+        raise ValueError("the log holds no rows")
     if not hits:
-        deals = max(r["deal"] for r in rows)
         raise ValueError(
             f"--deal {deal} --hand {hand}{f' --pair {pair}' if pair else ''}: no such hand in "
-            f"the log (deals 0..{deals})"
+            f"the log (deals 0..{last})"
         )
     return sorted(hits, key=lambda r: (pair_of(r), r["side"]))
 
@@ -71,6 +70,6 @@ def render_rows(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = read_rows(args.log)
+    rows = iter_rows(args.log)  # streamed: only the hand shown is kept
     print(render_rows(select(rows, args.deal, args.hand, args.pair)), end="")
     return 0

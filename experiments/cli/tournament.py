@@ -16,9 +16,16 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from agents.processes import check_workers
 from agents.registry import AgentSpecError, parse_agent, split_specs
 from experiments.cli.progress import counting_bar
-from experiments.cli.values import deal_count, seed_number, whole_number
+from experiments.cli.values import (
+    add_decision_timeout,
+    agent_limits,
+    deal_count,
+    seed_number,
+    whole_number,
+)
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import MODES, RunContext, TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
@@ -106,6 +113,7 @@ def add_parser(sub) -> None:
         type=_positive,
         help="game mode: max_hands when the rules set no end but the target (default 100)",
     )
+    add_decision_timeout(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument(
         "--dry-run",
@@ -235,6 +243,8 @@ def run(args: argparse.Namespace) -> int:
         if args.address is not None:
             check_address(args.address)
         require_ray()
+    if args.backend == "local" and args.workers is not None:
+        check_workers(args.workers)  # before any folder is made
     config, deal_set = (None, None) if args.resume else _new_tournament(args)
     if args.dry_run:
         from experiments.tournament.llm_ladder import dry_run_lines, planned_requests
@@ -252,16 +262,17 @@ def run(args: argparse.Namespace) -> int:
     progress = counting_bar(err, disable=args.no_progress)
     try:
         try:
-            summary = drive(
-                run_dir,
-                config,
-                deal_set,
-                resume=args.resume,
-                workers=args.workers,
-                backend=args.backend,
-                address=args.address,
-                hooks=_hooks(args, run_dir, err, progress),
-            )
+            with agent_limits(args):  # the decision time limit, in the workers too
+                summary = drive(
+                    run_dir,
+                    config,
+                    deal_set,
+                    resume=args.resume,
+                    workers=args.workers,
+                    backend=args.backend,
+                    address=args.address,
+                    hooks=_hooks(args, run_dir, err, progress),
+                )
         finally:
             if progress.live.is_started:  # (stop writes a line, even for a bar never shown)
                 progress.stop()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from experiments.tournament.config import MAX_DEALS, MAX_SEED
+from spades_env.agent_calls import Limits, limits
 
 
 def whole_number(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
@@ -56,3 +58,46 @@ def positive_seconds(text: str) -> float:
 
 
 deal_count = whole_number(1, MAX_DEALS)
+
+
+#: Seconds one agent may take for one call (a batch of games) in a tournament or an
+#: evaluation: generous for every shipped agent at the default chunk, short enough that a
+#: hung agent is reported within the minute.
+DECISION_TIMEOUT = 60.0
+
+
+def timeout_seconds(text: str) -> float:
+    """A time limit in seconds: 0 (none) or a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 (no limit) or a finite number above 0, got {text!r}"
+        )
+    return value
+
+
+def add_decision_timeout(p: argparse.ArgumentParser) -> None:
+    """`--decision-timeout SECONDS` (read with `agent_limits`)."""
+    p.add_argument(
+        "--decision-timeout",
+        type=timeout_seconds,
+        default=DECISION_TIMEOUT,
+        metavar="SECONDS",
+        help="stop the run with an error naming the agent when one call of an agent (a "
+        f"batch of games) takes longer (default {DECISION_TIMEOUT:g}; 0: no limit)",
+    )
+
+
+@contextmanager
+def agent_limits(args: argparse.Namespace) -> Iterator[Limits]:
+    """The command's limits on agent calls (`spades_env.agent_calls`): its decision time
+    limit, and an agent's prints sent to stderr, away from the command's results."""
+    with limits(
+        timeout=getattr(args, "decision_timeout", DECISION_TIMEOUT),
+        stdout_to_stderr=True,
+        timeout_hint="raise --decision-timeout, or 0 for none",
+    ) as now:
+        yield now

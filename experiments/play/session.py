@@ -39,6 +39,7 @@ from agents.registry import (
     parse_spec,
 )
 from experiments.play import screen as ui
+from spades_env.agent_calls import AgentError, call_agent
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
@@ -182,7 +183,12 @@ class PlaySession:
         if hasattr(agent, "rng"):  # see the module docstring: replayable bot decisions
             agent.rng = np.random.default_rng([self.setup.seed, seat, len(self.actions)])
         obs = g.observe(seat)[None] if agent.needs_obs else None
-        return agent.act_one(seat_view(g.state), obs, g.legal_mask().astype(bool))
+        mask = g.legal_mask().astype(bool)[None]
+        try:  # one guarded, checked call (spades_env.agent_calls)
+            actions = call_agent(agent, seat_view(g.state), obs, mask, seats=[seat], state=g.state)
+        except AgentError as exc:
+            raise exc.relocated(f"hand {len(self.records) + 1}") from None
+        return int(actions[0])
 
     def bot_action(self) -> int:
         seat = self.game.to_act

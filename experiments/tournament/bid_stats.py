@@ -185,21 +185,91 @@ def nils_against(rows: Iterable[dict[str, Any]]) -> dict[str, list[float]]:
     return out
 
 
-def bid_lines(rows: Sequence[dict[str, Any]], agents: Sequence[str]) -> list[dict[str, Any]]:
-    """The bid-accuracy line of every agent, in the order given."""
-    seats: dict[str, list] = defaultdict(list)
-    teams: dict[str, list] = defaultdict(list)
-    for s in seat_table(rows):
-        seats[s["agent"]].append(s)
-    for t in team_table(rows):
-        teams[t["agent"]].append(t)
-    against = nils_against(rows)
-    return [
-        {
-            "agent": a,
-            **bid_line(seats[a], teams[a]),
-            "opponent_nils": len(against[a]),
-            "nils_set": mean(against[a]),
-        }
-        for a in agents
-    ]
+class _Sum:
+    """A running mean: the sum of the values in the order given (as `mean` sums a
+    list), and their count."""
+
+    __slots__ = ("n", "total")
+
+    def __init__(self) -> None:
+        self.n, self.total = 0, 0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+
+_LINE_STATS = (
+    "seat_hands", "bid", "tricks", "abs_error", "signed_error", "made", "set", "nil",
+    "blind_nil", "bags", "against",
+)  # fmt: skip
+
+
+_SAMPLED = ("bid", "tricks", "abs_error", "signed_error", "made", "set", "nil", "blind_nil", "bags")
+
+
+class BidLines:
+    """`bid_lines` of rows given one at a time (`add`): running sums per agent, so the
+    memory does not grow with the rows."""
+
+    def __init__(self, agents: Sequence[str]) -> None:
+        self.agents = list(agents)
+        self.stats: dict[str, dict[str, _Sum]] = defaultdict(
+            lambda: {k: _Sum() for k in _LINE_STATS}
+        )
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Fold one row in: each agent's samples of it (`bid_samples`, the one definition
+        of bid accuracy), summed in row order as `bid_line` sums them over all rows."""
+        seats: dict[str, list] = defaultdict(list)
+        teams: dict[str, list] = defaultdict(list)
+        for entry in seat_table([row]):
+            seats[entry["agent"]].append(entry)
+        for entry in team_table([row]):
+            teams[entry["agent"]].append(entry)
+        for agent in {**seats, **teams}:
+            x, sums = bid_samples(seats[agent], teams[agent]), self.stats[agent]
+            for _ in seats[agent]:
+                sums["seat_hands"].add(1)
+            for key in _SAMPLED:
+                for value in x[key]:
+                    sums[key].add(value)
+        for agent, samples in nils_against([row]).items():
+            for v in samples:
+                self.stats[agent]["against"].add(v)
+
+    def result(self) -> list[dict[str, Any]]:
+        out = []
+        for a in self.agents:
+            x = self.stats[a]
+            out.append({
+                "agent": a,
+                "seat_hands": x["seat_hands"].n,
+                "mean_bid": x["bid"].mean(),
+                "mean_tricks": x["tricks"].mean(),
+                "bid_error": x["abs_error"].mean(),
+                "signed_error": x["signed_error"].mean(),
+                "contracts": x["made"].n,
+                "make_rate": x["made"].mean(),
+                "set_rate": x["set"].mean(),
+                "nil_attempts": x["nil"].n,
+                "nil_success": x["nil"].mean(),
+                "blind_nil_attempts": x["blind_nil"].n,
+                "blind_nil_success": x["blind_nil"].mean(),
+                "bags_per_hand": x["bags"].mean(),
+                "opponent_nils": x["against"].n,
+                "nils_set": x["against"].mean(),
+            })  # fmt: skip
+        return out
+
+
+def bid_lines(rows: Iterable[dict[str, Any]], agents: Sequence[str]) -> list[dict[str, Any]]:
+    """The bid-accuracy line of every agent, in the order given (rows read once:
+    `BidLines`)."""
+    lines = BidLines(agents)
+    for row in rows:
+        lines.add(row)
+    return lines.result()

@@ -9,7 +9,7 @@ when the driver stops early, for an interrupt or an error, it kills its workers 
 leaves the pipes alone: nothing can wait on a lock a dead worker held. A worker that dies
 on its own is noticed and reported, rather than waited for. A driver killed alone (kill -9
 of its pid, not its group) cannot kill its workers: each worker watches its parent and
-exits within `PARENT_CHECK_SECONDS` of the driver's end.
+exits within `agents.processes.PARENT_CHECK_SECONDS` of the driver's end.
 """
 
 from __future__ import annotations
@@ -18,31 +18,16 @@ import multiprocessing as mp
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import wait
 from typing import Any
 
+from agents.processes import exit_with_parent
 from experiments.tournament.config import TournamentError
+from spades_env.agent_calls import AgentError
 
 Rows = list[dict[str, Any]]
-
-
-#: Seconds between a worker's checks that its driver is still alive.
-PARENT_CHECK_SECONDS = 0.5
-
-
-def _exit_with_driver(driver: int) -> None:
-    """In a worker: end the process as soon as the driver `driver` is gone (killed with
-    SIGKILL alone, it cannot kill its workers; they are then re-parented)."""
-
-    def watch() -> None:
-        while os.getppid() == driver:
-            time.sleep(PARENT_CHECK_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="driver-watch", daemon=True).start()
 
 
 def _serve(
@@ -57,13 +42,14 @@ def _serve(
     it exits on its own when the driver dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's
     if driver is not None:
-        _exit_with_driver(driver)
+        exit_with_parent(driver)
     try:
         state = setup(arg)
     except BaseException as exc:  # sent to the driver, which raises it
         results.put((None, False, _picklable(exc)))
         return
     while (unit := tasks.get()) is not None:
+        results.put((unit, None, os.getpid()))  # started: a death is then put to its unit
         try:
             results.put((unit, True, work(state, unit)))
         except BaseException as exc:
@@ -71,7 +57,9 @@ def _serve(
 
 
 def _picklable(exc: BaseException) -> BaseException:
-    return exc if isinstance(exc, TournamentError | RuntimeError) else RuntimeError(repr(exc))
+    if isinstance(exc, TournamentError | RuntimeError | AgentError):
+        return exc
+    return RuntimeError(repr(exc))
 
 
 @contextmanager
@@ -112,17 +100,25 @@ def ordered_results(
     try:
         for _, unit in zip(range(2 * workers), queued, strict=False):
             tasks.put(unit)  # two units per worker in flight, the rest as results come
-        done: dict[int, Rows] = {}
+        # a unit's rows or its error; an error is raised when its turn comes, so the units
+        # before it are all yielded first (and the error is the first unit's to fail,
+        # whatever the number of workers)
+        done: dict[int, tuple[bool, Any]] = {}
+        playing: dict[int, int] = {}  # worker pid -> the unit it took last
         for unit in units:
             while unit not in done:
-                got, ok, payload = _next_result(results, procs)
-                if not ok:
-                    raise payload
-                done[got] = payload
-                following = next(queued, None)
+                got, ok, payload = _next_result(results, procs, playing)
+                if ok is None:  # a worker took a unit
+                    playing[payload] = got
+                    continue
+                done[got] = (ok, payload)
+                following = next(queued, None) if ok else None
                 if following is not None:
                     tasks.put(following)
-            yield done.pop(unit)
+            ok, payload = done.pop(unit)
+            if not ok:
+                raise payload
+            yield payload
         for _ in procs:
             tasks.put(None)
         for p in procs:
@@ -135,13 +131,31 @@ def ordered_results(
             p.join()
 
 
-def _next_result(results, procs: list) -> tuple[Any, bool, Any]:
-    """The next (unit, ok, rows or error), or an error if a worker died without one."""
+class WorkerDiedError(TournamentError):
+    """A worker process ended without sending its result; `unit` is the unit it was
+    playing (None if it died before taking one)."""
+
+    def __init__(self, message: str, unit: int | None) -> None:
+        super().__init__(message)
+        self.unit = unit
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.unit))
+
+
+def _next_result(results, procs: list, playing: dict[int, int]) -> tuple[Any, bool | None, Any]:
+    """The next (unit, ok, rows or error), (unit, None, pid) when a worker takes a unit, or
+    a `WorkerDiedError` if a worker died without a result."""
     while results.empty():
         wait([p.sentinel for p in procs], timeout=0.05)
         dead = [p for p in procs if p.exitcode is not None]
         if dead and results.empty():
-            raise TournamentError(
-                f"a worker process died (exit code {dead[0].exitcode}) before sending its result"
+            code, unit = dead[0].exitcode, playing.get(dead[0].pid)
+            how = (
+                f"was killed by {signal.Signals(-code).name}"
+                if code < 0 and -code in signal.valid_signals()
+                else f"ended (exit code {code})"
             )
+            doing = "before taking a unit" if unit is None else f"while playing unit {unit}"
+            raise WorkerDiedError(f"a worker process {how} {doing}", unit)
     return results.get()

@@ -31,12 +31,14 @@ def play_batch(
     dealers: npt.NDArray[np.int8],
     first_hands: npt.NDArray[np.uint64],
     one_hand: bool,
+    names: Sequence[str] | None = None,
 ) -> list[tuple[int, dict[str, Any]]]:
     """Play the games to their end (or one hand each); return (game, hand record) pairs.
 
     seat_agent: (G, P) agent index per game and seat. seeds: (G,) game seeds, which deal
     every hand after the first. dealers: (G,) first dealers. first_hands: (G, P) the
-    first hand's cards. one_hand: stop each game when its first hand is scored.
+    first hand's cards. one_hand: stop each game when its first hand is scored. names:
+    what an `AgentError` calls each agent (default their `name`).
     """
     state = init(rules, seeds.shape[0], seeds=seeds, deals=first_hands, dealer=dealers)
     out: list[tuple[int, dict[str, Any]]] = []
@@ -45,5 +47,5 @@ def play_batch(
         games = finished.games.tolist()
         out.extend(zip(games, hand_records(rules, finished), strict=True))
 
-    play(state, seat_agent, agents, one_hand=one_hand, on_hand=record)
+    play(state, seat_agent, agents, one_hand=one_hand, on_hand=record, names=names)
     return out

@@ -307,11 +307,11 @@ def _version() -> str:
 
 def counts_from_pilot(run_dir: str | Path) -> dict[str, tuple[float, int]]:
     """{opponent: (largest sd over the other agents, deals)} from a pilot round robin."""
-    from experiments.tournament.results_log import read_rows
+    from experiments.tournament.results_log import iter_rows
     from experiments.tournament.summary import pair_results
 
     sd: dict[str, float] = {}
-    for p in pair_results(read_rows(Path(run_dir)), "hand"):
+    for p in pair_results(iter_rows(Path(run_dir)), "hand"):
         for opponent in (p["a"], p["b"]):
             sd[opponent] = max(sd.get(opponent, 0.0), p["margin"]["sd"] or 0.0)
     return {o: (s, deals_for(s)) for o, s in sd.items()}

@@ -31,6 +31,7 @@ from typing import Any
 
 from experiments.tournament.config import RunContext, TournamentError
 from experiments.tournament.units import execute_unit
+from spades_env.agent_calls import Limits, current_limits, set_limits
 
 #: Times a unit's task is run again after its worker (or node) died.
 MAX_RETRIES = 3
@@ -49,9 +50,14 @@ def require_ray() -> Any:
 
 
 def _run_unit(
-    unit_fn: Callable[[RunContext, int], list[dict[str, Any]]], ctx: RunContext, unit: int
+    unit_fn: Callable[[RunContext, int], list[dict[str, Any]]],
+    ctx: RunContext,
+    unit: int,
+    agent_limits: Limits | None = None,
 ) -> list[dict[str, Any]]:
-    """The body of a unit's Ray task."""
+    """The body of a unit's Ray task, under the driver's limits on agent calls."""
+    if agent_limits is not None:
+        set_limits(agent_limits)
     return unit_fn(ctx, unit)
 
 
@@ -86,7 +92,7 @@ def ray_results(
         def submit() -> None:
             unit = next(queue, None)
             if unit is not None:
-                refs[unit] = task.remote(fn_ref, ctx_ref, unit)
+                refs[unit] = task.remote(fn_ref, ctx_ref, unit, current_limits())
 
         for _ in range(window):
             submit()

@@ -61,57 +61,6 @@ def append_unit(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
         os.close(fd)
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, int, int, bytes]]:
-    """(line number, start offset, end offset, line) of each line; the text after the
-    last newline, if any, comes last, ending at the end of the data."""
-    start, number = 0, 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        number += 1
-        if end < 0:
-            yield number, start, len(data), data[start:]
-            return
-        yield number, start, end + 1, data[start:end]
-        start = end + 1
-
-
-def parse(path: str | Path, data: bytes) -> list[tuple[int, int, int, dict[str, Any]]]:
-    """(line number, start, end offset, row) of every row; a torn last line is left out.
-
-    Any other line that is not a JSON object raises `LogError` naming it.
-    """
-    lines = list(_lines(data))
-    if lines and not data.endswith(b"\n"):
-        lines.pop()  # every row ends with a newline: text after the last one is torn
-    while lines and not lines[-1][3].strip():
-        lines.pop()  # blank lines at the end (a newline written twice) mean nothing
-    out = []
-    for number, start, end, line in lines:
-        try:
-            row = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if number == lines[-1][0]:
-                break  # the line being written when the run was killed
-            raise LogError(
-                f"log {str(path)!r} line {number} is not valid JSON ({exc}); only a torn "
-                "last line is expected after a kill, so the log is damaged"
-            ) from None
-        if not isinstance(row, dict):
-            raise LogError(
-                f"log {str(path)!r} line {number} is not a JSON object but "
-                f"{type(row).__name__} {line[:40].decode(errors='replace')!r}; "
-                "every line of a tournament log is one row"
-            )
-        if CHECK_FIELD in row and row[CHECK_FIELD] != row_check(row):
-            raise LogError(
-                f"log {str(path)!r} line {number} was changed after it was written (its "
-                "checksum fails); put the original log back, or delete that line and "
-                "spades tournament --resume plays its unit again"
-            )
-        out.append((number, start, end, row))
-    return out
-
-
 def _field(path: Path, number: int, row: dict[str, Any], key: str) -> Any:
     if key not in row:
         raise LogError(f"log {str(path)!r} line {number} lacks the field {key!r}")
@@ -177,7 +126,14 @@ def _few(units: Sequence[int]) -> str:
 class _Unit:
     size: int
     first_line: int
-    rows: dict[Any, tuple[dict[str, Any], int, int]] = field(default_factory=dict)
+    #: identity -> (digest of the row without its timing, start, end offset)
+    rows: dict[Any, tuple[bytes, int, int]] = field(default_factory=dict)
+
+
+def _digest(row: dict[str, Any]) -> bytes:
+    """What a row holds, timing aside, as 16 bytes (two copies agree when these do)."""
+    text = json.dumps(_strip_timing([row])[0], sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
 def repair(path: str | Path, tournament: str) -> Repair:
@@ -194,40 +150,12 @@ def repair(path: str | Path, tournament: str) -> Repair:
     result = Repair()
     if not path.exists():
         return result
-    data = path.read_bytes()
     units: dict[int, _Unit] = {}  # in the order of their first row
     dup_units: set[int] = set()
-    for number, start, end, row in parse(path, data):
-        if row.get("tournament") != tournament:
-            raise LogError(
-                f"log {str(path)!r} line {number} holds a row of tournament "
-                f"{row.get('tournament')!r}, not {tournament!r}; choose another --out"
-            )
-        this, size = _field(path, number, row, "unit"), _field(path, number, row, "unit_rows")
-        if not isinstance(this, int) or not isinstance(size, int) or size < 1:
-            raise LogError(
-                f"log {str(path)!r} line {number}: unit {this!r} of {size!r} rows is not a "
-                "unit of a tournament; the log is damaged"
-            )
-        entry = units.setdefault(this, _Unit(size, number))
-        if size != entry.size:
-            raise LogError(
-                f"log {str(path)!r} line {number} says unit {this} has {size} rows, line "
-                f"{entry.first_line} says {entry.size}; it mixes two runs, choose another --out"
-            )
-        key = _key(row)
-        seen = entry.rows.get(key)
-        if seen is None:
-            entry.rows[key] = (row, start, end)
-        elif _strip_timing([seen[0]]) == _strip_timing([row]):
-            result.repeated_rows += 1
-            dup_units.add(this)
-        else:
-            raise LogError(
-                f"log {str(path)!r} holds unit {this} twice with different rows (line "
-                f"{number} differs from an earlier copy); it mixes two runs, choose "
-                "another --out"
-            )
+    with open(path, "rb") as f:  # read line by line: a row is kept as its digest and span
+        size_before = os.fstat(f.fileno()).st_size
+        for number, start, end, row in _stream_spans(path, f):
+            _repair_row(path, tournament, units, dup_units, result, number, start, end, row)
     keep: list[tuple[int, int]] = []
     for unit, entry in units.items():
         if len(entry.rows) > entry.size:
@@ -241,42 +169,109 @@ def repair(path: str | Path, tournament: str) -> Repair:
         result.done.add(unit)
         keep.extend((start, end) for _, start, end in entry.rows.values())
     result.duplicates = sorted(dup_units & result.done)
-    new = b"".join(data[a:b] for a, b in keep)
-    result.torn_bytes = len(data) - len(new)
-    if new != data:
-        if data.startswith(new):
-            os.truncate(path, len(new))
+    kept = sum(b - a for a, b in keep)
+    result.torn_bytes = size_before - kept
+    prefix = all(a == b for (a, _), b in zip(keep, [0] + [e for _, e in keep], strict=False))
+    if kept != size_before or not prefix:
+        if prefix:
+            os.truncate(path, kept)
         else:
-            _rewrite(path, new)
+            _rewrite_spans(path, keep)
     return result
 
 
-def _rewrite(path: Path, data: bytes) -> None:
+def _repair_row(
+    path: Path,
+    tournament: str,
+    units: dict[int, _Unit],
+    dup_units: set[int],
+    result: Repair,
+    number: int,
+    start: int,
+    end: int,
+    row: dict[str, Any],
+) -> None:
+    """`repair`'s account of one row: its unit, and whether it repeats a row."""
+    if row.get("tournament") != tournament:
+        raise LogError(
+            f"log {str(path)!r} line {number} holds a row of tournament "
+            f"{row.get('tournament')!r}, not {tournament!r}; choose another --out"
+        )
+    this, size = _field(path, number, row, "unit"), _field(path, number, row, "unit_rows")
+    if not isinstance(this, int) or not isinstance(size, int) or size < 1:
+        raise LogError(
+            f"log {str(path)!r} line {number}: unit {this!r} of {size!r} rows is not a "
+            "unit of a tournament; the log is damaged"
+        )
+    entry = units.setdefault(this, _Unit(size, number))
+    if size != entry.size:
+        raise LogError(
+            f"log {str(path)!r} line {number} says unit {this} has {size} rows, line "
+            f"{entry.first_line} says {entry.size}; it mixes two runs, choose another --out"
+        )
+    key, digest = _key(row), _digest(row)
+    seen = entry.rows.get(key)
+    if seen is None:
+        entry.rows[key] = (digest, start, end)
+    elif seen[0] == digest:
+        result.repeated_rows += 1
+        dup_units.add(this)
+    else:
+        raise LogError(
+            f"log {str(path)!r} holds unit {this} twice with different rows (line "
+            f"{number} differs from an earlier copy); it mixes two runs, choose "
+            "another --out"
+        )
+
+
+def _rewrite_spans(path: Path, spans: list[tuple[int, int]]) -> None:
+    """Rewrite the log as its byte ranges `spans`, in that order, atomically (copied
+    range by range: the log is never held in memory whole)."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    with open(path, "rb") as src, open(tmp, "wb") as out:
+        for a, b in spans:
+            src.seek(a)
+            out.write(src.read(b - a))
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(tmp, path)
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Every row of a log (a torn last line is ignored; damage elsewhere is a `LogError`,
-    and so are a row logged twice, which `spades tournament --resume` repairs, and a row
-    of another tournament than the one the run folder's config.json, or else the first
-    row, names)."""
+    """Every row of a log, as a list (`iter_rows`, which reads it with bounded memory)."""
+    return list(iter_rows(path))
+
+
+def iter_rows(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Every row of a log, one at a time: the file is read line by line, and what is kept
+    to check it does not grow with its length (a summary of a million deals streams).
+
+    A torn last line is ignored; damage elsewhere is a `LogError`, and so are a row logged
+    twice (which `spades tournament --resume` repairs) and a row of another tournament
+    than the one the run folder's config.json, or else the first row, names. A unit's rows
+    are contiguous in a log the runner writes, so a repeated row is found by its unit: a
+    row repeated inside its unit, or a unit whose rows come back after other units."""
     path = Path(path)
     if path.is_dir():
         path = path / "log.jsonl"
     try:
-        data = path.read_bytes()
+        f = open(path, "rb")  # noqa: SIM115 (closed by the generator's `with`)
     except FileNotFoundError:
         raise LogError(f"log {str(path)!r} does not exist") from None
     except IsADirectoryError:
         raise LogError(f"log {str(path)!r} is a folder, not a log file") from None
-    rows, seen = [], {}
+    with f:
+        yield from _checked_rows(path, _stream(path, f))
+
+
+def _checked_rows(
+    path: Path, rows: Iterator[tuple[int, dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
     owner, where = _config_tournament(path), "its run folder's config.json"
-    for number, _, _, row in parse(path, data):
+    unit_key: Any = object()  # the unit being read: (tournament, unit)
+    in_unit: dict[Any, int] = {}  # its rows' (deal, side, hand) -> line
+    units_read: dict[Any, int] = {}  # every unit read before it -> its first line
+    for number, row in rows:
         if "tournament" in row:
             if owner is None:
                 owner, where = row["tournament"], f"line {number}"
@@ -286,22 +281,81 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
                     f"{row['tournament']!r}, not {owner!r} ({where}): a row of another run "
                     "was added to this log"
                 )
-        key = (
-            row.get("tournament"),
-            row.get("unit"),
-            row.get("deal"),
-            row.get("side"),
-            row.get("hand"),
+        if "unit" in row and "deal" in row:
+            this = (row.get("tournament"), row.get("unit"))
+            if this != unit_key:
+                if this in units_read:
+                    raise LogError(
+                        f"log {str(path)!r} line {number} repeats the rows of unit "
+                        f"{row['unit']} (logged from line {units_read[this]}); run spades "
+                        "tournament --resume on its run folder to repair it"
+                    )
+                units_read[this] = number
+                unit_key, in_unit = this, {}
+            key = (row.get("deal"), row.get("side"), row.get("hand"))
+            if key in in_unit:
+                raise LogError(
+                    f"log {str(path)!r} line {number} repeats the row of line {in_unit[key]} "
+                    f"(unit {row['unit']}, deal {row.get('deal')}, side {row.get('side')}); "
+                    "run spades tournament --resume on its run folder to repair it"
+                )
+            in_unit[key] = number
+        yield row
+
+
+def _stream(path: Path, f) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) of each row of an open log (`_stream_spans`)."""
+    for number, _, _, row in _stream_spans(path, f):
+        yield number, row
+
+
+def _stream_spans(path: Path, f) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+    """(line number, start, end offset, row) of each row of an open log, read line by
+    line: a torn last line (no newline) and blank lines at the end are left out; a line
+    that is not JSON is damage (a `LogError` naming it) unless nothing but those follows
+    it, and one that is not a JSON object or fails its checksum always is."""
+    bad: tuple[int, str] | None = None  # a line that is not JSON, pending: last or not?
+    end = 0
+    for number, line in enumerate(f, 1):
+        start, end = end, end + len(line)
+        if not line.endswith(b"\n"):
+            break  # text after the last newline: the line being written at a kill
+        if not line.strip():
+            if bad is None:
+                bad = (number, "Expecting value: line 1 column 1 (char 0)")
+            continue
+        if bad is not None:
+            _not_json(path, *bad)
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            bad = (number, str(exc))
+            continue
+        _check_row(path, number, line, row)
+        yield number, start, end, row
+
+
+def _not_json(path: Path, number: int, error: str) -> None:
+    raise LogError(
+        f"log {str(path)!r} line {number} is not valid JSON ({error}); only a torn "
+        "last line is expected after a kill, so the log is damaged"
+    )
+
+
+def _check_row(path: Path, number: int, line: bytes, row: Any) -> None:
+    """A parsed line must be a JSON object whose checksum, if any, holds."""
+    if not isinstance(row, dict):
+        raise LogError(
+            f"log {str(path)!r} line {number} is not a JSON object but "
+            f"{type(row).__name__} {line[:40].decode(errors='replace')!r}; "
+            "every line of a tournament log is one row"
         )
-        if "unit" in row and "deal" in row and key in seen:
-            raise LogError(
-                f"log {str(path)!r} line {number} repeats the row of line {seen[key]} "
-                f"(unit {row['unit']}, deal {row.get('deal')}, side {row.get('side')}); "
-                "run spades tournament --resume on its run folder to repair it"
-            )
-        seen[key] = number
-        rows.append(row)
-    return rows
+    if CHECK_FIELD in row and row[CHECK_FIELD] != row_check(row):
+        raise LogError(
+            f"log {str(path)!r} line {number} was changed after it was written (its "
+            "checksum fails); put the original log back, or delete that line and "
+            "spades tournament --resume plays its unit again"
+        )
 
 
 def _config_tournament(log: Path) -> str | None:

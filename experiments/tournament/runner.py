@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.llm.store import RUN_DIR_ENV, run_stats
+from agents.processes import check_workers
 from agents.registry import AgentImportError, AgentSpecError, entry_of
 from experiments.tournament import deals as deals_mod
 from experiments.tournament import run_lock
@@ -72,12 +73,13 @@ from experiments.tournament.config import (
     tournament_id,
 )
 from experiments.tournament.deals import DealSet
-from experiments.tournament.local_pool import ordered_results
+from experiments.tournament.local_pool import WorkerDiedError, ordered_results
 from experiments.tournament.ray_backend import ray_results
 from experiments.tournament.report import TournamentResult
-from experiments.tournament.results_log import append_unit, read_rows, repair, seal
+from experiments.tournament.results_log import append_unit, iter_rows, repair, seal
 from experiments.tournament.summary import summarize
 from experiments.tournament.units import execute_unit, unit_rows
+from spades_env.agent_calls import Limits, current_limits, set_limits
 
 BACKENDS = ("local", "ray")
 CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
@@ -88,10 +90,13 @@ CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
 )
 
 
-def _worker_context(arg: tuple[str, TournamentConfig, str]) -> RunContext:
+def _worker_context(arg: tuple[str, TournamentConfig, str, Limits]) -> RunContext:
     """A local worker's context: the driver's config, a value it trusts (its agents and
-    rules were parsed and checked once, in the driver), and the deals of the run folder."""
-    run_dir, config, tid = arg
+    rules were parsed and checked once, in the driver), and the deals of the run folder;
+    and its driver's limits on agent calls (the decision time limit,
+    `spades_env.agent_calls`)."""
+    run_dir, config, tid, agent_limits = arg
+    set_limits(agent_limits)
     for agent in config.agents:
         try:
             entry_of(agent)  # a file, module or plugin imported once, here
@@ -350,18 +355,34 @@ def _play_units(
             results.close()  # cancels the tasks in flight on an error, stops a Ray started here
         return
     workers = 2 if workers is None else workers
+    try:
+        check_workers(min(workers, len(todo)))  # each worker costs about 230 MB
+    except ValueError as exc:
+        raise TournamentError(str(exc)) from None
     if workers <= 1 or len(todo) == 1:
         _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit, on_rows)
         return
-    results = ordered_results(
-        todo,
-        min(workers, len(todo)),
-        _worker_context,
-        execute_unit,
-        (str(run_dir), ctx.config, ctx.tournament),
-    )
+    arg = (str(run_dir), ctx.config, ctx.tournament, current_limits())
+    results = ordered_results(todo, min(workers, len(todo)), _worker_context, execute_unit, arg)
     with closing(results):  # an interrupt or error kills the workers at once (local_pool)
-        _append_all(log, todo, results, ctx, on_unit, on_rows)
+        try:
+            _append_all(log, todo, results, ctx, on_unit, on_rows)
+        except WorkerDiedError as exc:
+            raise _named(exc, ctx.config) from None
+
+
+def _named(exc: WorkerDiedError, config: TournamentConfig) -> TournamentError:
+    """A worker's death, with the agents and deals of the unit it was playing."""
+    if exc.unit is None:
+        return TournamentError(f"{exc}; the log keeps every finished unit: finish with --resume")
+    i, j = config.pairs[exc.unit % len(config.pairs)]
+    start = exc.unit // len(config.pairs) * config.chunk
+    deals = f"deals {start}-{start + unit_deals(config, exc.unit) - 1}"
+    return TournamentError(
+        f"{exc} ({config.labels[i]} vs {config.labels[j]}, {deals}): one of these agents may "
+        "have crashed the process or used up its memory; the log keeps every finished unit: "
+        "finish with --resume"
+    )
 
 
 def _append_all(
@@ -385,9 +406,9 @@ def _append_all(
 
 
 def finish(run_dir: Path, ctx: RunContext) -> dict[str, Any]:
-    """Summarise the complete log and write `summary.json`."""
-    rows = read_rows(run_dir / LOG_FILE)
-    summary = summarize(rows, ctx.config.labels)
+    """Summarise the complete log and write `summary.json` (the log is read row by row:
+    the memory does not grow with its length)."""
+    summary = summarize(iter_rows(run_dir / LOG_FILE), ctx.config.labels)  # streamed
     llm = run_stats(run_dir)  # llm: agents' requests, re-asks, fallbacks, tokens, seconds
     if llm:
         summary["llm"] = llm

@@ -14,6 +14,7 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.tournament.config import RunContext, TournamentError, agent_seed
 from experiments.tournament.match import play_batch
+from spades_env.agent_calls import AgentError
 from spades_env.duplicate import fold_made, fold_teams, seat_agents
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
@@ -28,24 +29,37 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     start = chunk * cfg.chunk
     ds = ctx.deal_set.slice(start, min(start + cfg.chunk, cfg.deals))
     rules = cfg.play_rules()
-    agents = [
-        make_agent(cfg.agents[i], agent_seed(cfg.seed, i, j, chunk)),
-        make_agent(cfg.agents[j], agent_seed(cfg.seed, j, i, chunk)),
-    ]
+    names = [cfg.labels[i], cfg.labels[j]]
+    try:
+        agents = [
+            make_agent(cfg.agents[i], agent_seed(cfg.seed, i, j, chunk)),
+            make_agent(cfg.agents[j], agent_seed(cfg.seed, j, i, chunk)),
+        ]
+    except AgentError as exc:
+        raise exc.relocated(f"unit {unit} (deals {start}-{start + len(ds) - 1})") from None
     n = len(ds)
+    for agent in agents:  # the class as first built here (check_class_state)
+        _FIRST_CLASS_STATE.setdefault(type(agent), _plain_class_state(type(agent)))
     # Games 2k (side 0) and 2k+1 (side 1) play deal k; agent 0 (= i) holds the even seats
     # on side 0 (team 0 with partnerships), the odd on side 1.
     seat_agent = seat_agents(rules, n)
-    played = play_batch(
-        rules,
-        agents,
-        seat_agent,
-        np.repeat(ds.game_seeds, 2),
-        np.repeat(ds.dealers, 2),
-        np.repeat(ds.hands, 2, axis=0),
-        one_hand=cfg.mode == "hand",
-    )
-    names = [cfg.labels[i], cfg.labels[j]]
+    try:
+        played = play_batch(
+            rules,
+            agents,
+            seat_agent,
+            np.repeat(ds.game_seeds, 2),
+            np.repeat(ds.dealers, 2),
+            np.repeat(ds.hands, 2, axis=0),
+            one_hand=cfg.mode == "hand",
+            names=names,
+        )
+    except AgentError as exc:  # game g of the batch is side g % 2 of deal start + g // 2
+        if exc.game is None:
+            raise
+        raise exc.relocated(f"deal {start + exc.game // 2}, side {exc.game % 2}") from None
+    for agent, name in zip(agents, names, strict=True):
+        check_class_state(agent, name, f"unit {unit} (deals {start}-{start + n - 1})")
     played.sort(key=lambda gr: (gr[0], gr[1]["hand_no"]))
     rows = [
         _row(ctx, rules, unit, start + g // 2, g % 2, [names[a] for a in seat_agent[g]], rec)
@@ -54,6 +68,46 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     for row in rows:
         row["unit_rows"] = len(rows)
     return rows
+
+
+#: Packages whose classes are the project's own (their class attributes are not checked).
+_OWN_PACKAGES = ("agents", "spades_env", "training", "experiments", "builtins")
+
+#: Per agent class: its plain class attributes when this process first built it.
+_FIRST_CLASS_STATE: dict[type, dict[str, str]] = {}
+
+
+def _plain_class_state(cls: type) -> dict[str, str]:
+    """The class attributes of plain values (numbers, strings, tuples, None) of an agent's
+    own classes, as their reprs: what a counter or flag kept on the class looks like."""
+    plain = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
+    out = {}
+    for klass in cls.__mro__:
+        if klass.__module__.split(".")[0] in _OWN_PACKAGES:
+            continue
+        for key, value in vars(klass).items():
+            if not key.startswith("__") and isinstance(value, plain):
+                out.setdefault(f"{klass.__name__}.{key}", repr(value))
+    return out
+
+
+def check_class_state(agent: Any, name: str, where: str) -> None:
+    """Refuse an agent that keeps state on its class: a class attribute of a plain value
+    that changed since this process first built the class. A unit's agents are built
+    afresh, in whichever process plays it; state on the class would make the rows depend
+    on which process played which units before (serial, parallel and resumed runs must
+    write the same rows). A cache (a dict or list filled once) is not a plain value."""
+    now = _plain_class_state(type(agent))
+    first = _FIRST_CLASS_STATE.setdefault(type(agent), now)
+    for key, value in now.items():
+        if key in first and first[key] != value:
+            raise AgentError(
+                name,
+                f"changed its class attribute {key} ({first[key]} -> {value}) while "
+                "playing: state kept on the class makes the results depend on which "
+                "process plays which deals; keep it on the instance",
+                where=where,
+            )
 
 
 def _row(
@@ -113,6 +167,8 @@ def execute_unit(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     with a custom constructor, like `IllegalActionError`, would not unpickle)."""
     try:
         return unit_rows(ctx, unit)
+    except AgentError:  # already one line naming the agent, the deal and the seat
+        raise
     except ValueError as exc:
         raise TournamentError(f"unit {unit}: {type(exc).__name__}: {exc}") from None
     except Exception:

@@ -1,0 +1,258 @@
+"""Hostile agents (tests/faults/hostile_agents.py) through every place that calls an
+agent: `spades tournament` and `spades evaluate` with one and two workers, `spades demo`,
+`spades play`, and the environments' `opponents=`.
+
+Every misbehaviour must end in one line naming the agent, where it was (deal and side,
+hand, or sub-environment) and the seat, and what it did, with exit status 2 and no
+traceback; a tournament keeps its finished units, and once the agent is fixed its resume
+gives the rows of an undisturbed run; no process is left behind and no partial file. A
+harmless oddity (printing, forking) changes nothing. The default run tries every fault
+on the environments (in this process, fast) and a few on the command line; `-m slow`
+tries the whole matrix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import hostile_agents  # beside this file (pytest puts a test's folder on sys.path)
+import numpy as np
+import pytest
+from cli_helpers import default_and_slow, group_ended, report_outcomes, start, without_timing
+
+from experiments.tournament.results_log import read_rows
+from spades_env.agent_calls import AgentError, limits
+from spades_env.gym_env import SpadesEnv
+from spades_env.vector_env import SpadesVectorEnv
+
+HOSTILE = Path(__file__).with_name("hostile_agents.py")
+OUTCOMES: Counter[str] = Counter()
+
+FAULTS = hostile_agents.FAULTS
+TOURNAMENT = ["--deals", "6", "--chunk", "2", "--no-progress", "--decision-timeout", "3"]
+
+
+def spec(fault: str) -> str:
+    return f"h={HOSTILE}:{fault}"
+
+
+def env_for(**extra: str) -> dict[str, str]:
+    return {**os.environ, **extra}
+
+
+def matrix(default: list[tuple], slow: list[tuple]) -> list:
+    """(fault, workers or kind) cases: `default` in every run, the rest of `slow` under -m slow."""
+    many = [
+        pytest.param(f, w, marks=pytest.mark.slow, id=f"many-{f}-{w}")
+        for f, w in slow
+        if (f, w) not in default
+    ]
+    return [*default, *many]
+
+
+def run(*args: str, stdin: str | None = None, **env: str) -> tuple[int, str, str]:
+    """`spades ARGS` in its own process group; (status, stdout, stderr), after checking
+    that no process of the group is left."""
+    proc = start(*args, env=env_for(**env), stdin=None if stdin is None else -1)
+    out, err = proc.communicate(stdin, timeout=600)
+    assert group_ended(proc.pid, 10), f"spades {args[0]} left a process behind"
+    return proc.returncode, out, err
+
+
+def the_error(code: int, err: str, command: str) -> str:
+    """The one line of error a fault ends in (informational lines may come before it)."""
+    assert code == 2, err
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"spades {command}: error: agent 'h'"), err
+    return last
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report(request):
+    yield
+    report_outcomes(request, OUTCOMES, __file__)
+
+
+# ----------------------------------------------------------------------------- environments
+ENV_CASES = [(f, "vector") for f in sorted(FAULTS)] + [
+    (f, "gym") for f in ("Fraction", "OsExit", "Illegal", "Hang")
+]
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    matrix(ENV_CASES, [(f, k) for f in sorted(FAULTS) for k in ("gym", "vector")]),
+)
+def test_an_env_opponent_that_misbehaves_is_one_error_naming_it(fault, kind, monkeypatch):
+    monkeypatch.setenv("HOSTILE_AFTER", "0")
+    opponent = f"{HOSTILE}:{fault}"
+    children = set(_children())
+    with limits(timeout=1), pytest.raises(AgentError) as caught:
+        if kind == "gym":
+            env = SpadesEnv(opponents=opponent)
+            env.reset(seed=1)
+            for _ in range(60):
+                env.step(int(np.flatnonzero(env.action_masks())[0]))
+        else:
+            env = SpadesVectorEnv(3, opponents=opponent)
+            env.reset(seed=1)
+            for _ in range(60):
+                env.step(env.action_masks().argmax(axis=1))
+    text = str(caught.value)
+    assert "\n" not in text
+    assert fault in text and FAULTS[fault] in text, text
+    if fault != "RaiseInInit":
+        assert "seat" in text, text
+        if kind == "vector":
+            assert "sub-environment" in text, text
+    assert set(_children()) <= children  # nothing forked or left running
+    OUTCOMES[f"env {fault}: one line"] += 1
+
+
+@pytest.mark.parametrize("fault", hostile_agents.HARMLESS)
+def test_an_env_opponent_that_prints_or_forks_plays_as_if_it_did_not(fault, monkeypatch, capfd):
+    def play(cls: str) -> list:
+        env = SpadesVectorEnv(2, opponents=f"{HOSTILE}:{cls}")
+        obs, _ = env.reset(seed=4)
+        out = [obs]
+        for _ in range(30):
+            obs, *_ = env.step(env.action_masks().argmax(axis=1))
+            out.append(obs)
+        return out
+
+    monkeypatch.setenv("HOSTILE_AFTER", "0")
+    children = set(_children())
+    odd, plain = play(fault), play("Hostile")
+    assert all(np.array_equal(a, b) for a, b in zip(odd, plain, strict=True))
+    assert set(_children()) <= children
+    OUTCOMES[f"env {fault}: unchanged"] += 1
+
+
+def _children() -> list[int]:
+    """This process's children, from /proc."""
+    me, out = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == me:
+                out.append(int(entry.name))
+    return out
+
+
+# ----------------------------------------------------------------------------- tournament
+TOURNAMENT_CASES = [("Raise", 2), ("OsExit", 1)]
+EVERY_CASE = [(f, w) for f in sorted(FAULTS) for w in (1, 2)]
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory) -> list[dict]:
+    """The rows of the tournament with the agent fixed, played once, undisturbed."""
+    out = tmp_path_factory.mktemp("undisturbed") / "run"
+    code, _, err = run(
+        "tournament", "--agents", f"random,{spec('Raise')}", *TOURNAMENT, "--workers", "1",
+        "--out", str(out), HOSTILE_OFF="1",
+    )  # fmt: skip
+    assert code == 0, err
+    return _comparable(read_rows(out / "log.jsonl"))
+
+
+def _comparable(rows: list[dict]) -> list[dict]:
+    """Rows without their timing and their tournament id (which the agent's spec, one
+    class or another of the same play, changes)."""
+    return [{k: v for k, v in r.items() if k != "tournament"} for r in without_timing(rows)]
+
+
+@pytest.mark.parametrize(("fault", "workers"), matrix(TOURNAMENT_CASES, EVERY_CASE))
+def test_a_tournament_with_a_hostile_agent_stops_on_one_line_and_resumes_once_fixed(
+    fault, workers, tmp_path, undisturbed
+):
+    out = tmp_path / "run"
+    args = ["--agents", f"random,{spec(fault)}", *TOURNAMENT, "--out", str(out)]
+    code, _, err = run("tournament", *args, "--workers", str(workers), HOSTILE_AFTER="1")
+    line = the_error(code, err, "tournament")
+    assert FAULTS[fault] in line, line
+    if fault != "RaiseInInit":
+        assert "deal " in line and "side " in line and "seat " in line, line
+    kept = read_rows(out / "log.jsonl")
+    assert kept, "the units finished before the fault were not kept"
+    assert _comparable(kept) == undisturbed[: len(kept)]
+    assert not list(out.glob("*.tmp")), "a partial file was left"
+    code, _, err = run("tournament", "--resume", "--out", str(out), HOSTILE_OFF="1")
+    assert code == 0, err
+    assert _comparable(read_rows(out / "log.jsonl")) == undisturbed
+    OUTCOMES[f"tournament {fault}: one line, kept, resumed"] += 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_tournament_agent_that_keeps_state_on_its_class_is_refused(workers, tmp_path):
+    out = tmp_path / "run"
+    args = ["--agents", f"random,{spec('ClassState')}", *TOURNAMENT, "--out", str(out)]
+    code, _, err = run("tournament", *args, "--workers", str(workers), HOSTILE_AFTER="1")
+    line = the_error(code, err, "tournament")
+    assert hostile_agents.TOURNAMENT_ONLY["ClassState"] in line and "unit " in line, line
+    assert read_rows(out / "log.jsonl"), "the units finished before the fault were not kept"
+    OUTCOMES[f"tournament ClassState, {workers} worker(s): one line"] += 1
+
+
+@pytest.mark.parametrize("fault", default_and_slow(["Forks"], ["Prints"]))
+def test_a_tournament_agent_that_prints_or_forks_changes_no_row(fault, tmp_path, undisturbed):
+    out = tmp_path / "run"
+    args = ["--agents", f"random,{spec(fault)}", *TOURNAMENT, "--out", str(out)]
+    code, stdout, err = run("tournament", *args, "--workers", "2", HOSTILE_AFTER="0")
+    assert code == 0, err
+    assert "hostile agent was here" not in stdout  # an agent's prints go to stderr
+    assert _comparable(read_rows(out / "log.jsonl")) == undisturbed
+    OUTCOMES[f"tournament {fault}: unchanged"] += 1
+
+
+# ----------------------------------------------------------------------------- evaluate
+@pytest.mark.parametrize(("fault", "workers"), matrix([("Unpicklable", 2)], EVERY_CASE))
+def test_an_evaluation_of_a_hostile_agent_stops_on_one_line(fault, workers, tmp_path):
+    args = [spec(fault), "--test-deals", "2", "--dir", str(tmp_path / "ev"), "--no-progress"]
+    args += ["--workers", str(workers), "--decision-timeout", "3"]
+    code, _, err = run("evaluate", *args, HOSTILE_AFTER="0")
+    line = the_error(code, err, "evaluate")
+    assert FAULTS[fault] in line, line
+    OUTCOMES[f"evaluate {fault}: one line"] += 1
+
+
+# ----------------------------------------------------------------------------- demo, play
+@pytest.mark.parametrize("fault", default_and_slow(["NotANumber"], sorted(FAULTS)))
+def test_demo_with_a_hostile_agent_stops_on_one_line(fault):
+    code, _, err = run(
+        "demo", "--agents", f"random,{spec(fault)}", "--hands", "1", "--decision-timeout", "3",
+        HOSTILE_AFTER="0",
+    )  # fmt: skip
+    line = the_error(code, err, "demo")
+    assert FAULTS[fault] in line, line
+    OUTCOMES[f"demo {fault}: one line"] += 1
+
+
+@pytest.mark.parametrize("fault", default_and_slow(["Fraction"], sorted(set(FAULTS) - {"Hang"})))
+def test_play_with_a_hostile_bot_saves_the_game_then_stops_on_one_line(fault, tmp_path):
+    save = tmp_path / "game.json"
+    args = ["play", "--seed", "3", "--opponents", spec(fault), "--save", str(save)]
+    code, out, err = run(*args, stdin="3\n", HOSTILE_AFTER="0")
+    line = the_error(code, err, "play")
+    assert FAULTS[fault] in line, line
+    if fault != "RaiseInInit":  # a bot that cannot be built: no game to save
+        assert "saved to" in out and save.exists()
+        code, _, err = run("play", "--load", str(save), stdin="", HOSTILE_OFF="1")
+        assert code == 0, err  # the fixed bot plays on; the end of input saves again
+    OUTCOMES[f"play {fault}: one line, saved"] += 1
+
+
+def test_a_hung_agent_is_stopped_by_the_decision_time_limit():
+    code, _, err = run(
+        "demo", "--agents", f"random,{spec('Hang')}", "--hands", "1", "--decision-timeout",
+        "1", HOSTILE_AFTER="0",
+    )  # fmt: skip
+    line = the_error(code, err, "demo")
+    assert "took more than 1 s" in line and "--decision-timeout" in line, line
+    OUTCOMES["demo Hang: stopped by the limit"] += 1
