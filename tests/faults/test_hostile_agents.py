@@ -168,6 +168,7 @@ def _comparable(rows: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k != "tournament"} for r in without_timing(rows)]
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(("fault", "workers"), matrix(TOURNAMENT_CASES, EVERY_CASE))
 def test_a_tournament_with_a_hostile_agent_stops_on_one_line_and_resumes_once_fixed(
     fault, workers, tmp_path, undisturbed
@@ -189,6 +190,7 @@ def test_a_tournament_with_a_hostile_agent_stops_on_one_line_and_resumes_once_fi
     OUTCOMES[f"tournament {fault}: one line, kept, resumed"] += 1
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_tournament_agent_that_keeps_state_on_its_class_is_refused(workers, tmp_path):
     out = tmp_path / "run"
@@ -200,6 +202,7 @@ def test_a_tournament_agent_that_keeps_state_on_its_class_is_refused(workers, tm
     OUTCOMES[f"tournament ClassState, {workers} worker(s): one line"] += 1
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("fault", default_and_slow(["Forks"], ["Prints"]))
 def test_a_tournament_agent_that_prints_or_forks_changes_no_row(fault, tmp_path, undisturbed):
     out = tmp_path / "run"
@@ -211,6 +214,7 @@ def test_a_tournament_agent_that_prints_or_forks_changes_no_row(fault, tmp_path,
     OUTCOMES[f"tournament {fault}: unchanged"] += 1
 
 
+@pytest.mark.cli
 # ----------------------------------------------------------------------------- evaluate
 @pytest.mark.parametrize(("fault", "workers"), matrix([("Unpicklable", 2)], EVERY_CASE))
 def test_an_evaluation_of_a_hostile_agent_stops_on_one_line(fault, workers, tmp_path):
@@ -222,6 +226,7 @@ def test_an_evaluation_of_a_hostile_agent_stops_on_one_line(fault, workers, tmp_
     OUTCOMES[f"evaluate {fault}: one line"] += 1
 
 
+@pytest.mark.cli
 # ----------------------------------------------------------------------------- demo, play
 @pytest.mark.parametrize("fault", default_and_slow(["NotANumber"], sorted(FAULTS)))
 def test_demo_with_a_hostile_agent_stops_on_one_line(fault):
@@ -234,6 +239,7 @@ def test_demo_with_a_hostile_agent_stops_on_one_line(fault):
     OUTCOMES[f"demo {fault}: one line"] += 1
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("fault", default_and_slow(["Fraction"], sorted(set(FAULTS) - {"Hang"})))
 def test_play_with_a_hostile_bot_saves_the_game_then_stops_on_one_line(fault, tmp_path):
     save = tmp_path / "game.json"
@@ -248,6 +254,7 @@ def test_play_with_a_hostile_bot_saves_the_game_then_stops_on_one_line(fault, tm
     OUTCOMES[f"play {fault}: one line, saved"] += 1
 
 
+@pytest.mark.cli
 def test_a_hung_agent_is_stopped_by_the_decision_time_limit():
     code, _, err = run(
         "demo", "--agents", f"random,{spec('Hang')}", "--hands", "1", "--decision-timeout",

@@ -12,6 +12,7 @@ import pytest
 from cli_helpers import REPO
 
 pexpect = pytest.importorskip("pexpect")
+pytestmark = pytest.mark.cli
 
 
 @pytest.mark.parametrize("presses", [2, 6])

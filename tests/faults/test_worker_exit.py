@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import REPO, finished_run, one_line_error, spades
 
+pytestmark = pytest.mark.cli
+
 KILLS = {"kill -9": signal.SIGKILL, "kill": signal.SIGTERM}
 
 
@@ -103,6 +105,7 @@ def test_a_killed_analyze_dd_leaves_no_worker(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.torch
 @pytest.mark.parametrize("how", [pytest.param(s, id=k) for k, s in KILLS.items()])
 def test_a_killed_train_bc_leaves_no_worker(how, tmp_path):
     pytest.importorskip("torch")
@@ -119,9 +122,18 @@ def test_a_killed_tournament_driver_leaves_no_worker(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.torch
 def test_a_killed_recipe_stops_its_step(tmp_path):
     pytest.importorskip("torch")
-    argv = [sys.executable, "-m", "training.recipe", "learned", "--smoke", "--dir", str(tmp_path)]
+    argv = [
+        sys.executable,
+        "-m",
+        "experiments.recipe",
+        "learned",
+        "--smoke",
+        "--dir",
+        str(tmp_path),
+    ]
     kill_driver_alone(argv, 1, signal.SIGTERM, tmp_path)
 
 
