@@ -148,7 +148,7 @@ def test_the_core_imports_only_the_core():
 #: of agents from outside the project, then the registry, the play loop and the envs'
 #: opponents from spec strings, sit on top of them all.
 AGENT_LAYERS = (
-    ("agents.base", "agents.random_agent", "agents.spec"),
+    ("agents.base", "agents.random_agent", "agents.spec", "agents.processes"),
     ("agents.kernels",),
     ("agents.dd",),
     ("agents.heuristic",),
