@@ -55,8 +55,10 @@ class BaseAgent:
     - `act(view, obs, mask) -> actions`: called for a *batch* of B games at once, each
       with its seat to act (seats may differ between rows; bids and card plays may be
       mixed). Return a (B,) int64 array: for each row a legal action, `mask[b, a]` True
-      (`spades_env.cards` numbers the actions: bids, then cards). An illegal action
-      stops the game with an error naming the agent.
+      (`spades_env.cards` numbers the actions: bids, then cards). Anything else (an
+      illegal action, a fraction, None, the wrong shape), an exception, an exit or a
+      call past the decision time limit stops the game with one error naming the
+      agent, the game and the seat (`spades_env.agent_calls`).
     - `view` (`spades_env.observation.SeatView`): what each acting seat knows, as
       arrays with a leading batch axis: its seat, hand (a card bitmask), phase, bids,
       tricks won, the cards on the table and played so far (and by whom), the lead
