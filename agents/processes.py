@@ -13,8 +13,8 @@ whose other end they hold themselves, would wait (or go on writing) for ever.
   `SIGTERM` from the kernel when this process ends (Linux `PR_SET_PDEATHSIG`; the
   grandchildren, its own workers, then follow it through `exit_with_parent`).
 
-`hard_exit` is `os._exit` as it was when this module was imported, which a worker uses
-to end itself even while an agent's call has `os._exit` refused (`spades_env.agent_calls`).
+A worker ends itself with `spades_env.agent_calls.hard_exit`, `os._exit` itself, which
+works even while an agent's call has `os._exit` refused.
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ import sys
 import threading
 import time
 
+from spades_env.agent_calls import hard_exit  # os._exit itself, whatever an agent does
+
 #: Seconds between a worker's checks that its parent is still alive.
 PARENT_CHECK_SECONDS = 0.5
-
-#: `os._exit` itself, kept before anything can replace it.
-hard_exit = os._exit
 
 _PR_SET_PDEATHSIG = 1
 
