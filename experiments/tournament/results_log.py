@@ -152,10 +152,17 @@ def repair(path: str | Path, tournament: str) -> Repair:
         return result
     units: dict[int, _Unit] = {}  # in the order of their first row
     dup_units: set[int] = set()
+    refused: LogError | None = None  # the first row refused, raised once the file is read
     with open(path, "rb") as f:  # read line by line: a row is kept as its digest and span
         size_before = os.fstat(f.fileno()).st_size
-        for number, start, end, row in _stream_spans(path, f):
-            _repair_row(path, tournament, units, dup_units, result, number, start, end, row)
+        for number, start, end, row in _stream_spans(path, f):  # damage raises at once
+            if refused is None:
+                try:
+                    _repair_row(path, tournament, units, dup_units, result, number, start, end, row)
+                except LogError as exc:
+                    refused = exc
+    if refused is not None:  # (after the whole file: a damaged line is named first)
+        raise refused
     keep: list[tuple[int, int]] = []
     for unit, entry in units.items():
         if len(entry.rows) > entry.size:
