@@ -239,13 +239,21 @@ def _game_over(session: PlaySession, term: Terminal) -> None:
     term.show(sheets.result_line(s.rules, list(g.scores), g.winner, len(session.records), s.human))
 
 
+def _first_ctrl_c(signum, frame) -> None:
+    """SIGINT during the game: from this press on, further presses are ignored (a key held,
+    pressed again), so that the save that follows is written and named; then stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 @contextmanager
-def _ctrl_c_ignored(active: bool) -> Iterator[None]:
-    """SIGINT ignored for the block (when `active`, in the main thread), then restored."""
-    if not active or threading.current_thread() is not threading.main_thread():
+def _one_ctrl_c() -> Iterator[None]:
+    """The game's Ctrl-C handling (`_first_ctrl_c`) for the block, in the main thread;
+    the handler before it is put back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.signal(signal.SIGINT, _first_ctrl_c)
     try:
         yield
     finally:
@@ -255,14 +263,16 @@ def _ctrl_c_ignored(active: bool) -> Iterator[None]:
 def play(session: PlaySession, term: Terminal, save_to: Path | None) -> int:
     """Play to the end, or until quit, Ctrl-C or the end of input; saves on the way out
     (to `save_to`, else to a new file in the current folder, named in one line)."""
+    with _one_ctrl_c():
+        return _play(session, term, save_to)
+
+
+def _play(session: PlaySession, term: Terminal, save_to: Path | None) -> int:
     try:
         _loop(session, term, save_to)
     except (KeyboardInterrupt, Quit) as exc:
-        # more Ctrl-Cs (a key held, pressed again) must not cut the save short or leave
-        # the terminal reading: until the save is written and named, they are ignored
-        with _ctrl_c_ignored(isinstance(exc, KeyboardInterrupt)):
-            path = session.save(save_to or default_save_path())
-            term.show(f"\nsaved to {path}; resume with: spades play --load {path}")
+        path = session.save(save_to or default_save_path())  # further Ctrl-Cs are ignored
+        term.show(f"\nsaved to {path}; resume with: spades play --load {path}")
         return 130 if isinstance(exc, KeyboardInterrupt) else 0
     except EOFError:  # like quit: the game is saved, to a new file without --save
         path = session.save(save_to or default_save_path())
