@@ -158,6 +158,9 @@ def _alarm(signum, frame) -> None:
     raise _DecisionTimeout
 
 
+#: "no limit given": the process's `limits` apply
+_NOT_SET = object()
+
 #: Guarded calls in progress in this process; a fork during one marks the child
 _depth = [0]
 _forked_child = [False]
@@ -200,7 +203,12 @@ def call_agent(
     name = agent_name(agent) if name is None else name
     first_game = (0 if games is None else int(games[0])) if mask.shape[0] else None
     first_seat = None if seats is None or not len(seats) else int(seats[0])
-    raw = guarded(lambda: agent.act(view, obs, mask), name, first_game, first_seat)
+    own = getattr(agent, "decision_timeout", _NOT_SET)  # an agent's own limit (None: none)
+    raw = guarded(
+        lambda: agent.act(view, obs, mask),
+        name, first_game, first_seat,
+        timeout=own,
+    )  # fmt: skip
     # the common case, one legal int64 action per row, checked in three array operations
     common = type(raw) is np.ndarray and raw.dtype == np.int64 and raw.shape == mask.shape[:1]
     if common and (
@@ -228,12 +236,17 @@ def guarded(
     game: int | None = None,
     seat: int | None = None,
     passthrough: tuple[type[BaseException], ...] = (),
+    timeout: Any = _NOT_SET,
 ) -> Any:
     """`fn()`, a call into an agent's code (its `act`, its constructor), with whatever it
     does wrong turned into an `AgentError` naming `name`, `game` and `seat`: an exception
     (SystemExit too), os._exit, the decision time limit; a forked child ends here.
-    Exceptions of the `passthrough` types are raised as they are."""
+    Exceptions of the `passthrough` types are raised as they are. `timeout`: the
+    limit of this call (default the process's `limits`; an agent class may set its own
+    `decision_timeout`, None for none, as one whose batch is many network requests)."""
     now = _limits
+    if timeout is not _NOT_SET:
+        now = replace(now, timeout=float(timeout) or None if timeout is not None else None)
     main = threading.current_thread() is threading.main_thread()
     alarm = main and now.timeout is not None and hasattr(signal, "setitimer")
     previous = None

@@ -104,6 +104,9 @@ class LLMAgent(BaseAgent):
     """A language model through an OpenAI-compatible chat endpoint; see the module doc."""
 
     needs_obs: ClassVar[bool] = True  # the open hands and two_player's stock are read from it
+    #: no decision time limit (`spades_env.agent_calls`): a batch is many requests, each
+    #: bounded by its own `timeout` and retries
+    decision_timeout: ClassVar[float | None] = None
 
     def __init__(
         self,
