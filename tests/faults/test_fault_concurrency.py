@@ -28,6 +28,9 @@ from fault_cases import error_line, start_command, tmp_files
 from experiments.tournament.results_log import read_rows
 from spades_env.files import atomic_write, new_folder
 
+#: (commands run as a subprocess; a case that trains also needs torch)
+pytestmark = pytest.mark.cli
+
 OUTCOMES: Counter[str] = Counter()
 
 
@@ -126,6 +129,7 @@ def test_two_new_tournaments_on_one_out_never_share_it(tmp_path, small_run):
 PPO = ("--total-timesteps", "300", "--num-games", "8", "--hidden", "16", "--eval-every", "0")
 
 
+@pytest.mark.torch
 def test_two_training_runs_of_one_name_get_folders_of_their_own(tmp_path):
     """The issue's repro: two `train ppo --exp-name sweep` with other learning rates,
     started together, shared one folder, each checkpoint holding one run's rate."""
@@ -149,6 +153,7 @@ def test_two_training_runs_of_one_name_get_folders_of_their_own(tmp_path):
     OUTCOMES["train ppo x2 of one name: both ran, two folders"] += 1
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_two_resumes_of_one_training_run_one_is_refused(tmp_path):
     pytest.importorskip("torch")
@@ -162,6 +167,7 @@ def test_two_resumes_of_one_training_run_one_is_refused(tmp_path):
     one_ran_or_both(outs, "train ppo --resume x2", ("in use by",))
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_two_bc_runs_at_once_share_their_dataset_and_get_folders_of_their_own(tmp_path):
     pytest.importorskip("torch")

@@ -26,6 +26,9 @@ from fault_cases import command, error_line, fill, set_read_only, small_disk, tm
 from experiments.tournament.results_log import read_rows
 from spades_env import files
 
+#: (commands run as a subprocess; a case that trains also needs torch)
+pytestmark = pytest.mark.cli
+
 OUTCOMES: Counter[str] = Counter()
 
 
@@ -117,6 +120,7 @@ def test_a_tournament_stopped_by_a_full_disk_resumes_to_the_same_rows(
     OUTCOMES[f"tournament API: disk full at unit {k}: resumed identical"] += 1
 
 
+@pytest.mark.torch
 def test_a_checkpoint_on_a_full_disk_is_an_oserror_with_no_part_file(tmp_path, monkeypatch):
     torch = pytest.importorskip("torch")
     from agents.learned.checkpoint import save_checkpoint
@@ -253,6 +257,7 @@ def test_a_save_on_a_full_disk_says_why_and_the_game_goes_on(tmp_path):
 PPO = ("--total-timesteps", "700", "--num-games", "8", "--hidden", "16", "--eval-every", "0")
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("leave", default_and_slow([], [0, 4_000, 60_000, 150_000]))
 def test_training_on_a_full_disk_says_so_in_one_line(tmp_path, leave):
     """The issue's repro: torch's inline_container.cc traceback on a full disk."""
@@ -270,6 +275,7 @@ def test_training_on_a_full_disk_says_so_in_one_line(tmp_path, leave):
     OUTCOMES[f"train ppo, {leave} bytes free: {'ran' if out.returncode == 0 else 'full'}"] += 1
 
 
+@pytest.mark.torch
 def test_a_training_run_resumed_on_a_read_only_disk_says_so_in_one_line(tmp_path):
     """The issue's repro: a b'...' path, then a TensorBoard thread's traceback."""
     pytest.importorskip("torch")

@@ -24,6 +24,9 @@ from fault_cases import LINK_KINDS, Planted, command, error_line, plant, tmp_fil
 
 from experiments.tournament.results_log import read_rows
 
+#: (commands run as a subprocess; a case that trains also needs torch)
+pytestmark = pytest.mark.cli
+
 OUTCOMES: Counter[str] = Counter()
 
 
@@ -184,6 +187,7 @@ def ppo_run(tmp_path_factory) -> Path:
     "name, kind",
     cases(TRAIN_FILES, {(".lock", "symlink"), ("checkpoints/update_000002.pt", "dangling")}),
 )
+@pytest.mark.torch
 def test_a_link_in_a_training_run_never_writes_outside(ppo_run, tmp_path, name, kind):
     run_dir = tmp_path / ppo_run.name
     shutil.copytree(ppo_run, run_dir, symlinks=True)

@@ -22,6 +22,9 @@ from fault_cases import command, tmp_files
 from experiments.cli import leaderboard
 from experiments.tournament.config import TournamentConfig, TournamentError
 
+#: (commands run as a subprocess; a case that trains also needs torch)
+pytestmark = pytest.mark.cli
+
 OUTCOMES: Counter[str] = Counter()
 
 
