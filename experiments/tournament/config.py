@@ -95,8 +95,10 @@ class TournamentConfig:
                 f"{type(self.agents).__name__} {self.agents!r:.60}"
             )
         for spec in self.agents:
-            if not isinstance(spec, str):
-                raise TournamentError(f"agents: each agent is a spec string, not {spec!r:.60}")
+            if not isinstance(spec, str | AgentSpec):
+                raise TournamentError(
+                    f"agents: each agent is a spec string or an AgentSpec, not {spec!r:.60}"
+                )
         for name in ("seed", "deals", "chunk", "hand_cap"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer):
@@ -106,11 +108,6 @@ class TournamentConfig:
             object.__setattr__(self, name, int(value))
         if not isinstance(self.mode, str):
             raise TournamentError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r:.60}")
-        if not isinstance(self.rules, dict):
-            raise TournamentError(
-                f"rules must be a dict of rule options (Rules().to_dict()), got "
-                f"{type(self.rules).__name__}"
-            )
 
     @property
     def labels(self) -> list[str]:

@@ -43,9 +43,9 @@ def report(request):
         ({"seed": True}, "seed must be a whole number"),
         ({"chunk": None}, "chunk must be a whole number"),
         ({"agents": "random,heuristic"}, "agents must be a list"),
-        ({"agents": ["random", 3]}, "each agent is a spec string"),
+        ({"agents": ["random", 3]}, "each agent is a spec string or an AgentSpec"),
         ({"mode": 1}, "mode must be one of"),
-        ({"rules": "standard"}, "rules must be a dict"),
+        ({"rules": "standard"}, "rules must be a Rules"),
     ],
 )
 def test_tournament_config_refuses_values_of_the_wrong_type(kw, words):
