@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
