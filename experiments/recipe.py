@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.processes import child_exits_with_parent
+from spades_env.files import atomic_write
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "agents" / "learned" / "checkpoints"
 #: --smoke: the budget flags of the recipes' commands, and their tiny values
@@ -202,7 +203,7 @@ def run(name: str, work: Path, smoke: bool = False) -> dict[str, Any]:
             "recorded_wall_minutes": step.get("wall_minutes"),
         })  # fmt: skip
         report["wall_minutes"] = round((time.perf_counter() - start) / 60, 2)
-        (work / "recipe.json").write_text(json.dumps(report, indent=1))
+        atomic_write(work / "recipe.json", json.dumps(report, indent=1))
     return report
 
 

@@ -278,9 +278,15 @@ def action_space() -> spaces.Discrete:
 
 
 def reset_position(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The starting position in `reset(options=...)`; other keys are ignored."""
-    if not options:
+    """The starting position in `reset(options=...)`; other keys are ignored. Options
+    that are not a mapping (a string, a list) are a `TypeError` saying what is expected."""
+    if options is None:
         return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(
+            f"reset(options=...) takes a dict (keys {', '.join(RESET_OPTIONS)}) or None, "
+            f"not {type(options).__name__} {options!r:.40}"
+        )
     return {k: options[k] for k in RESET_OPTIONS if options.get(k) is not None}
 
 

@@ -46,6 +46,7 @@ from agents.learned.agent import RLAgent
 from agents.learned.checkpoint import save_checkpoint
 from agents.learned.networks import POLICY_KINDS, Network, build_network, network_config
 from agents.registry import make_agent
+from spades_env.files import atomic_write, new_folder
 from spades_env.flags import parse_args
 from spades_env.rules import Rules
 from spades_env.state import PLAY
@@ -350,7 +351,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
             anchor.load_state_dict(net.state_dict())
             anchor.eval().requires_grad_(False)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        run_dir = Path(args.runs_dir) / f"{args.exp_name}__{args.seed}__{stamp}"
+        run_dir = new_folder(args.runs_dir, f"{args.exp_name}__{args.seed}__{stamp}")
         writer = SummaryWriter(str(run_dir))
         log_hyperparameters(writer, args, ("eval/agreement", "eval/value_mse"))
         gen = torch.Generator().manual_seed(args.seed)
@@ -400,7 +401,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
             "evaluation": results,
             "wall_seconds": round(wall, 1),
         }
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+        atomic_write(run_dir / "summary.json", json.dumps(summary, indent=1, default=str))
         if progress is not None:
             progress(total[0], total[0])
         return final

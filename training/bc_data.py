@@ -10,7 +10,8 @@ A dataset is a folder:
   from 0-0 by the generator `numpy.random.default_rng([seed, i])`. It depends on nothing
   else, so generation goes shard by shard, skipping the shards already on disk: a killed
   generation resumes with no shard lost or written twice. Each shard is written to a
-  temporary name and renamed, so a kill leaves no half shard.
+  temporary name and renamed, so a kill or a full disk leaves no half shard. One process
+  generates into a folder at a time (`.lock`); a second one waits, then finds the shards.
 
 Every decision with more than one legal action is a row: the seat's int16 encoding, the
 legal mask (bit-packed), the teacher's action in that state, the phase, and the outcome of
@@ -26,9 +27,10 @@ dataset, with one line naming the file.
 from __future__ import annotations
 
 import hashlib
+import io
+import os
 import json
 import multiprocessing
-import os
 import zipfile
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -44,6 +46,7 @@ from agents.processes import check_workers, exit_with_parent
 from agents.registry import make_agent
 from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import HandResult
+from spades_env.files import atomic_write, lock_folder
 from spades_env.observation import OBS_VERSION, obs_size
 from spades_env.rules import Rules
 from spades_env.state import init
@@ -119,12 +122,10 @@ def open_dataset(folder: str | Path, spec: DatasetSpec) -> Path:
                 "give another --data folder, or the same settings to resume it"
             )
         if old["shards"] != spec.shards:  # growing (or shrinking) keeps the shards there
-            meta_file.write_text(json.dumps({**old, "shards": spec.shards}, indent=1))
+            atomic_write(meta_file, json.dumps({**old, "shards": spec.shards}, indent=1))
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = meta_file.with_name(META + ".tmp")
-    tmp.write_text(json.dumps(spec.meta(), indent=1))
-    os.replace(tmp, meta_file)
+    atomic_write(meta_file, json.dumps(spec.meta(), indent=1))
     return folder
 
 
@@ -210,12 +211,9 @@ def play_shard(spec: DatasetSpec, i: int) -> dict[str, npt.NDArray]:
 
 
 def write_shard(folder: str | Path, spec: DatasetSpec, i: int, rows: dict[str, np.ndarray]) -> Path:
-    path = shard_path(folder, i)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez_compressed(fh, header=_header(spec, i), **rows)
-    os.replace(tmp, path)
-    return path
+    buffer = io.BytesIO()  # whole in memory first: a full disk is a plain OSError
+    np.savez_compressed(buffer, header=_header(spec, i), **rows)
+    return atomic_write(shard_path(folder, i), buffer.getbuffer())
 
 
 def missing_shards(folder: str | Path, spec: DatasetSpec) -> list[int]:
@@ -232,9 +230,18 @@ def generate(folder: str | Path, spec: DatasetSpec, progress=None, workers: int 
 
     With `workers` > 1 the shards are played in that many processes; a shard depends on
     `(seed, i)` alone, so the dataset is the same whatever the count or the order."""
-    folder = open_dataset(folder, spec)
-    for stale in folder.glob("shard_*.npz.tmp"):  # a killed run's half shard
-        stale.unlink()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    # one process at a time: a second run asking for the same data (a sweep of training
+    # runs started together) waits, then finds the shards written
+    with lock_folder(folder, "dataset", wait=True):
+        open_dataset(folder, spec)
+        for stale in folder.glob("shard_*.tmp"):  # a killed run's half shard
+            stale.unlink()
+        return _generate(folder, spec, progress, workers)
+
+
+def _generate(folder: Path, spec: DatasetSpec, progress, workers: int) -> Path:
     todo = missing_shards(folder, spec)
     done = spec.shards - len(todo)
 

@@ -2,7 +2,9 @@
 
 A `Session` owns the parts of a run that are not the learning algorithm:
 
-- the run folder `runs/{exp}__{seed}__{time}/` with TensorBoard events (`charts/`,
+- the run folder `runs/{exp}__{seed}__{time}/` (`-2`, `-3`, ... for runs started in the
+  same second: each run gets a folder of its own), locked while the run trains (a
+  second `--resume` of it is refused), with TensorBoard events (`charts/`,
   `losses/`, `eval/` tags, a `hyperparameters` table and the HParams tab's entry, with
   the `eval/` metrics) and `checkpoints/`;
 - seeding: one `numpy.random.Generator` (deals, the pool draw, minibatch order) and one
@@ -34,9 +36,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import shutil
 import time
 from collections.abc import Callable, Sequence
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +57,7 @@ from agents.learned.agent import (
 from agents.learned.checkpoint import CheckpointError, read_checkpoint, save_checkpoint, slim
 from agents.learned.networks import POLICY_KINDS, build_network, resolve_precision
 from agents.registry import AgentSpec, make_agent, parse_agent
+from spades_env.files import LOCK_FILE, lock_folder, new_folder
 from spades_env.rules import Rules
 from training.backend import (
     RAY_HINT,
@@ -64,6 +68,7 @@ from training.backend import (
     pool_agent,
 )
 from training.checkpoint import (
+    CHECKPOINT_DIR,
     restore_rngs,
     resume_checkpoint,
     saved_updates,
@@ -418,6 +423,14 @@ def margin_scalars(prefix: str, margin: dict[str, Any]) -> dict[str, float | Non
     }
 
 
+def _holds_files(folder: Path) -> bool:
+    """Whether a run folder holds more than its lock and empty files (a start that failed
+    at once, on a full disk)."""
+    return any(
+        p.is_file() and p.name != LOCK_FILE and p.stat().st_size > 0 for p in folder.rglob("*")
+    )
+
+
 class Session:
     """One training run's folder, generators, network, pool, evaluation and checkpoints."""
 
@@ -476,8 +489,24 @@ class Session:
             self.pinned = [pool_agent(copy.deepcopy(self.teacher).cpu(), self.rules, args)]
             self.pool = list(self.pinned)
         self.rollouts: LocalRollouts | Any = None
+        self._lock = ExitStack()
+        self._made: Path | None = None  # the new run's folder, once made
+        try:
+            self._open(args, ckpt)
+        except BaseException:
+            self._lock.close()
+            if self._made is not None and not _holds_files(self._made):
+                shutil.rmtree(self._made, ignore_errors=True)  # a failed start leaves nothing
+            raise
+
+    def _open(self, args: Any, ckpt: dict[str, Any] | None) -> None:
+        """Lock the run folder (a new one, or the resumed one), reload a resumed run's
+        state, and open its event file."""
         if ckpt is not None:
             self.run_dir = Path(args.resume)
+            self._hold(self.run_dir)
+            for stale in (self.run_dir / CHECKPOINT_DIR).glob("*.tmp"):
+                stale.unlink()  # a killed run's part file (the lock says no one writes it)
             self.net.load_state_dict(ckpt["model"])
             self.update = ckpt["counters"]["update"]
             self.global_step = ckpt["counters"]["global_step"]
@@ -492,7 +521,10 @@ class Session:
                 self._add_to_pool(load_network(read_checkpoint(update_path(self.run_dir, u))))
         else:
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            self.run_dir = Path(args.runs_dir) / f"{args.exp_name}__{args.seed}__{stamp}"
+            self.run_dir = self._made = new_folder(
+                args.runs_dir, f"{args.exp_name}__{args.seed}__{stamp}"
+            )
+            self._hold(self.run_dir)
         self._resume_ckpt = ckpt
         # Events logged after the checkpoint by the killed run are dropped on resume.
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1)
@@ -503,6 +535,17 @@ class Session:
         if ckpt is None and args.eval_every:
             self.evaluate()  # the starting point of the learning curve
         self._clock, self._steps_at = time.perf_counter(), self.global_step
+
+    def _hold(self, run_dir: Path) -> None:
+        """One process at a time trains in a run folder: a second `--resume` of a run in
+        progress is refused in one line (`spades_env.files.lock_folder`)."""
+        self._lock.enter_context(
+            lock_folder(
+                run_dir,
+                "training run",
+                "wait for it to end (two processes would overwrite each other's checkpoints)",
+            )
+        )
 
     # ------------------------------------------------------------------ state
     @property
@@ -633,6 +676,7 @@ class Session:
         self.writer.close()
         torch.set_num_threads(self._torch_state[0])
         torch.use_deterministic_algorithms(self._torch_state[1])
-        if self.global_step >= self.args.total_timesteps:
-            return slim(update_path(self.run_dir, self.update), self.run_dir / FINAL)
-        return update_path(self.run_dir, self.update)
+        with self._lock:  # released once the last file is written
+            if self.global_step >= self.args.total_timesteps:
+                return slim(update_path(self.run_dir, self.update), self.run_dir / FINAL)
+            return update_path(self.run_dir, self.update)

@@ -110,10 +110,17 @@ class DDCache:
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
-        """SQLite's errors on a damaged file as one `DDCacheError`."""
+        """SQLite's errors as one `DDCacheError`: a full, read-only or unwritable disk
+        said as such (the cache is intact), a damaged file as damage."""
         try:
             yield
         except sqlite3.DatabaseError as exc:
+            disk = _DISK_ERRORS.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
+            if disk is not None:
+                raise DDCacheError(
+                    f"dd cache {str(self.path)!r}: {disk} ({exc}); the cache is intact: free "
+                    "some space or make it writable, or give another cache file"
+                ) from None
             raise self._error(f"cannot be read as a double-dummy cache ({exc})") from None
 
     def get(self, keys: Iterable[str]) -> dict[str, int]:
@@ -148,6 +155,17 @@ class DDCache:
 
 
 _COLUMNS = [("key", "TEXT"), ("team0", "INTEGER")]
+
+#: SQLite's primary result codes of the disk rather than the file (sqlite.org/rescode.html):
+#: these say nothing of the cache's content.
+_DISK_ERRORS = {
+    3: "permission denied",  # SQLITE_PERM
+    5: "it is in use by another process for too long",  # SQLITE_BUSY
+    8: "the file or its folder is read-only",  # SQLITE_READONLY
+    10: "the disk could not read or write it (full, or removed?)",  # SQLITE_IOERR
+    13: "the disk is full",  # SQLITE_FULL
+    14: "it cannot be opened (its folder is read-only or missing?)",  # SQLITE_CANTOPEN
+}
 
 
 # --------------------------------------------------------------------------- workers

@@ -20,7 +20,7 @@ Files are written to a temporary name and renamed, so a kill never leaves half a
 from __future__ import annotations
 
 import functools
-import os
+import io
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import torch
 
 from agents.learned.networks import Network, build_network
 from spades_env.cards import NUM_ACTIONS
+from spades_env.files import atomic_write
 from spades_env.observation import OBS_VERSION, obs_blocks
 from spades_env.rules import Rules, RulesError
 
@@ -135,10 +136,15 @@ def save_checkpoint(
         ckpt["optimizer"] = optimizer.state_dict()
     if rng is not None and torch_rng is not None:
         ckpt["rng"] = {"numpy": rng.bit_generator.state, "torch": torch_rng.get_state()}
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(ckpt, tmp)
-    os.replace(tmp, path)
-    return path
+    return _save(ckpt, path)
+
+
+def _save(ckpt: dict[str, Any], path: Path) -> Path:
+    """`torch.save` into memory, then `atomic_write`: a full disk is an `OSError` (torch's
+    own writer reports it as a RuntimeError of its zip code), and no part file is left."""
+    buffer = io.BytesIO()
+    torch.save(ckpt, buffer)
+    return atomic_write(path, buffer.getbuffer())
 
 
 def slim(src: str | Path, dst: str | Path) -> Path:
@@ -148,7 +154,4 @@ def slim(src: str | Path, dst: str | Path) -> Path:
     ckpt.pop("rng", None)
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(dst.name + ".tmp")
-    torch.save(ckpt, tmp)
-    os.replace(tmp, dst)
-    return dst
+    return _save(ckpt, dst)

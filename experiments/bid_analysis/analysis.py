@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from experiments.bid_analysis.log_frames import (
     seat_frame,
     team_frame,
 )
+from spades_env.files import atomic_write
 
 #: PNG file names `save_figures` writes (the DD one only with a DD analysis).
 FIGURE_FILES = {
@@ -81,6 +83,10 @@ def analyze(
         raise ValueError(f"--by {by!r}: choose one of {', '.join(tables.GROUPINGS)}")
     if dd not in (True, False, "auto"):
         raise ValueError(f"dd={dd!r}: choose True, False or 'auto'")
+    if max_solves is not None and (
+        isinstance(max_solves, bool) or not isinstance(max_solves, int) or max_solves < 0
+    ):
+        raise ValueError(f"max_solves={max_solves!r}: give a whole number, 0 or more, or None")
     if isinstance(log, str | Path):
         rows = load_log(log)
     else:
@@ -163,10 +169,10 @@ def save_tables(analysis: BidAnalysis, folder: str | Path, fmt: str = "csv") -> 
     for name, frame in table_frames(analysis).items():
         path = folder / f"{name}.{fmt}"
         if fmt == "csv":
-            frame.to_csv(path, index=False)
+            text = frame.to_csv(index=False)
         else:
-            frame.to_json(path, orient="records", indent=1)
-        paths.append(path)
+            text = frame.to_json(orient="records", indent=1)
+        paths.append(atomic_write(path, text))
     return paths
 
 
@@ -189,7 +195,7 @@ def save_figures(analysis: BidAnalysis, folder: str | Path) -> list[Path]:
     folder = Path(folder)
     paths = []
     for name, fig in figures(analysis).items():
-        path = folder / FIGURE_FILES[name]
-        fig.savefig(path, dpi=110)
-        paths.append(path)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, dpi=110, format="png")
+        paths.append(atomic_write(folder / FIGURE_FILES[name], buffer.getbuffer()))
     return paths

@@ -115,7 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"spades {args.command}: error: {_one_line(msg)}\n")
         return 2
     except OSError as exc:  # a missing file, a full disk, a folder we may not write
-        where = f"{exc.filename}: " if exc.filename else ""
+        name = exc.filename
+        if isinstance(name, bytes):  # some libraries pass paths as bytes: shown as text
+            name = os.fsdecode(name)
+        where = f"{name}: " if name else ""
         text = _one_line(f"{where}{exc.strerror or exc}")
         sys.stderr.write(f"spades {args.command}: error: {text}\n")
         return 2

@@ -5,6 +5,7 @@ back at no cost."""
 from __future__ import annotations
 
 import argparse
+import io
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from experiments.cli.tournament import add_rules_arguments, build_rules
 from experiments.cli.values import MAX_SEED, deal_count, seed_number, whole_number
+from spades_env.files import atomic_write
 
 
 def add_parser(sub) -> None:
@@ -95,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     if out is not None:
         seeds = np.arange(args.seed, args.seed + args.deals, dtype=np.uint64)
         out.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(out, seeds=seeds, deals=deals, tables=tables)
+        buffer = io.BytesIO()  # written whole, or not at all (a full disk leaves no part)
+        np.savez(buffer, seeds=seeds, deals=deals, tables=tables)
+        atomic_write(out, buffer.getbuffer())
         print(f"tables written to {out}")
     return 0

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,12 +24,14 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agents.processes import check_workers
+from experiments.cli.checks import output_file
 from experiments.cli.progress import counting_bar
 from experiments.cli.tournament import whole_number
 from experiments.cli.values import add_decision_timeout, agent_limits
 from experiments.tournament import protocol
 from experiments.tournament.config import TournamentError
 from experiments.tournament.runner import BACKENDS
+from spades_env.files import LOCK_FILE, atomic_write, new_folder
 
 RUNS_DIR = Path("runs")
 
@@ -95,7 +99,20 @@ def _folder(args: argparse.Namespace) -> Path:
             raise TournamentError(f"--resume: no evaluation under {str(RUNS_DIR)!r}; give --dir")
         return found[-1].parent
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return RUNS_DIR / f"evaluate-{protocol.slug(args.spec)}-{stamp}"
+    # made here, so that two evaluations started in the same second get folders of their own
+    return new_folder(RUNS_DIR, f"evaluate-{protocol.slug(args.spec)}-{stamp}")
+
+
+@contextmanager
+def _removed_if_unused(folder: Path | None) -> Iterator[None]:
+    """A folder made for a new evaluation is removed again when the evaluation fails
+    before writing anything in it (a bad spec), so a refused run leaves nothing."""
+    try:
+        yield
+    except BaseException:
+        if folder is not None and all(p.name == LOCK_FILE for p in folder.iterdir()):
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 def _bar(progress: Progress, opponent: str, total: int, done: int) -> Callable[[int, int], None]:
@@ -163,11 +180,14 @@ def run(args: argparse.Namespace) -> int:
     out_file = Path(args.out) if args.out else None
     if out_file is not None and out_file.is_dir():
         raise TournamentError(f"--out {str(out_file)!r} is a folder; give a .json file")
+    if out_file is not None:
+        output_file(out_file)  # before the ladder is played, not after
+    made_here = not args.dir and not args.resume
     root = _folder(args)
     err = Console(stderr=True)
     progress = counting_bar(err, disable=args.no_progress)
     try:
-        with progress, agent_limits(args):
+        with progress, agent_limits(args), _removed_if_unused(root if made_here else None):
             result = protocol.run_evaluation(
                 args.spec,
                 root,
@@ -180,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
                 on_start=lambda: err.print(
                     f"evaluation of {args.spec}, protocol {protocol.VERSION}; folder {root}"
                 ),
+                on_note=err.print,
             )
     except KeyboardInterrupt:
         err.print(
@@ -190,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     text = json.dumps(result, indent=2) + "\n"
     if out_file is not None:
         out_file.parent.mkdir(parents=True, exist_ok=True)
-        out_file.write_text(text)
+        atomic_write(out_file, text)
     out = Console()
     if not out.is_terminal:
         out = Console(width=120)

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from experiments.tournament import protocol
+from spades_env.files import atomic_write
 
 #: in the chart, a margin further than this from its panel's median is drawn at the edge
 OUTLIER = 80.0
@@ -51,7 +53,71 @@ def load(path: str) -> dict[str, Any]:
         raise ValueError(f"{path!r} is not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("protocol") != protocol.PROTOCOL:
         raise ValueError(f"{path!r} is not a spades evaluate result")
+    check_result(path, data)
     return data
+
+
+_COUNTS = ("nil_attempts", "opponent_nils", "contracts", "seat_hands")
+_SHARES = ("nil_success", "nils_set", "set_rate", "bags_per_hand")
+
+
+def check_result(path: str, data: dict[str, Any]) -> None:
+    """Refuse a result file whose fields are not what `spades evaluate` writes (a hand
+    edit, a damaged copy), naming the file and the field: a wrong value is never shown,
+    and a NaN margin would reorder the rows."""
+
+    def bad(field: str, value: Any, want: str) -> ValueError:
+        return ValueError(f"{path!r}: {field} is {value!r:.60}, not {want}; the file is damaged")
+
+    def need(d: dict[str, Any], key: str, where: str) -> Any:
+        if key not in d:
+            raise ValueError(f"{path!r}: {where}{key} is missing; the file is damaged")
+        return d[key]
+
+    def number(value: Any, field: str, none: bool = True, whole: bool = False) -> None:
+        if value is None and none:
+            return
+        kinds = int if whole else int | float
+        if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
+            raise bad(field, value, "a whole number" if whole else "a finite number")
+
+    for key in ("candidate", "spades_version", "deal_set_sha256"):
+        if not isinstance(need(data, key, ""), str):
+            raise bad(key, data[key], "text")
+    for key in ("version", "deal_seed"):
+        number(need(data, key, ""), key, none=False, whole=True)
+    number(need(data, "test_deals", ""), "test_deals", whole=True)
+    rungs = need(data, "rungs", "")
+    if not isinstance(rungs, list) or not rungs:
+        raise bad("rungs", rungs, "a list of the ladder's rungs")
+    for k, r in enumerate(rungs):
+        where = f"rungs[{k}]."
+        if not isinstance(r, dict):
+            raise bad(f"rungs[{k}]", r, "an object")
+        if not isinstance(need(r, "opponent", where), str):
+            raise bad(where + "opponent", r["opponent"], "text")
+        number(need(r, "deals", where), where + "deals", none=False, whole=True)
+        number(need(r, "margin", where), where + "margin")
+        ci = need(r, "ci", where)
+        if ci is not None:
+            if not isinstance(ci, list) or len(ci) != 2:
+                raise bad(where + "ci", ci, "a pair [low, high] or null")
+            for x in ci:
+                number(x, where + "ci", none=False)
+        play = r.get("play")
+        if play is None:
+            continue
+        if not isinstance(play, dict):
+            raise bad(where + "play", play, "an object")
+        for side in ("candidate", "opponent"):
+            figures = need(play, side, where + "play.")
+            if not isinstance(figures, dict):
+                raise bad(f"{where}play.{side}", figures, "an object")
+            for key in _COUNTS:
+                number(need(figures, key, f"{where}play.{side}."), f"{where}play.{side}.{key}",
+                       whole=True)  # fmt: skip
+            for key in _SHARES:
+                number(need(figures, key, f"{where}play.{side}."), f"{where}play.{side}.{key}")
 
 
 def _cell(r: dict[str, Any]) -> str:
@@ -284,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
         chart = out.with_suffix(".png")
         page = render(results, list(args.results), chart=chart.name)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(page)
+        atomic_write(out, page)
         draw_chart(results, chart)
         print(f"leaderboard: {out} ({len(results)} agents); chart: {chart}")
         return 0

@@ -43,6 +43,7 @@ from experiments.play.session import (
 from spades_env.agent_calls import AgentError
 from spades_env.draw import stock_left
 from spades_env.engine import SEAT_NAMES
+from spades_env.files import disk_error
 from spades_env.rules import Rules
 
 _GAME_FLAGS = ("seat", "partner", "opponents", "rules", "option", "seed")
@@ -178,9 +179,24 @@ def _command(session: PlaySession, term: Terminal, text: str, save_to: Path | No
     elif cmd == "quit":
         raise Quit
     else:
-        path = session.save(rest.strip() or save_to or default_save_path())
-        term.show(f"saved to {path}")
+        path = _try_save(session, term, Path(rest.strip()) if rest.strip() else save_to)
+        if path is not None:
+            term.show(f"saved to {path}")
     return True
+
+
+def _try_save(session: PlaySession, term: Terminal, path: Path | None) -> Path | None:
+    """Save during the game; a save that fails (a folder, a full or read-only disk) says
+    why in one line and the game goes on, with nothing written."""
+    target = path or default_save_path()
+    try:
+        return session.save(target)
+    except (OSError, ValueError) as exc:
+        reason = disk_error(exc) or (
+            f"{exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+        )
+        term.show(Text(f"not saved to {target}: {reason}; the game goes on", style="bold red"))
+        return None
 
 
 def _human_turn(
@@ -218,7 +234,7 @@ def _loop(session: PlaySession, term: Terminal, save_to: Path | None) -> None:
             for line in events:
                 term.show(line)
         if save_to and (human or record):
-            session.save(save_to)
+            _try_save(session, term, save_to)
         if record is not None:
             if pending:
                 term.show("\n".join(pending))

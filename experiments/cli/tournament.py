@@ -39,6 +39,7 @@ from experiments.tournament.runner import (
     OnUnit,
     drive,
 )
+from spades_env.files import new_folder
 from spades_env.rules import Rules
 
 DEFAULTS: dict[str, Any] = {
@@ -165,12 +166,10 @@ def build_config(args: argparse.Namespace) -> TournamentConfig:
 
 
 def _new_run_dir() -> Path:
+    """A new folder `runs/tournament-<time>` (`-2`, `-3`, ... for runs started in the same
+    second), made here so that no other run gets it."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path, k = RUNS_DIR / f"tournament-{stamp}", 1
-    while path.exists():
-        k += 1
-        path = RUNS_DIR / f"tournament-{stamp}-{k}"
-    return path
+    return new_folder(RUNS_DIR, f"tournament-{stamp}")
 
 
 def _latest_run_dir() -> Path:
@@ -254,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
         for line in dry_run_lines(planned_requests(config), config.mode):
             print(line)
         return 0
+    fresh = not args.resume and not args.out
     if args.resume:
         run_dir = Path(args.out) if args.out else _latest_run_dir()
     else:
@@ -272,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
                     backend=args.backend,
                     address=args.address,
                     hooks=_hooks(args, run_dir, err, progress),
+                    fresh=fresh,
                 )
         finally:
             if progress.live.is_started:  # (stop writes a line, even for a bar never shown)

@@ -21,7 +21,6 @@ partner is refused (one line) rather than silently ignored.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -58,6 +57,7 @@ from spades_env.cards import (
 )
 from spades_env.core.rule_functions import partner_of
 from spades_env.engine import IllegalActionError, blind_allowed, explain_illegal, seat_name
+from spades_env.files import atomic_write
 from spades_env.observation import SeatView, seat_view
 from spades_env.records import hand_records
 from spades_env.rules import Rules
@@ -255,17 +255,18 @@ class PlaySession:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the save file atomically (a crash never leaves half a file)."""
+        """Write the save file atomically (a crash or a full disk never leaves half a file,
+        and the temporary file is made in the save's own folder and removed on failure).
+        A folder is refused (`PlayError`)."""
         path = Path(path)
+        if path.is_dir():
+            raise PlayError(f"{path} is a folder; give a file name to save to")
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
         lines = [
             f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
             for k, v in self.to_json().items()
         ]
-        tmp.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        return atomic_write(path, "{\n" + ",\n".join(lines) + "\n}\n")
 
 
 def load(path: str | Path, hint_agent: str | None = None) -> PlaySession:

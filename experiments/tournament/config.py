@@ -53,6 +53,7 @@ class TournamentConfig:
     hand_cap: int = 100
 
     def __post_init__(self) -> None:
+        self._check_types()
         if len(self.agents) < 2:
             raise TournamentError(f"--agents needs at least two agents, got {len(self.agents)}")
         # text parsed once into values (AgentSpecError names an unknown agent or
@@ -84,6 +85,29 @@ class TournamentConfig:
                 f"--hand-cap must be 1..{MAX_HANDS:,} (RULES.md §6, bounds of the numeric "
                 f"options), got {self.hand_cap}"
             )
+
+    def _check_types(self) -> None:
+        """Values of the wrong type (from the Python API or a hand-edited config.json), in
+        one line each, before they fail deep in numpy: `deals=2.5`, `agents="a,b"`."""
+        if isinstance(self.agents, str) or not isinstance(self.agents, list | tuple):
+            raise TournamentError(
+                f"agents must be a list of agent specs, e.g. ['random', 'heuristic'], not "
+                f"{type(self.agents).__name__} {self.agents!r:.60}"
+            )
+        for spec in self.agents:
+            if not isinstance(spec, str | AgentSpec):
+                raise TournamentError(
+                    f"agents: each agent is a spec string or an AgentSpec, not {spec!r:.60}"
+                )
+        for name in ("seed", "deals", "chunk", "hand_cap"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise TournamentError(
+                    f"{name} must be a whole number, got {type(value).__name__} {value!r:.60}"
+                )
+            object.__setattr__(self, name, int(value))
+        if not isinstance(self.mode, str):
+            raise TournamentError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r:.60}")
 
     @property
     def labels(self) -> list[str]:

@@ -19,7 +19,6 @@ Hands are listed by seat (0 = North .. 3 = West), cards as in `spades_env.cards`
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env.cards import card_to_str, mask_to_cards, str_to_card
+from spades_env.files import atomic_write
 from spades_env.rules import Rules
 from spades_env.state import DealError, deal_hands, first_dealer, parse_deals, splitmix64
 
@@ -154,13 +154,7 @@ def _check_deal(d: Any, i: int, players: int, source: str) -> None:
 
 def save(deals: DealSet, path: str | Path) -> None:
     """Write atomically (temporary file, then rename), so a kill leaves no half file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(encode(deals))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, encode(deals))
 
 
 def load(rules: Rules, path: str | Path) -> DealSet:

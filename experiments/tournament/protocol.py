@@ -50,6 +50,14 @@ from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import RunContext, TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
 from experiments.tournament.runner import CONFIG_FILE, Hooks, OnUnit, drive
+from spades_env.files import (
+    LOCK_FILE,
+    FolderLockedError,
+    UnsafeFileError,
+    atomic_write,
+    lock_folder,
+    refuse_link,
+)
 from spades_env.rules import Rules
 
 PROTOCOL = "spades-evaluate"
@@ -197,22 +205,57 @@ def check_header(saved: dict[str, Any], wanted: dict[str, Any], folder: Path) ->
             )
 
 
-def _open_folder(root: Path, header: dict[str, Any], resume: bool) -> None:
-    path = root / HEADER_FILE
-    if path.exists():
-        if not resume:
-            raise TournamentError(
-                f"{str(root)!r} already holds an evaluation; add --resume to finish it, "
-                "or choose another --dir"
-            )
-        check_header(json.loads(path.read_text()), header, root)
+def _check_folder(root: Path, resume: bool) -> None:
+    """What can be refused before anything is written in the evaluation folder."""
+    if root.exists() and not root.is_dir():
+        raise TournamentError(f"--dir {str(root)!r} is a file; choose a folder")
+    if (root / HEADER_FILE).exists() or (root / HEADER_FILE).is_symlink():
         return
     if resume:
         raise TournamentError(f"{str(root)!r} holds no evaluation ({HEADER_FILE} is missing)")
-    if root.exists() and any(root.iterdir()):
+    if root.exists() and any(p.name != LOCK_FILE for p in root.iterdir()):
         raise TournamentError(f"--dir {str(root)!r} is not empty; choose a new folder")
-    root.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(header, indent=2) + "\n")
+
+
+def _read_header(path: Path) -> dict[str, Any] | None:
+    """The saved header, or None when the file is damaged (empty: a full disk's)."""
+    try:
+        saved = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def _open_folder(
+    root: Path,
+    header: dict[str, Any],
+    resume: bool,
+    on_note: Callable[[str], None] | None = None,
+) -> None:
+    """Write the header of a new evaluation, or check a resumed one's. A damaged header
+    (cut short by a full disk) is written again from the same spec when no rung has
+    started, or on `resume` (each rung's own config is still checked), saying so."""
+    path = root / HEADER_FILE
+    if path.is_symlink():
+        refuse_link(path, f"{str(path)!r}")
+    if path.exists():
+        saved = _read_header(path)
+        started = any(p.is_dir() and (p / CONFIG_FILE).exists() for p in root.iterdir())
+        if saved is None and (resume or not started):
+            if on_note is not None:
+                on_note(f"{str(path)!r} was damaged (empty or cut short); written again")
+            atomic_write(path, json.dumps(header, indent=2) + "\n")
+            return
+        if not resume:
+            more = "" if saved is not None else f" (its {HEADER_FILE} is damaged)"
+            raise TournamentError(
+                f"{str(root)!r} already holds an evaluation{more}; add --resume to finish "
+                "it, or choose another --dir"
+            )
+        assert saved is not None
+        check_header(saved, header, root)
+        return
+    atomic_write(path, json.dumps(header, indent=2) + "\n")
 
 
 def run_evaluation(
@@ -226,6 +269,7 @@ def run_evaluation(
     address: str | None = None,
     on_rung: Callable[[str, int, int], OnUnit | None] | None = None,
     on_start: Callable[[], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Play (or, with `resume`, finish) the ladder for `spec` in the folder `root`, write
     `result.json` there and return the result (JSON-ready).
@@ -233,15 +277,41 @@ def run_evaluation(
     `test_deals` caps every rung's deals: for tests only, and marked in the result as not
     the protocol. `on_rung(opponent, deals, done)` is called as each rung starts and may
     return the `on_unit(unit, deals)` progress callback (`runner.OnUnit`);
-    `on_start()` once the folder is checked. `workers`, `backend`, `address`: as
-    `runner.run_tournament`.
+    `on_start()` once the folder is checked; `on_note(line)` hears what was repaired.
+    `workers`, `backend`, `address`: as `runner.run_tournament`. One process works in an
+    evaluation folder at a time (`.lock`); a second is refused in one line.
     """
     root = Path(root)
     header = header_of(spec, test_deals)
     candidate = parse_agent(spec)  # read once, for every rung
     configs = [rung_config(candidate, r, rung_deals(r, test_deals)) for r in LADDER]
     # (the configs check the spec and its rules before any folder is made)
-    _open_folder(root, header, resume)
+    _check_folder(root, resume)
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        with lock_folder(root, "evaluation folder", "wait for it to end, or choose another --dir"):
+            return _evaluate(root, header, configs, resume, workers, backend, address,
+                             on_rung, on_start, on_note)  # fmt: skip
+    except FolderLockedError as exc:
+        raise TournamentError(str(exc)) from None
+    except UnsafeFileError as exc:
+        raise TournamentError(f"evaluation folder {str(root)!r}: {exc}") from None
+
+
+def _evaluate(
+    root: Path,
+    header: dict[str, Any],
+    configs: list[TournamentConfig],
+    resume: bool,
+    workers: int | None,
+    backend: str,
+    address: str | None,
+    on_rung: Callable[[str, int, int], OnUnit | None] | None,
+    on_start: Callable[[], None] | None,
+    on_note: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    """`run_evaluation` in its locked folder."""
+    _open_folder(root, header, resume, on_note)
     if on_start is not None:
         on_start()
     deals = deal_set()
@@ -261,7 +331,7 @@ def run_evaluation(
         rungs.append({**rung_entry(rung, summary, config.labels[0]), "run": str(run_dir)})
     result = {
         **header,
-        "official": test_deals is None,
+        "official": header.get("test_deals") is None,
         "rules": "standard",
         "mode": "hand",
         "metric": "points per deal (candidate - opponent), 95% t-interval over duplicate deals",
@@ -269,7 +339,7 @@ def run_evaluation(
         "rungs": rungs,
         "seconds_this_run": round(time.monotonic() - started, 1),
     }
-    (root / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
+    atomic_write(root / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     return result
 
 

@@ -18,6 +18,11 @@ checksum, or belongs to another tournament is damage, and reading the log (`read
 `repair`) raises `LogError` naming its line number rather than taking the rows before it
 as the whole log; a refused repair leaves the file as it was.
 
+The log is never written through a link: a log that is a symbolic link is refused (its
+rows would land in what it points to, another run's log), and one that is a hard link
+gets a copy of its own before it is repaired or appended to. A unit the disk cuts short
+(full) is cut off again at once.
+
 The log is plain JSON Lines: `pandas.read_json(path, lines=True)` reads it.
 """
 
@@ -27,9 +32,12 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from spades_env.files import atomic_write, open_append, refuse_link, unshare, write_all
 
 #: The field holding a row's checksum (`row_check`): a changed byte is found on reading.
 CHECK_FIELD = "check"
@@ -48,15 +56,22 @@ def encode_unit(rows: Sequence[dict[str, Any]]) -> bytes:
 
 
 def append_unit(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Append one unit's rows as a single write, flushed and fsynced."""
+    """Append one unit's rows as a single write, flushed and fsynced. A log that is a
+    symbolic or hard link is refused (`UnsafeFileError`): the rows would land in what it
+    points to. A write the disk cuts short (full) is cut back off, so the log still ends
+    with whole units."""
     data = encode_unit(rows)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_append(path)
     try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        try:
+            write_all(fd, data)
+        except OSError as exc:
+            with suppress(OSError):
+                os.ftruncate(fd, size)  # a partial unit would be dropped on resume anyway
+            if exc.filename is None and exc.errno is not None:  # say which file
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
+            raise
     finally:
         os.close(fd)
 
@@ -148,8 +163,11 @@ def repair(path: str | Path, tournament: str) -> Repair:
     """
     path = Path(path)
     result = Repair()
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return result
+    if path.is_symlink():  # repaired and appended to in place: never through a link
+        refuse_link(path, f"log {str(path)!r}")
+    unshare(path)  # a hard link (a `cp -al` copy of a run) gets a copy of its own
     units: dict[int, _Unit] = {}  # in the order of their first row
     dup_units: set[int] = set()
     refused: LogError | None = None  # the first row refused, raised once the file is read
@@ -234,14 +252,14 @@ def _repair_row(
 def _rewrite_spans(path: Path, spans: list[tuple[int, int]]) -> None:
     """Rewrite the log as its byte ranges `spans`, in that order, atomically (copied
     range by range: the log is never held in memory whole)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(path, "rb") as src, open(tmp, "wb") as out:
-        for a, b in spans:
-            src.seek(a)
-            out.write(src.read(b - a))
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    with open(path, "rb") as src:
+
+        def copy(out) -> None:
+            for a, b in spans:
+                src.seek(a)
+                out.write(src.read(b - a))
+
+        atomic_write(path, copy)
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:

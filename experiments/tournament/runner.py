@@ -35,7 +35,8 @@ both the driver alone appends each unit's rows to the log, in unit order.
 deal set, reusable with `--deal-file`; a resume checks it against the tournament id),
 `log.jsonl` (see `experiments.tournament.results_log`), `summary.json` (written at the
 end), `.lock` (`experiments.tournament.run_lock`: one process at a time works in a run
-folder; a second is refused, naming the holder).
+folder; a second is refused, naming the holder). Every file is written whole
+(`spades_env.files.atomic_write`) and never through a link.
 
 **One driver.** `drive` is the one sequence every caller runs (the Python API
 `run_tournament`, `spades tournament`, each rung of `spades evaluate`): hold the folder,
@@ -80,6 +81,7 @@ from experiments.tournament.results_log import append_unit, iter_rows, repair, s
 from experiments.tournament.summary import summarize
 from experiments.tournament.units import execute_unit, unit_rows
 from spades_env.agent_calls import Limits, current_limits, set_limits
+from spades_env.files import atomic_write, is_tmp_of
 
 BACKENDS = ("local", "ray")
 CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
@@ -144,14 +146,16 @@ def load_context(run_dir: Path) -> RunContext:
 
 @contextmanager
 def run_folder(
-    run_dir: Path, create: bool = False, deal_set: DealSet | None = None
+    run_dir: Path, create: bool = False, deal_set: DealSet | None = None, *, fresh: bool = False
 ) -> Iterator[None]:
     """Hold the run folder's lock (`run_lock`) for the block; with `create`, make the
     folder first (refusing one that holds anything but a killed start's files, and, given
     `deal_set`, a deals.json of other deals). A folder made here is removed when the
     block fails before the log has a row (a refused run, or one whose first unit failed;
     not one stopped by Ctrl-C or an OSError, which --resume finishes), so a refused run
-    leaves nothing behind."""
+    leaves nothing behind; `fresh` says the caller has just made the (empty) folder, which
+    is then removed the same way. A run refused by the lock removes nothing: the folder
+    is the holder's."""
     if run_dir.exists() and not run_dir.is_dir():
         raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
     if create:
@@ -168,32 +172,40 @@ def run_folder(
             f"{str(run_dir / CONFIG_FILE)!r} is not a tournament's config (damaged, or "
             "another kind of run); put the original back, or choose another --out"
         )
-    made = None
+    made = run_dir if fresh else None
     if create and not run_dir.exists():
-        made = run_dir
-        while not made.parent.exists():
-            made = made.parent
-        run_dir.mkdir(parents=True)
+        top = run_dir
+        while not top.parent.exists():
+            top = top.parent
+        try:
+            run_dir.mkdir(parents=True)
+            made = top
+        except FileExistsError:  # another process made it just now: its lock decides
+            pass
     elif not run_dir.is_dir():
         raise TournamentError(f"{str(run_dir)!r} holds no tournament (no such folder)")
-    try:
-        with run_lock.hold(run_dir):
+    with run_lock.hold(run_dir):  # refused: nothing is removed, the folder is the holder's
+        try:
             yield
-    except BaseException as exc:
-        log = run_dir / LOG_FILE
-        no_rows = not log.exists() or log.stat().st_size == 0
-        # a new run that failed before its first row for a reason a rerun meets again (a
-        # bad agent value) leaves nothing; one stopped by Ctrl-C or by the system (a full
-        # disk, a lost connection: OSError) stays, for --resume
-        failed = no_rows and not isinstance(exc, KeyboardInterrupt | OSError)
-        if made is not None and (failed or not (run_dir / CONFIG_FILE).exists()):
-            shutil.rmtree(made, ignore_errors=True)
-        raise
+        except BaseException as exc:
+            log = run_dir / LOG_FILE
+            no_rows = not log.exists() or log.stat().st_size == 0
+            # a new run that failed before its first row for a reason a rerun meets again
+            # (a bad agent value) leaves nothing; one stopped by Ctrl-C or by the system (a
+            # full disk, a lost connection: OSError) stays, for --resume
+            failed = no_rows and not isinstance(exc, KeyboardInterrupt | OSError)
+            if made is not None and (failed or not (run_dir / CONFIG_FILE).exists()):
+                shutil.rmtree(made, ignore_errors=True)
+            raise
 
 
 #: What a folder may hold when a new tournament starts in it: a start killed before its
 #: config was written leaves these (and deals.json, checked against the new deals).
-_START_LEFTOVERS = {run_lock.LOCK_FILE, DEALS_FILE, DEALS_FILE + ".tmp", CONFIG_FILE + ".tmp"}
+_START_LEFTOVERS = {run_lock.LOCK_FILE, DEALS_FILE}
+
+
+def _is_start_leftover(name: str) -> bool:
+    return name in _START_LEFTOVERS or any(is_tmp_of(name, f) for f in (DEALS_FILE, CONFIG_FILE))
 
 
 def _check_new_folder(run_dir: Path) -> None:
@@ -212,7 +224,7 @@ def _check_new_folder(run_dir: Path) -> None:
             f"run folder {str(run_dir)!r} already holds a tournament; "
             "add --resume to finish it, or choose another --out"
         )
-    others = sorted(names - _START_LEFTOVERS)
+    others = sorted(n for n in names if not _is_start_leftover(n))
     if others:
         shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
         raise TournamentError(
@@ -256,9 +268,7 @@ def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> Ru
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=2) + "\n")
 
 
 def unit_deals(config: TournamentConfig, unit: int) -> int:
@@ -454,6 +464,7 @@ def drive(
     backend: str = "local",
     address: str | None = None,
     hooks: Hooks = Hooks(),
+    fresh: bool = False,
 ) -> dict[str, Any]:
     """The one tournament driver: run (or, with `resume`, finish) a tournament in
     `run_dir` and return its summary (the `summary.json` dict).
@@ -462,16 +473,20 @@ def drive(
     refused before its first row), opens the run (`open_run`; without `deal_set` the
     deals are generated from `config.seed`), repairs the log and plays the units it lacks
     (`pending_units`, `play_units`), then summarises (`finish`), telling `hooks` along
-    the way. `workers`, `backend`, `address`: as `play_units`.
+    the way. `workers`, `backend`, `address`: as `play_units`; `fresh`: as `run_folder`'s.
+    A resume given a `config` or `deal_set` checks them against the run folder's, never
+    ignoring them silently.
     """
     run_dir = Path(run_dir)
     if not resume and config is not None and deal_set is None:
         deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
     checked = None if deal_set is None or config is None else deal_set.head(config.deals)
-    with run_folder(run_dir, create=not resume, deal_set=checked):
+    with run_folder(run_dir, create=not resume, deal_set=checked, fresh=fresh):
         ctx = open_run(run_dir, config, deal_set, resume)
         if hooks.opened is not None:
-            hooks.opened(ctx)
+            hooks.opened(ctx)  # (a caller's own check of a resumed run speaks first)
+        if resume:
+            _check_same_run(run_dir, ctx, config, deal_set)
         todo = pending_units(run_dir, ctx, on_note=hooks.note)
         on_unit = None
         if hooks.progress is not None:
@@ -489,6 +504,25 @@ def drive(
             on_rows=hooks.rows,
         )
         return finish(run_dir, ctx)
+
+
+def _check_same_run(
+    run_dir: Path, ctx: RunContext, config: TournamentConfig | None, deal_set: DealSet | None
+) -> None:
+    """A resume takes the tournament from its run folder: a `config` or `deal_set` given
+    with it must be that tournament's, never silently ignored."""
+    if config is not None and config != ctx.config:
+        diff = [k for k, v in config.to_dict().items() if ctx.config.to_dict().get(k) != v]
+        raise TournamentError(
+            f"resume=True: the config differs from the tournament in {str(run_dir)!r} "
+            f"({', '.join(diff)}); pass config=None to finish it, or start a new run folder"
+        )
+    mine = None if deal_set is None else deals_mod.encode(deal_set.head(ctx.config.deals))
+    if mine is not None and mine != deals_mod.encode(ctx.deal_set):
+        raise TournamentError(
+            f"resume=True: deal_set differs from the deals of {str(run_dir)!r}; pass "
+            "deal_set=None to finish it, or start a new run folder"
+        )
 
 
 def run_tournament(

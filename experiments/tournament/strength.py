@@ -25,6 +25,7 @@ from experiments.tournament.config import TournamentConfig
 from experiments.tournament.results_log import read_rows
 from experiments.tournament.runner import CONFIG_FILE, LOG_FILE, run_tournament
 from experiments.tournament.summary import summarize
+from spades_env.files import atomic_write
 
 AGENTS = ("pimc:worlds=16,policy=greedy", "ismcts:iterations=200", "heuristic")
 
@@ -53,9 +54,9 @@ def table(out: Path) -> dict[str, Any]:
             f"| [{lo:+.1f}, {hi:+.1f}] |"
         )
     text = "\n".join(lines) + "\n"
-    (out / "strength.md").write_text(text)
+    atomic_write(out / "strength.md", text)
     result = {"config": config, "pairs": summary["pairs"], "bids": summary.get("bids")}
-    (out / "strength.json").write_text(json.dumps(result, indent=1, default=str))
+    atomic_write(out / "strength.json", json.dumps(result, indent=1, default=str))
     print(text)
     return result
 
