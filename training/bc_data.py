@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import json
 import multiprocessing
+import os
 import zipfile
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
