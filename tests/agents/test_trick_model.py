@@ -246,6 +246,7 @@ def fit(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.cli
+@pytest.mark.torch  # the fit is a torch model
 def test_fit_command_writes_a_model_that_loads(tmp_path):
     out = tmp_path / "m.json"
     done = fit("--hands", "150", "--rounds", "2", "--seed", "3", "--out", str(out))

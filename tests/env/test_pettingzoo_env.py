@@ -88,6 +88,7 @@ def test_the_turn_based_env_is_not_parallelizable_by_aec_to_parallel():
 
 
 def test_render_test_passes():
+    pytest.importorskip("pygame")  # the render extra: the "human" mode opens a window
     assert spades_v0.raw_env.metadata["render_modes"] == ["ansi", "human", "rgb_array"]
     render_test(spades_v0.env)  # every mode: text, a (H, W, 3) uint8 image, a window
 

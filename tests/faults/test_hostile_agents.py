@@ -214,8 +214,9 @@ def test_a_tournament_agent_that_prints_or_forks_changes_no_row(fault, tmp_path,
     OUTCOMES[f"tournament {fault}: unchanged"] += 1
 
 
-@pytest.mark.cli
 # ----------------------------------------------------------------------------- evaluate
+@pytest.mark.cli
+@pytest.mark.torch  # the evaluation ladder's rungs include the learned agents
 @pytest.mark.parametrize(("fault", "workers"), matrix([("Unpicklable", 2)], EVERY_CASE))
 def test_an_evaluation_of_a_hostile_agent_stops_on_one_line(fault, workers, tmp_path):
     args = [spec(fault), "--test-deals", "2", "--dir", str(tmp_path / "ev"), "--no-progress"]
