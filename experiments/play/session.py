@@ -145,7 +145,8 @@ def make_setup(
     return Setup(rules, seed, human, players, hint_agent)
 
 
-def _bot_seed(seed: int, seat: int) -> int:
+def bot_seed(seed: int, seat: int) -> int:
+    """The seed of seat `seat`'s bot in a game of seed `seed` (the web's tables use it too)."""
     return int(np.random.SeedSequence([seed, seat]).generate_state(1)[0])
 
 
@@ -156,11 +157,11 @@ class PlaySession:
         self.setup = setup
         self.game = SingleGame(setup.rules, seed=setup.seed)
         self.bots: dict[int, BaseAgent] = {
-            s: make_agent(spec, _bot_seed(setup.seed, s))
+            s: make_agent(spec, bot_seed(setup.seed, s))
             for s, spec in enumerate(setup.players)
-            if s != setup.human
+            if s != setup.human and spec != HUMAN  # (the web seats people in several)
         }
-        self.hinter = make_agent(setup.hint_agent, _bot_seed(setup.seed, len(setup.players)))
+        self.hinter = make_agent(setup.hint_agent, bot_seed(setup.seed, len(setup.players)))
         self.actions: list[tuple[int, int]] = []  # (seat, action) since the start
         self.records: list[dict[str, Any]] = []  # hand records of the finished hands
         self.trick: ui.Trick | None = None  # the trick on the table

@@ -35,7 +35,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.registry import canonical_spec, check_agent_rules, display_name, make_agent, split_spec
-from experiments.play.session import HUMAN, PlaySession, Setup, why_illegal
+from experiments.play.session import HUMAN, PlaySession, Setup, bot_seed, why_illegal
 from experiments.tournament.results_log import append_unit, read_rows, seal
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS, action_to_str, str_to_action
 from spades_env.engine import IllegalActionError, explain_illegal
@@ -57,28 +57,9 @@ def new_token() -> str:
     return secrets.token_urlsafe(16)
 
 
-def _bot_seed(seed: int, seat: int) -> int:
-    """The seed of seat `seat`'s bot: the same derivation as `spades play`'s."""
-    return int(np.random.SeedSequence([seed, seat]).generate_state(1)[0])
-
-
 class TableSession(PlaySession):
     """`spades play`'s session with people in any number of seats (`HUMAN` in
     `setup.players`); `setup.human` is the first of them."""
-
-    def __init__(self, setup: Setup) -> None:
-        self.setup = setup
-        self.game = SingleGame(setup.rules, seed=setup.seed)
-        self.bots: dict[int, BaseAgent] = {
-            s: make_agent(spec, _bot_seed(setup.seed, s))
-            for s, spec in enumerate(setup.players)
-            if spec != HUMAN
-        }
-        self.hinter = make_agent(setup.hint_agent, _bot_seed(setup.seed, len(setup.players)))
-        self.actions = []
-        self.records = []
-        self.trick = None
-        self.last_trick = None
 
     def as_seat(self, seat: int) -> PlaySession:
         """This session seen from `seat` (shares the game): what `why_illegal` needs."""
@@ -276,7 +257,7 @@ class Table:
             check_agent_rules(spec, self.rules)
             if len(self._hinters) >= 4:
                 self._hinters.clear()
-            agent = self._hinters[spec] = make_agent(spec, _bot_seed(self.session.setup.seed, 99))
+            agent = self._hinters[spec] = make_agent(spec, bot_seed(self.session.setup.seed, 99))
         if hasattr(agent, "last_values"):
             agent.last_values = {}
         action = self.session._ask(agent, seat)
