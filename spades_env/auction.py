@@ -36,7 +36,10 @@ from spades_env.core.rule_functions import card_strength
 #: suit, then the led suit by rank; other cards never win (-1).
 TRUMP_STRENGTH = np.array(
     [
-        [[card_strength(c, lead, t) for lead in range(NUM_SUITS)] for c in range(NUM_CARDS)]
+        [  # the rule's Python body: importing the package loads no compiled kernel
+            [card_strength.py_func(c, lead, t) for lead in range(NUM_SUITS)]
+            for c in range(NUM_CARDS)
+        ]
         for t in range(NUM_SUITS)
     ],
     dtype=np.int8,

@@ -14,12 +14,14 @@ from typing import Any
 
 
 def t975(df: int) -> float:
-    """The 0.975 quantile of Student's t with `df` degrees of freedom (scipy's)."""
+    """The 0.975 quantile of Student's t with `df` degrees of freedom: scipy's inverse of
+    the t distribution function, the one `scipy.stats.t.ppf` calls (the same number to the
+    last bit), without importing `scipy.stats` (over a second on a fresh install)."""
     if df < 1:
         raise ValueError("t975 needs df >= 1")
-    from scipy.stats import t as student_t  # here: scipy.stats takes a second to import
+    from scipy.special import stdtrit
 
-    return float(student_t.ppf(0.975, df))
+    return float(stdtrit(df, 0.975))
 
 
 def mean_ci(values: Sequence[float]) -> dict[str, Any]:

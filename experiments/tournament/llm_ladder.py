@@ -36,6 +36,7 @@ from experiments.tournament.config import TournamentConfig
 from experiments.tournament.protocol import deals_for, slug
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
+from spades_env.stats import t975
 
 PROTOCOL = "spades-llm-ladder"
 VERSION = 1
@@ -48,20 +49,9 @@ OPPONENTS = ("random", "heuristic")
 MEASURED: dict[str, float] = {"random": 54.21, "heuristic": 52.26}
 
 
-def t95(df: int) -> float:
-    """The two-sided 95% Student t quantile (scipy's when installed, else a close form)."""
-    try:
-        from scipy.stats import t
-
-        return float(t.ppf(0.975, df))
-    except ImportError:  # Cornish-Fisher expansion, within 0.01 from df = 3
-        z = 1.959963984540054
-        return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-
-
 def half_width(sd: float, deals: int = DEALS) -> float:
     """The 95% half-width of a mean margin over `deals` duplicate deals at per-deal `sd`."""
-    return t95(deals - 1) * sd / math.sqrt(deals)
+    return t975(deals - 1) * sd / math.sqrt(deals)
 
 
 def config(candidate: str, opponent: str) -> TournamentConfig:
