@@ -7,13 +7,16 @@ by the spec `sb3:PATH` (it plays the legal action of highest probability). Needs
 extra (`pip install -e '.[integrations]'`); without sb3-contrib the script says so and
 exits.
 
-    python examples/sb3_maskable_ppo.py                 # 50k steps (about 2 minutes), 200 deals
+    python examples/sb3_maskable_ppo.py                 # 50k steps, 200 deals: 3 minutes
     python examples/sb3_maskable_ppo.py --threads 2     # torch on two threads (default one)
-
-The 2 minutes are on two idle cores. Torch runs on one thread (`one_thread`): on a machine
-whose cores are busy with other work its default, a thread per core, contends with that
-work and trained about ten times fewer steps in the same time when measured.
     python examples/sb3_maskable_ppo.py --tiny          # 256 steps, 4 deals (the tests)
+
+Measured on a 2-core machine: 2 min 36 s with both cores busy with other work (two
+busy loops), less on idle ones. A first run also compiles the engine's and the
+heuristic's kernels (when `bash .ci/setup` has not): 2 min 44 s idle, 4 min 33 s busy.
+Torch runs on one thread (`one_thread`): on a machine whose cores are busy with other
+work its default, a thread per core, contends with that work and trained about ten times
+fewer steps in the same time when measured.
 """
 
 from __future__ import annotations
