@@ -1,47 +1,21 @@
 """Fixtures shared by several test modules, and the tests' own home.
 
-Tests never read or write the user's home: before any test module is imported, HOME and
-every cache, data and config location the project or its libraries use (the XDG homes,
-matplotlib's, torch's) point into a fresh temporary folder of this test session, and
-`$SPADES_DD_CACHE` is dropped (the double-dummy cache then lives in that folder's
-`.cache`). Subprocesses inherit the environment, so a `spades` command run by a test
+Tests never read or write the user's home (tests/isolated_home.py, imported here before
+any test module): HOME and every cache, data and config location the project or its
+libraries use (the XDG homes, matplotlib's, torch's) point into a fresh temporary folder
+of this test session, and `$SPADES_DD_CACHE` is dropped (the double-dummy cache then
+lives in that folder's `.cache`). Subprocesses inherit the environment, so a `spades` command run by a test
 sees the same empty home. The folder is removed when the session ends.
 """
 
 from __future__ import annotations
 
-import atexit
 import importlib.util
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
-
-#: The user's home as it was before the tests replaced it (only to prove it is untouched).
-REAL_HOME = Path(os.path.expanduser("~")).resolve()
-
-#: Where HOME and each cache variable point during the tests (relative to the test home).
-HOME_VARIABLES = {
-    "HOME": ".",
-    "XDG_CACHE_HOME": ".cache",
-    "XDG_DATA_HOME": ".local/share",
-    "XDG_CONFIG_HOME": ".config",
-    "XDG_STATE_HOME": ".local/state",
-    "MPLCONFIGDIR": ".config/matplotlib",
-    "TORCH_HOME": ".cache/torch",
-}
-#: Project variables that name a file in the user's home; unset during the tests.
-PROJECT_CACHE_VARIABLES = ("SPADES_DD_CACHE",)
-
-TEST_HOME = Path(tempfile.mkdtemp(prefix="spades-tests-home-")).resolve()
-for _var, _sub in HOME_VARIABLES.items():
-    (TEST_HOME / _sub).mkdir(parents=True, exist_ok=True)
-    os.environ[_var] = str(TEST_HOME / _sub)
-for _var in PROJECT_CACHE_VARIABLES:
-    os.environ.pop(_var, None)
-atexit.register(shutil.rmtree, TEST_HOME, ignore_errors=True)
+from isolated_home import TEST_HOME  # noqa: F401  (first: the tests' own home)
 
 # render_mode="human" opens a pygame window: a headless one in the tests.
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")

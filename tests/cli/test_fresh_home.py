@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from cli_helpers import REPO, spades
-from conftest import HOME_VARIABLES, PROJECT_CACHE_VARIABLES, REAL_HOME, TEST_HOME
+from isolated_home import HOME_VARIABLES, PROJECT_CACHE_VARIABLES, REAL_HOME, TEST_HOME
 
 WHERE = """
 import json, os
