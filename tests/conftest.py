@@ -4,8 +4,9 @@ Tests never read or write the user's home (tests/isolated_home.py, imported here
 any test module): HOME and every cache, data and config location the project or its
 libraries use (the XDG homes, matplotlib's, torch's) point into a fresh temporary folder
 of this test session, and `$SPADES_DD_CACHE` is dropped (the double-dummy cache then
-lives in that folder's `.cache`). Subprocesses inherit the environment, so a `spades` command run by a test
-sees the same empty home. The folder is removed when the session ends.
+lives in that folder's `.cache`). Subprocesses inherit the environment, so a `spades`
+command run by a test sees the same empty home. The folder is removed when the session
+ends.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from slow_cases import first_by_default
 from test_double_dummy import TeamTricks, brute_value, positions
 
 from agents.dd import Position, score_objective
@@ -58,7 +59,7 @@ def trick_starts(seed: int, n: int) -> list[Position]:
     return found + unbroken_endings(seed, n, 3) + unbroken_endings(seed + 1, n // 2, 4)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", first_by_default(range(3)))
 def test_bounds_without_search_bracket_minimax(seed: int) -> None:
     checked = 0
     for pos in trick_starts(700 + seed, 40):

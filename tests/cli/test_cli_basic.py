@@ -6,6 +6,7 @@ import json
 
 import pytest
 from cli_helpers import spades
+from slow_cases import first_by_default
 
 
 def test_demo_prints_seeded_hands_with_their_scores():
@@ -37,18 +38,23 @@ def test_bench_dd_json_reports_the_worst_deal():
 
 @pytest.mark.parametrize(
     ("args", "words"),
-    [
-        pytest.param(("demo", "--bogus"), ["--bogus"], id="unknown-flag"),
-        pytest.param(("demo", "--hands", "two"), ["--hands"], id="bad-int"),
-        pytest.param(("demo", "--hands", "0"), ["--hands"], id="zero-hands"),
-        pytest.param(("demo", "--option", "colour=red"), ["colour"], id="unknown-rule"),
-        pytest.param(("demo", "--option", "nil_tricks=all"), ["bags", "count"], id="bad-rule"),
-        pytest.param(("demo", "--rules", "target=300"), ["--rules", "preset"], id="not-a-preset"),
-        pytest.param(("bench", "--seconds", "-1"), ["--seconds"], id="negative-seconds"),
-        pytest.param(("bench", "--only", "nothing"), ["--only"], id="bad-choice"),
-        pytest.param(("bench", "--only", "dd", "--deals", "0"), ["--deals"], id="zero-deals"),
-        pytest.param(("frobnicate",), ["frobnicate"], id="unknown-command"),
-    ],
+    first_by_default(
+        [
+            pytest.param(("demo", "--bogus"), ["--bogus"], id="unknown-flag"),
+            pytest.param(("demo", "--hands", "two"), ["--hands"], id="bad-int"),
+            pytest.param(("demo", "--hands", "0"), ["--hands"], id="zero-hands"),
+            pytest.param(("demo", "--option", "colour=red"), ["colour"], id="unknown-rule"),
+            pytest.param(("demo", "--option", "nil_tricks=all"), ["bags", "count"], id="bad-rule"),
+            pytest.param(
+                ("demo", "--rules", "target=300"), ["--rules", "preset"], id="not-a-preset"
+            ),
+            pytest.param(("bench", "--seconds", "-1"), ["--seconds"], id="negative-seconds"),
+            pytest.param(("bench", "--only", "nothing"), ["--only"], id="bad-choice"),
+            pytest.param(("bench", "--only", "dd", "--deals", "0"), ["--deals"], id="zero-deals"),
+            pytest.param(("frobnicate",), ["frobnicate"], id="unknown-command"),
+        ],
+        keep=4,
+    ),
 )
 def test_bad_input_exits_2_with_a_one_line_error(args, words):
     out = spades(*args)

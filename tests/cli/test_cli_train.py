@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import one_line_error, spades
+from slow_cases import first_by_default
 
 pytest.importorskip("torch")  # the train extra: training's arguments
 
@@ -93,17 +94,20 @@ def test_the_self_play_trainers_share_the_session_fields(algo):
 
 @pytest.mark.parametrize(
     ("flags", "words"),
-    [
-        pytest.param(["--num-games", "0"], ["--num-games", "at least 1"], id="num-games-0"),
-        pytest.param(["--device", "nosuch"], ["--device", "nosuch"], id="device"),
-        pytest.param(["--backend", "mars"], ["--backend", "local", "ray"], id="backend"),
-        pytest.param(["--rules", "poker"], ["--rules poker", "known presets"], id="preset"),
-        pytest.param(["--option", "target=3x"], ["--option target=3x", "integer"], id="option"),
-        pytest.param(
-            ["--option", "target=300", "--option", "target=200"], ["given twice"], id="twice"
-        ),
-        pytest.param(["--selfplay-frac", "2"], ["--selfplay-frac"], id="share"),
-    ],
+    first_by_default(
+        [
+            pytest.param(["--num-games", "0"], ["--num-games", "at least 1"], id="num-games-0"),
+            pytest.param(["--device", "nosuch"], ["--device", "nosuch"], id="device"),
+            pytest.param(["--backend", "mars"], ["--backend", "local", "ray"], id="backend"),
+            pytest.param(["--rules", "poker"], ["--rules poker", "known presets"], id="preset"),
+            pytest.param(["--option", "target=3x"], ["--option target=3x", "integer"], id="option"),
+            pytest.param(
+                ["--option", "target=300", "--option", "target=200"], ["given twice"], id="twice"
+            ),
+            pytest.param(["--selfplay-frac", "2"], ["--selfplay-frac"], id="share"),
+        ],
+        keep=2,
+    ),
 )
 def test_a_bad_flag_is_one_line_and_writes_nothing(flags, words, tmp_path):
     # TINY's own value of a flag tested here is left out (a flag given twice is an error)
@@ -140,11 +144,13 @@ def dmc_run(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(
     ("flags", "words"),
-    [
-        pytest.param(["--num-games", "16"], ["--num-games 16", "differs", "8"], id="num-games"),
-        pytest.param(["--option", "target=200"], ["--option", "differs"], id="option"),
-        pytest.param(["--rules", "jokers"], ["--rules 'jokers'", "differs"], id="rules"),
-    ],
+    first_by_default(
+        [
+            pytest.param(["--num-games", "16"], ["--num-games 16", "differs", "8"], id="num-games"),
+            pytest.param(["--option", "target=200"], ["--option", "differs"], id="option"),
+            pytest.param(["--rules", "jokers"], ["--rules 'jokers'", "differs"], id="rules"),
+        ]
+    ),
 )
 def test_resume_refuses_a_flag_that_differs_from_the_run(dmc_run, flags, words):
     line = one_line_error(spades("train", "dmc", "--resume", str(dmc_run), *flags))

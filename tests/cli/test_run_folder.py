@@ -240,7 +240,7 @@ def interrupt_and_resume(tmp_path: Path, delay: float) -> None:
 MANY_MOMENTS = [-1.0, -2.0, 0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0]
 
 
-@pytest.mark.parametrize("delay", default_and_slow([0.0, 0.5], MANY_MOMENTS))
+@pytest.mark.parametrize("delay", default_and_slow([0.0], [0.5, *MANY_MOMENTS]))
 def test_ctrl_c_ends_the_run_and_resume_finishes_it(tmp_path, delay):
     interrupt_and_resume(tmp_path, delay)
 

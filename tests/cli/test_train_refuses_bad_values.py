@@ -15,7 +15,7 @@ pytestmark = pytest.mark.torch
         ("ppo", "--max-grad-norm", "nan", "finite"),
         pytest.param("ppo", "--ent-coef", "nan", "finite", marks=pytest.mark.slow),
         pytest.param("ppo", "--learning-rate", "nan", "finite", marks=pytest.mark.slow),
-        ("ppo", "--num-minibatches", "100000", "--num-games"),
+        pytest.param("ppo", "--num-minibatches", "100000", "--num-games", marks=pytest.mark.slow),
         pytest.param("ppo", "--gamma", "2", "between 0 and 1", marks=pytest.mark.slow),
         pytest.param("ppo", "--clip-coef", "-1", "positive", marks=pytest.mark.slow),
         pytest.param("ppo", "--hidden", "0", "--hidden", marks=pytest.mark.slow),

@@ -82,6 +82,7 @@ def test_sb3_maskable_ppo_trains_then_plays_a_tournament(tmp_path):
 
 
 @pytest.mark.cli
+@pytest.mark.slow  # torch and the library load in a subprocess: 10 s
 def test_tianshou_collects_whole_hands(tmp_path):
     needs("tianshou")
     out = run_example("tianshou_collect.py", tmp_path)
@@ -90,6 +91,7 @@ def test_tianshou_collects_whole_hands(tmp_path):
 
 
 @pytest.mark.cli
+@pytest.mark.slow  # torch and the library load in a subprocess: 10 s
 def test_torchrl_wrapper_passes_its_spec_check_and_rolls_out(tmp_path):
     needs("torchrl")
     out = run_example("torchrl_rollout.py", tmp_path)

@@ -101,7 +101,8 @@ def test_a_relative_checkpoint_run_resumes_from_another_folder(tmp_path):
     other.mkdir()
     shutil.copy(SHIPPED, made / "l.pt")
     run = tmp_path / "run"
-    flags = ["--deals", "2", "--chunk", "1", "--seed", "3", "--no-progress"]
+    # one worker: the path under test is the driver's, and each worker process loads torch
+    flags = ["--deals", "2", "--chunk", "1", "--seed", "3", "--no-progress", "--workers", "1"]
     first = _spades(
         made, "tournament", "--agents", "checkpoint:l.pt,random", "--out", str(run), *flags
     )
@@ -116,7 +117,9 @@ def test_a_relative_checkpoint_run_resumes_from_another_folder(tmp_path):
     kept = [line for line, r in zip(lines, rows, strict=True) if r["unit"] == 0]
     log.write_text("\n".join(kept) + "\n")  # the last unit lost: --resume plays it again
 
-    again = _spades(other, "tournament", "--resume", "--out", str(run), "--no-progress")
+    again = _spades(
+        other, "tournament", "--resume", "--out", str(run), "--no-progress", "--workers", "1"
+    )
     assert again.returncode == 0, again.stderr
     resumed = [json.loads(line) for line in log.read_text().splitlines()]
     drop = ("logged_at", "check")

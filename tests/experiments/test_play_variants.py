@@ -18,6 +18,7 @@ import sys
 import pytest
 from play_helpers import ROOT, WAIT, Driver, assert_loaded_as_saved, play_out
 from rich.console import Console
+from slow_cases import first_by_default
 
 from experiments.play import screen as ui
 from experiments.play.session import (
@@ -96,7 +97,13 @@ def replayed(save) -> tuple[list[tuple], SingleGame, Rules, int]:
 
 
 # ----------------------------------------------------------------------------- one hand each
-@pytest.fixture(scope="module", params=PRESETS)
+#: The presets played to the end of a hand: first those whose screens differ most (the
+#: draw, the trump naming, the jokers), then the rest (under -m slow)
+DISTINCT = ("standard", "two_player", "auction", "jokers")
+ONE_HAND_ORDER = [*DISTINCT, *(p for p in PRESETS if p not in DISTINCT)]
+
+
+@pytest.fixture(scope="module", params=first_by_default(ONE_HAND_ORDER, keep=4))
 def one_hand(request, tmp_path_factory):
     """One hand of the preset (max_hands=1) to the end of the game, random legal answers."""
     preset = request.param

@@ -30,6 +30,7 @@ def test_the_wrapped_env_plays_a_hand_with_masked_observations():
     assert terminated["__all__"] and len(rewards) == 4
 
 
+@pytest.mark.slow  # an RLlib training iteration: 10 s
 def test_ppo_trains_with_legal_moves_only(monkeypatch):
     illegal = []
     step = rllib_ppo.MaskedObservations.step

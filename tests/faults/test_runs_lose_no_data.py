@@ -24,6 +24,7 @@ from cli_helpers import (
     start,
     wait_for_rows,
 )
+from slow_cases import first_by_default
 
 pytestmark = pytest.mark.cli
 
@@ -44,7 +45,7 @@ def tiny(tmp_path_factory, small_run) -> dict[str, Path]:
     return {"a": a, "b": small_run}
 
 
-@pytest.mark.parametrize("line", [30, 5, 55])
+@pytest.mark.parametrize("line", first_by_default([30, 5, 55]))
 def test_resume_keeps_every_row_when_a_line_is_duplicated(issue_run, tmp_path, line):
     run_dir = tmp_path / "R"
     shutil.copytree(issue_run, run_dir)
@@ -70,7 +71,7 @@ def bc_like_run(folder: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("kind", ["bc run", "other files", "other deals"])
+@pytest.mark.parametrize("kind", first_by_default(["other files", "bc run", "other deals"]))
 def test_a_tournament_never_writes_into_a_folder_of_another_kind(tiny, tmp_path, kind):
     folder = tmp_path / "theirs"
     if kind == "bc run":
@@ -125,9 +126,9 @@ SLOW = pytest.mark.slow
     ("kind", "command"),
     [
         ("99 tricks", "analyze"),
-        ("99 tricks", "dd-table"),
+        pytest.param("99 tricks", "dd-table", marks=SLOW),
         ("not sqlite", "dd-table"),
-        ("other sqlite", "analyze"),
+        pytest.param("other sqlite", "analyze", marks=SLOW),
         ("damaged", "analyze"),
         pytest.param("-1 tricks", "analyze", marks=SLOW),
         pytest.param("text", "dd-table", marks=SLOW),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from slow_cases import first_by_default
 
 torch = pytest.importorskip("torch")  # the train extra
 
@@ -348,14 +349,18 @@ def test_learned2_is_the_network_alone_and_differs_from_learned():
 
 @pytest.mark.parametrize(
     ("flags", "message"),
-    [
-        (["--teacher", "nosuch"], "unknown agent 'nosuch'"),
-        (["--hands", "0"], "--hands 0"),
-        (["--extra-data", "."], "is not a dataset"),
-        (["--anchor-coef", "1"], "--anchor-coef needs --init"),
-        (["--workers", "0"], "--workers 0"),
-        (["--student", "nosuch.pt"], "nosuch.pt"),
-    ],
+    first_by_default(
+        [
+            (["--teacher", "nosuch"], "unknown agent 'nosuch'"),
+            (["--hands", "0"], "--hands 0"),
+            (["--extra-data", "."], "is not a dataset"),
+            (["--anchor-coef", "1"], "--anchor-coef needs --init"),
+            (["--workers", "0"], "--workers 0"),
+            (["--student", "nosuch.pt"], "nosuch.pt"),
+        ],
+        keep=2,
+        several=True,
+    ),
 )
 @pytest.mark.cli
 def test_cli_train_bc_refuses_bad_flags_in_one_line(flags, message, tmp_path):

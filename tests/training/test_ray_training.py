@@ -144,6 +144,7 @@ def test_the_ray_checkpoint_plays_a_legal_hand(ppo_run):
 
 
 # ----------------------------------------------------------------------------- DMC
+@pytest.mark.slow  # the DMC run on two actors: 20 s
 def test_batches_come_from_both_actors_with_advancing_versions(dmc_run):
     *_, resumed, _ = dmc_run
     kept = [r for r in resumed.history if r.accepted]
@@ -154,6 +155,7 @@ def test_batches_come_from_both_actors_with_advancing_versions(dmc_run):
         assert versions == sorted(set(versions))  # each actor's weights move forward
 
 
+@pytest.mark.slow  # the DMC run on two actors: 20 s
 def test_a_killed_actor_is_replaced_and_training_completes(dmc_run):
     stopped, first, _, _, killed = dmc_run
     assert killed  # actor 1 was killed mid-run
@@ -162,6 +164,7 @@ def test_a_killed_actor_is_replaced_and_training_completes(dmc_run):
     assert read_checkpoint(stopped)["counters"]["update"] == 3
 
 
+@pytest.mark.slow  # the DMC run on two actors: 20 s
 def test_a_ray_run_resumes_on_ray(dmc_run):
     stopped, _, final, resumed, _ = dmc_run
     assert final.name == "final.pt" and final.parent == stopped.parent.parent
