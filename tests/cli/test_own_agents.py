@@ -129,6 +129,7 @@ def test_a_relative_file_path_is_stored_absolute(tmp_path, user_file):
     assert "lowcard.py:LowCard" in proc.stdout
 
 
+@pytest.mark.slow  # the kill -9 resume itself is tests/cli/test_cli_tournament.py's
 def test_resume_after_kill_9_with_a_file_agent_and_a_plugin_equals_an_uninterrupted_run(
     tmp_path, user_file, plugin_site, monkeypatch, capsys
 ):

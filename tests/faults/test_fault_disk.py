@@ -276,6 +276,7 @@ def test_training_on_a_full_disk_says_so_in_one_line(tmp_path, leave):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # a PPO run, then its resume: the tournament cases cover the disk
 def test_a_training_run_resumed_on_a_read_only_disk_says_so_in_one_line(tmp_path):
     """The issue's repro: a b'...' path, then a TensorBoard thread's traceback."""
     pytest.importorskip("torch")

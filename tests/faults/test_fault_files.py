@@ -178,6 +178,7 @@ def test_a_damaged_dataset_is_refused_in_one_line_or_read_unchanged(dataset, tmp
 
 
 @pytest.mark.cli
+@pytest.mark.slow  # generates BC data, then trains on it: 8 s
 def test_bc_stopped_by_a_shard_with_action_200_leaves_no_run_folder(tmp_path):
     data, runs = tmp_path / "data", tmp_path / "runs"
     flags = ["--data", str(data), "--hands", "20", "--hands-per-shard", "10", "--epochs", "1"]
