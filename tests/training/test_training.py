@@ -13,6 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")  # the train extra
 
 from agents.learned.agent import (
+    SHIPPED,
     RLAgent,
 )
 from agents.learned.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
@@ -396,9 +397,8 @@ def test_the_rollouts_bf16_copy_computes_what_the_network_does(kind):
 
 
 def test_shipped_checkpoint_is_small_and_plays():
-    path = Path(__file__).resolve().parents[2] / "agents" / "checkpoints" / "ppo_small.pt"
-    if not path.exists():
-        pytest.skip("no shipped checkpoint")
+    path = SHIPPED  # agents/learned/checkpoints/ppo_small.pt, which the `ppo` entry loads
+    assert path.exists(), f"{path}: the shipped checkpoint is missing"
     assert path.stat().st_size < 5_000_000
     agent = make_agent("ppo")
     state = init(Rules(), 4, np.random.default_rng(0))
