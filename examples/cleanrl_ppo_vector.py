@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from training.threads import add_threads_flag, one_thread
+
 
 @dataclass
 class Args:
@@ -37,31 +39,11 @@ class Args:
     seed: int = 0
 
 
-def one_thread(threads: int) -> None:
-    """Torch's threads: one per process unless asked otherwise, as `spades train` runs.
-
-    Torch starts a thread per core. On an idle machine that is harmless, but where the
-    cores are busy with other work (another run, a tournament's workers, a shared CI
-    machine) the threads contend and a small network's training slows down tenfold or
-    more. Set before torch's first computation; `OMP_NUM_THREADS` covers the processes
-    this one starts (docs/environments/index.md, "Torch's threads").
-    """
-    import os
-
-    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-    import torch
-
-    torch.set_num_threads(threads)
-    print(f"torch threads: {torch.get_num_threads()}")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="2 updates of 8 games x 16 steps")
     parser.add_argument("--updates", type=int, default=Args.updates)
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch's threads (default 1; see one_thread)"
-    )
+    add_threads_flag(parser)
     cli = parser.parse_args()
     try:
         import torch
@@ -69,7 +51,7 @@ def main() -> int:
     except ImportError:
         print("torch is not installed (pip install -e '.[train]'): skipped")
         return 0
-    one_thread(cli.threads)
+    print(f"torch threads: {one_thread(cli.threads)}")
     from spades_env.vector_env import SpadesVectorEnv
 
     args = Args(num_envs=8, num_steps=16, updates=2) if cli.tiny else Args(updates=cli.updates)

@@ -15,32 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-def one_thread(threads: int) -> None:
-    """Torch's threads: one per process unless asked otherwise, as `spades train` runs.
-
-    Torch starts a thread per core. On an idle machine that is harmless, but where the
-    cores are busy with other work (another run, a tournament's workers, a shared CI
-    machine) the threads contend and a small network's training slows down tenfold or
-    more. Set before torch's first computation; `OMP_NUM_THREADS` covers the processes
-    this one starts (docs/environments/index.md, "Torch's threads").
-    """
-    import os
-
-    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-    import torch
-
-    torch.set_num_threads(threads)
-    print(f"torch threads: {torch.get_num_threads()}")
+from training.threads import add_threads_flag, one_thread
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="1 iteration of 256 env steps")
     parser.add_argument("--iterations", type=int, default=5)
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch's threads (default 1; see one_thread)"
-    )
+    add_threads_flag(parser)
     args = parser.parse_args()
     try:
         import ray
@@ -48,7 +30,7 @@ def main() -> int:
     except ImportError:
         print("ray[rllib] is not installed (pip install -e '.[rllib]'): skipped")
         return 0
-    one_thread(args.threads)
+    print(f"torch threads: {one_thread(args.threads)}")
     from experiments.rllib_ppo import train
 
     iterations, batch = (1, 256) if args.tiny else (args.iterations, 2048)

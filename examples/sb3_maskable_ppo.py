@@ -28,24 +28,7 @@ from pathlib import Path
 
 from experiments.tournament import TournamentConfig, run_tournament
 from spades_env.gym_env import SpadesEnv
-
-
-def one_thread(threads: int) -> None:
-    """Torch's threads: one per process unless asked otherwise, as `spades train` runs.
-
-    Torch starts a thread per core. On an idle machine that is harmless, but where the
-    cores are busy with other work (another run, a tournament's workers, a shared CI
-    machine) the threads contend and a small network's training slows down tenfold or
-    more. Set before torch's first computation; `OMP_NUM_THREADS` covers the processes
-    this one starts (docs/environments/index.md, "Torch's threads").
-    """
-    import os
-
-    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-    import torch
-
-    torch.set_num_threads(threads)
-    print(f"torch threads: {torch.get_num_threads()}")
+from training.threads import add_threads_flag, one_thread
 
 
 def main() -> int:
@@ -54,16 +37,14 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--deals", type=int, default=200)
     parser.add_argument("--out", default=None, help="folder for model.zip (default: a temp dir)")
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch's threads (default 1; see one_thread)"
-    )
+    add_threads_flag(parser)
     args = parser.parse_args()
     try:
         from sb3_contrib import MaskablePPO
     except ImportError:
         print("sb3-contrib is not installed (pip install -e '.[integrations]'): skipped")
         return 0
-    one_thread(args.threads)
+    print(f"torch threads: {one_thread(args.threads)}")
     steps, deals, workers = (256, 4, 1) if args.tiny else (args.steps, args.deals, 2)
     folder = Path(args.out or tempfile.mkdtemp(prefix="sb3-"))
     folder.mkdir(parents=True, exist_ok=True)

@@ -17,33 +17,14 @@ import sys
 import numpy as np
 
 from spades_env import spades_v0
-
-
-def one_thread(threads: int) -> None:
-    """Torch's threads: one per process unless asked otherwise, as `spades train` runs.
-
-    Torch starts a thread per core. On an idle machine that is harmless, but where the
-    cores are busy with other work (another run, a tournament's workers, a shared CI
-    machine) the threads contend and a small network's training slows down tenfold or
-    more. Set before torch's first computation; `OMP_NUM_THREADS` covers the processes
-    this one starts (docs/environments/index.md, "Torch's threads").
-    """
-    import os
-
-    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-    import torch
-
-    torch.set_num_threads(threads)
-    print(f"torch threads: {torch.get_num_threads()}")
+from training.threads import add_threads_flag, one_thread
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="3 hands")
     parser.add_argument("--hands", type=int, default=100)
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch's threads (default 1; see one_thread)"
-    )
+    add_threads_flag(parser)
     args = parser.parse_args()
     try:
         from tianshou.algorithm import MARLRandomDiscreteMaskedOffPolicyAlgorithm, algorithm_base
@@ -53,7 +34,7 @@ def main() -> int:
     except ImportError:
         print("tianshou is not installed (pip install -e '.[integrations]'): skipped")
         return 0
-    one_thread(args.threads)
+    print(f"torch threads: {one_thread(args.threads)}")
     # Skip Tianshou's numba warm-up (about 10 s of JIT for return computations that
     # collecting never calls).
     algorithm_base.Policy._compile = staticmethod(lambda: None)
