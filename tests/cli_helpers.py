@@ -156,3 +156,17 @@ def report_outcomes(request: pytest.FixtureRequest, outcomes: Counter[str], modu
         rep = request.config.pluginmanager.get_plugin("terminalreporter")
         if rep is not None:
             rep.write_line(f"\n{Path(module).name}: {sum(outcomes.values())} cases: {line}")
+
+
+def outcome_report(module: str):
+    """A fault-injection module's count of each outcome, and the autouse fixture that
+    writes it at the end of the module's tests (`report_outcomes`). In the module:
+    `OUTCOMES, report = outcome_report(__file__)`."""
+    outcomes: Counter[str] = Counter()
+
+    @pytest.fixture(scope="module", autouse=True)
+    def report(request):
+        yield
+        report_outcomes(request, outcomes, module)
+
+    return outcomes, report

@@ -17,12 +17,11 @@ import multiprocessing
 import os
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import REPO, report_outcomes, spades, without_timing
+from cli_helpers import REPO, outcome_report, spades, without_timing
 from fault_cases import error_line, start_command, tmp_files
 
 from experiments.tournament.results_log import read_rows
@@ -31,13 +30,7 @@ from spades_env.files import atomic_write, new_folder
 #: (commands run as a subprocess; a case that trains also needs torch)
 pytestmark = pytest.mark.cli
 
-OUTCOMES: Counter[str] = Counter()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report(request):
-    yield
-    report_outcomes(request, OUTCOMES, __file__)
+OUTCOMES, report = outcome_report(__file__)
 
 
 def both(*commands: tuple[tuple[str, ...], Path | None]) -> list[tuple[int, str, str]]:

@@ -16,11 +16,10 @@ import errno
 import json
 import random
 import shutil
-from collections import Counter
 
 import numpy as np
 import pytest
-from cli_helpers import default_and_slow, report_outcomes, spades, without_timing
+from cli_helpers import default_and_slow, outcome_report, spades, without_timing
 from fault_cases import command, error_line, fill, set_read_only, small_disk, tmp_files
 
 from experiments.tournament.results_log import read_rows
@@ -29,13 +28,7 @@ from spades_env import files
 #: (commands run as a subprocess; a case that trains also needs torch)
 pytestmark = pytest.mark.cli
 
-OUTCOMES: Counter[str] = Counter()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report(request):
-    yield
-    report_outcomes(request, OUTCOMES, __file__)
+OUTCOMES, report = outcome_report(__file__)
 
 
 def full(err: str) -> bool:

@@ -16,27 +16,20 @@ import io
 import random
 import shutil
 import sqlite3
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")  # the train extra
-from cli_helpers import default_and_slow, one_line_error, report_outcomes, snapshot, spades
+from cli_helpers import default_and_slow, one_line_error, outcome_report, snapshot, spades
 
 from agents.learned.checkpoint import CheckpointError, save_checkpoint
 from training.bc_data import DatasetError, DatasetSpec, generate, load_dataset, shard_path
 
 pytestmark = pytest.mark.torch
 
-OUTCOMES: Counter[str] = Counter()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report(request):
-    yield
-    report_outcomes(request, OUTCOMES, __file__)
+OUTCOMES, report = outcome_report(__file__)
 
 
 def flip(rng: random.Random, data: bytes, start: int = 0, stop: int | None = None) -> bytes:

@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO, report_outcomes, snapshot, spades, without_timing
+from cli_helpers import REPO, outcome_report, snapshot, spades, without_timing
 from fault_cases import LINK_KINDS, Planted, command, error_line, plant, tmp_files
 
 from experiments.tournament.results_log import read_rows
@@ -27,13 +26,7 @@ from experiments.tournament.results_log import read_rows
 #: (commands run as a subprocess; a case that trains also needs torch)
 pytestmark = pytest.mark.cli
 
-OUTCOMES: Counter[str] = Counter()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report(request):
-    yield
-    report_outcomes(request, OUTCOMES, __file__)
+OUTCOMES, report = outcome_report(__file__)
 
 
 def cases(files: list[str], default: set[tuple[str, str]]) -> list:

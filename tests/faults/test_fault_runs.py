@@ -17,7 +17,6 @@ import random
 import shutil
 import subprocess
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from cli_helpers import (
     finished_run,
     kill_9,
     one_line_error,
-    report_outcomes,
+    outcome_report,
     snapshot,
     spades,
     start,
@@ -39,13 +38,7 @@ pytestmark = pytest.mark.cli
 
 SMALL = ["--agents", "random,heuristic", "--deals", "6", "--chunk", "2", "--workers", "1"]
 FILES = ("log.jsonl", "deals.json", "config.json")
-OUTCOMES: Counter[str] = Counter()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report(request):
-    yield
-    report_outcomes(request, OUTCOMES, __file__)
+OUTCOMES, report = outcome_report(__file__)
 
 
 def rows_of(run_dir: Path) -> list[dict]:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import REPO, one_line_error, report_outcomes, spades
+from cli_helpers import REPO, one_line_error, outcome_report, spades
 from fault_cases import command, tmp_files
 
 from experiments.cli import leaderboard
@@ -25,13 +24,7 @@ from experiments.tournament.config import TournamentConfig, TournamentError
 #: (commands run as a subprocess; a case that trains also needs torch)
 pytestmark = pytest.mark.cli
 
-OUTCOMES: Counter[str] = Counter()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report(request):
-    yield
-    report_outcomes(request, OUTCOMES, __file__)
+OUTCOMES, report = outcome_report(__file__)
 
 
 # ----------------------------------------------------------------------------- the Python API

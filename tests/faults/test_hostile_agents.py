@@ -14,13 +14,12 @@ tries the whole matrix.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from pathlib import Path
 
 import hostile_agents  # beside this file (pytest puts a test's folder on sys.path)
 import numpy as np
 import pytest
-from cli_helpers import default_and_slow, group_ended, report_outcomes, start, without_timing
+from cli_helpers import default_and_slow, group_ended, outcome_report, start, without_timing
 
 from experiments.tournament.results_log import read_rows
 from spades_env.agent_calls import AgentError, limits
@@ -28,7 +27,7 @@ from spades_env.gym_env import SpadesEnv
 from spades_env.vector_env import SpadesVectorEnv
 
 HOSTILE = Path(__file__).with_name("hostile_agents.py")
-OUTCOMES: Counter[str] = Counter()
+OUTCOMES, _report = outcome_report(__file__)
 
 FAULTS = hostile_agents.FAULTS
 TOURNAMENT = ["--deals", "6", "--chunk", "2", "--no-progress", "--decision-timeout", "3"]
@@ -68,12 +67,6 @@ def the_error(code: int, err: str, command: str) -> str:
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"spades {command}: error: agent 'h'"), err
     return last
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _report(request):
-    yield
-    report_outcomes(request, OUTCOMES, __file__)
 
 
 # ----------------------------------------------------------------------------- environments
