@@ -57,6 +57,24 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def seconds_between(minimum: float, maximum: float) -> Callable[[str], float]:
+    """An argparse `type` that takes a number of seconds in `minimum..maximum`, both ends
+    included: finite (NaN passes no comparison and infinity would never end)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"needs a number of seconds, got {text!r}") from None
+        if not (math.isfinite(value) and minimum <= value <= maximum):
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number {minimum:g} to {maximum:g}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
 deal_count = whole_number(1, MAX_DEALS)
 
 

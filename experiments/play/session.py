@@ -150,18 +150,40 @@ def bot_seed(seed: int, seat: int) -> int:
     return int(np.random.SeedSequence([seed, seat]).generate_state(1)[0])
 
 
+def ask_agent(game: SingleGame, agent: BaseAgent, seat: int, seed: int, moves: int) -> int:
+    """`agent`'s action for `seat` in `game` after `moves` actions of a game of seed
+    `seed`: one guarded, checked call (spades_env.agent_calls), its randomness drawn from
+    (seed, seat, moves), so a replayed game asks the same (see the module docstring)."""
+    if hasattr(agent, "rng"):
+        agent.rng = np.random.default_rng([seed, seat, moves])
+    obs = game.observe(seat)[None] if agent.needs_obs else None
+    mask = game.legal_mask().astype(bool)[None]
+    try:
+        actions = call_agent(
+            agent, seat_view(game.state), obs, mask, seats=[seat], state=game.state
+        )
+    except AgentError as exc:
+        raise exc.relocated(f"hand {int(game.hand_no) + 1}") from None
+    return int(actions[0])
+
+
 class PlaySession:
     """The game, the bots, and what the screen needs to remember (tricks, hand records)."""
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, agents: bool = True) -> None:
+        """`agents=False`: the game alone, no agent built (the web table's server, whose
+        agents live in another process: `experiments.web.seats`)."""
         self.setup = setup
         self.game = SingleGame(setup.rules, seed=setup.seed)
-        self.bots: dict[int, BaseAgent] = {
-            s: make_agent(spec, bot_seed(setup.seed, s))
-            for s, spec in enumerate(setup.players)
-            if s != setup.human and spec != HUMAN  # (the web seats people in several)
-        }
-        self.hinter = make_agent(setup.hint_agent, bot_seed(setup.seed, len(setup.players)))
+        self.bots: dict[int, BaseAgent] = {}
+        self.hinter: BaseAgent | None = None
+        if agents:
+            self.bots = {
+                s: make_agent(spec, bot_seed(setup.seed, s))
+                for s, spec in enumerate(setup.players)
+                if s != setup.human and spec != HUMAN  # (the web seats people in several)
+            }
+            self.hinter = make_agent(setup.hint_agent, bot_seed(setup.seed, len(setup.players)))
         self.actions: list[tuple[int, int]] = []  # (seat, action) since the start
         self.records: list[dict[str, Any]] = []  # hand records of the finished hands
         self.trick: ui.Trick | None = None  # the trick on the table
@@ -180,16 +202,7 @@ class PlaySession:
         return ui.visible_hand(self.view())
 
     def _ask(self, agent: BaseAgent, seat: int) -> int:
-        g = self.game
-        if hasattr(agent, "rng"):  # see the module docstring: replayable bot decisions
-            agent.rng = np.random.default_rng([self.setup.seed, seat, len(self.actions)])
-        obs = g.observe(seat)[None] if agent.needs_obs else None
-        mask = g.legal_mask().astype(bool)[None]
-        try:  # one guarded, checked call (spades_env.agent_calls)
-            actions = call_agent(agent, seat_view(g.state), obs, mask, seats=[seat], state=g.state)
-        except AgentError as exc:
-            raise exc.relocated(f"hand {len(self.records) + 1}") from None
-        return int(actions[0])
+        return ask_agent(self.game, agent, seat, self.setup.seed, len(self.actions))
 
     def bot_action(self) -> int:
         seat = self.game.to_act

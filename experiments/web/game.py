@@ -2,14 +2,20 @@
 
 The game logic is `spades play`'s (`experiments.play.session.PlaySession`): the engine's
 `SingleGame`, bots asked through the same replayable seeding, the same trick keeping and
-the same one-line reasons for an illegal choice. A web table differs only in that any
-number of seats may be people, so `TableSession` builds a bot for every seat whose
-player is an agent spec and none for the people's seats.
+the same one-line reasons for an illegal choice. A web table differs in that any number
+of seats may be people, and in that no agent is built or asked in the server: the
+table's agents live in a child process (`experiments.web.seats.SeatProcess`), which the
+table asks for a bot's action or a hint. An agent that fails there (raises, exits,
+hangs, answers an illegal action) is a `SeatError`: the table keeps it as `failure`
+and changes nothing until a person retries the seat or replaces its agent.
 
 On disk a table is a folder `ROOT/web/<id>/`:
 
-- `game.json`: the setup (rules, seed, who sits where) and every action so far, written
-  atomically after each action, so a killed server resumes the game exactly where it was;
+- `game.json`: the setup (rules, seed, who sits where: a person's name and the hash of
+  their seat token, an agent's name in the server's catalogue) and every action so far,
+  written atomically after each action (an action that cannot be saved is not played),
+  readable by the server's user only, so a killed server resumes the game exactly where
+  it was;
 - `log.jsonl`: one row per finished hand in the tournament log format
   (`experiments.tournament.results_log`, rows sealed with their checksum), each holding
   the hand record (`spades_env.records`) and who sat where (`human:NAME` or the agent
@@ -22,21 +28,26 @@ methods from a worker thread, one call at a time per table.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
 import json
+import logging
 import os
 import secrets
+import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent
-from agents.registry import canonical_spec, check_agent_rules, display_name, make_agent, split_spec
-from experiments.play.session import HUMAN, PlaySession, Setup, bot_seed, why_illegal
+from agents.spec import AgentSpec
+from experiments.play.session import HUMAN, PlaySession, Setup, why_illegal
 from experiments.tournament.results_log import append_unit, read_rows, seal
+from experiments.web.seats import Game, SeatError, SeatProcess
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS, action_to_str, str_to_action
 from spades_env.engine import IllegalActionError, explain_illegal
 from spades_env.rules import Rules
@@ -44,6 +55,13 @@ from spades_env.scoring import score_hand
 from spades_env.single import SingleGame
 
 GAME_FORMAT, GAME_VERSION = "spades-web-game", 1
+#: the largest game.json a server reads (a whole game is well under 100 kB)
+MAX_GAME_BYTES = 4 << 20
+#: seconds an agent may think over one decision or hint (`spades serve --decision-timeout`)
+DECISION_TIMEOUT = 30.0
+log = logging.getLogger("spades.web")
+#: An agent's name in the server's catalogue -> its spec (TableError if not offered).
+Resolver = Callable[[str, Rules], AgentSpec]
 #: A person's seat in the log: `human:NAME`, so analyses tell people from bots.
 HUMAN_PREFIX = "human:"
 
@@ -57,9 +75,18 @@ def new_token() -> str:
     return secrets.token_urlsafe(16)
 
 
+def token_hash(token: str) -> str:
+    """What a server stores of a seat token: its SHA-256 (a leaked game.json opens no seat)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class TableSession(PlaySession):
     """`spades play`'s session with people in any number of seats (`HUMAN` in
-    `setup.players`); `setup.human` is the first of them."""
+    `setup.players`); `setup.human` is the first of them. It builds no agent (they live
+    in the table's `SeatProcess`)."""
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup, agents=False)
 
     def as_seat(self, seat: int) -> PlaySession:
         """This session seen from `seat` (shares the game): what `why_illegal` needs."""
@@ -72,16 +99,25 @@ class TableSession(PlaySession):
 
 @dataclass
 class SeatInfo:
-    """Who sits in a seat: a person (name, token) or an agent (spec)."""
+    """Who sits in a seat: a person (name, token) or an agent (its name in the server's
+    catalogue, `experiments.web.catalogue`, and the spec it stands for)."""
 
     kind: str  # "human" | "agent"
-    name: str  # the person's name, or the agent spec
-    token: str = ""  # a person's seat token (never shown to the other seats)
+    name: str  # the person's name, or the agent as a client named it
+    token: str = ""  # a new person's seat token: in memory only, for their link
+    spec: AgentSpec | None = None  # an agent's spec (None: not offered by this server now)
+    token_sha: str = ""  # what is stored of a person's token
+
+    def __post_init__(self) -> None:
+        if self.token and not self.token_sha:
+            self.token_sha = token_hash(self.token)
 
     @property
     def label(self) -> str:
         """The seat in the log: `human:NAME` or the agent's display name."""
-        return HUMAN_PREFIX + self.name if self.kind == "human" else display_name(self.name)
+        if self.kind == "human":
+            return HUMAN_PREFIX + self.name
+        return self.spec.display if self.spec is not None else self.name
 
 
 @dataclass
@@ -103,7 +139,13 @@ class Table:
     events: list[Event] = field(default_factory=list)
     reviews: dict[int, dict[str, Any]] = field(default_factory=dict)  # hand_no -> review
     lock: threading.Lock = field(default_factory=threading.Lock)
-    _hinters: dict[str, BaseAgent] = field(default_factory=dict)
+    hint_spec: AgentSpec | None = None  # the table's hint agent
+    decision_timeout: float = DECISION_TIMEOUT
+    #: a seat whose agent failed: {"seat", "agent", "what"}; no bot acts until it is cleared
+    failure: dict[str, Any] | None = None
+    #: the seats replaced during the game: {"seat", "move", "from", "to"}
+    replaced: list[dict[str, Any]] = field(default_factory=list)
+    _agents: SeatProcess | None = None
     #: the people's decisions of the hand in play, per seat (behaviour-cloning rows)
     pending: dict[int, list[tuple]] = field(default_factory=dict)
 
@@ -122,9 +164,10 @@ class Table:
         return len(self.session.actions)
 
     def seat_of(self, token: str) -> int | None:
-        """The seat a token opens, compared in constant time."""
+        """The seat a token opens (its hash compared in constant time)."""
+        given = token_hash(token)
         for s, info in enumerate(self.seats):
-            if info.kind == "human" and secrets.compare_digest(info.token, token):
+            if info.kind == "human" and secrets.compare_digest(info.token_sha, given):
                 return s
         return None
 
@@ -138,8 +181,31 @@ class Table:
         return s.trick is None and last is not None and g.tricks_played == last.number
 
     def bot_to_act(self) -> bool:
+        """A bot is to act and may (no seat's failure is waiting for the person)."""
         g = self.game
-        return not g.done and self.seats[g.to_act].kind == "agent"
+        return not g.done and self.seats[g.to_act].kind == "agent" and self.failure is None
+
+    # ----------------------------------------------------------------- the agents' process
+    @property
+    def agents(self) -> SeatProcess:
+        """The child process of this table's agents (`experiments.web.seats`)."""
+        if self._agents is None:
+            self._agents = SeatProcess(self._lineup(), self.decision_timeout)
+        return self._agents
+
+    def _lineup(self) -> Game:
+        specs = tuple(i.spec if i.kind == "agent" else None for i in self.seats)
+        return Game(self.rules, self.session.setup.seed, specs)
+
+    @property
+    def agents_started(self) -> SeatProcess | None:
+        """The agents' process object if one was made (None: no agent asked yet)."""
+        return self._agents
+
+    def close(self) -> None:
+        """End the agents' process (the table leaves memory, or the server stops)."""
+        if self._agents is not None:
+            self._agents.close()
 
     # ----------------------------------------------------------------- moves
     def act(self, seat: int, action: Any, move: Any) -> dict[str, Any] | None:
@@ -172,33 +238,115 @@ class Table:
         where = rule[rule.rfind("(RULES.md") :] if "(RULES.md" in rule else ""
         return f"{reason} {where}".strip()
 
-    def bot_move(self) -> dict[str, Any] | None:
-        """Let the bot whose turn it is act."""
+    def bot_decide(self) -> tuple[int, int]:
+        """(move number, action) of the bot whose turn it is, asked in the agents'
+        process; the table is not changed (the caller need not hold it while the agent
+        thinks). SeatError when the agent fails, TableError when no bot may act."""
         if not self.bot_to_act():
             raise TableError("no bot is to act")
-        return self._apply(self.session.bot_action())
+        seat, moves = self.game.to_act, self.moves
+        info = self.seats[seat]
+        if info.spec is None:
+            raise SeatError(seat, info.name, "is not an agent this server offers now")
+        return moves, self.agents.ask("act", list(self.session.actions), seat)
+
+    def bot_apply(self, moves: int, action: int) -> dict[str, Any] | None:
+        """Play a bot's action decided at move `moves` (refused if the table moved on)."""
+        if moves != self.moves or not self.bot_to_act():
+            raise TableError("the table moved on while the bot was thinking")
+        if action not in self.game.legal_list():  # checked in the child too; never trusted
+            seat = self.game.to_act
+            raise SeatError(seat, self.seats[seat].label, f"answered an illegal action {action}")
+        return self._apply(action)
+
+    def bot_move(self) -> dict[str, Any] | None:
+        """Let the bot whose turn it is act (decide, then play): SeatError if it fails."""
+        try:
+            return self.bot_apply(*self.bot_decide())
+        except SeatError as exc:
+            self.fail(exc)
+            raise
+
+    def fail(self, exc: SeatError) -> None:
+        """Keep a seat's failure for the person (no bot acts until it is cleared)."""
+        seat = exc.seat
+        self.failure = {"seat": seat, "agent": exc.agent, "what": exc.what}
+        self.events.append(Event(f"{seat_title(seat)} ({exc.agent}) failed: {exc.what}", seat))
+        log.warning("table %s, seat %s: agent %r %s", self.id, seat, exc.agent, exc.what)
+
+    def retry(self) -> None:
+        """Clear a seat's failure: its agent is asked again, in a new process."""
+        if self.failure is None:
+            raise TableError("no seat has failed")
+        self.failure = None
+        self.agents.retarget(self._lineup())
+
+    def replace(self, seat: int, name: str, spec: AgentSpec) -> None:
+        """Seat another agent (`spec`, a client's `name` for it) in a bot's seat."""
+        if not 0 <= seat < len(self.seats) or self.seats[seat].kind != "agent":
+            raise TableError("only an agent's seat can be given to another agent")
+        old = self.seats[seat].label
+        self.seats[seat] = SeatInfo("agent", name, spec=spec)
+        self.replaced.append({"seat": seat, "move": self.moves, "from": old, "to": spec.display})
+        if self.failure is not None and self.failure["seat"] == seat:
+            self.failure = None
+        self.session.setup = Setup(
+            self.rules,
+            self.session.setup.seed,
+            self.session.setup.human,
+            _players(self.seats),
+            self.session.setup.hint_agent,
+        )
+        self.events.append(Event(f"{seat_title(seat)}: {spec.display} now plays for {old}", seat))
+        self.save()
+        self.agents.retarget(self._lineup())
 
     def _apply(self, action: int) -> dict[str, Any] | None:
         from experiments.play.session import describe
 
         g = self.game
         seat, phase = g.to_act, g.phase
+        pending = copy.deepcopy(self.pending)
         self._collect(action)
         try:
             _, record = self.session.apply(action)
         except IllegalActionError as exc:  # legal_list said yes; never expected
+            self.pending = pending
             raise TableError(str(exc)) from None
+        try:
+            self.save()
+        except OSError as exc:  # a full or read-only disk: the move is not played
+            self._undo(pending)
+            raise TableError(
+                f"the server cannot save the game ({exc.strerror or exc}); the move was not "
+                "played: try again once it can"
+            ) from None
         # the public line: never a card a seat passes or draws (describe's bot wording)
         self.events.append(Event(describe(seat, phase, action, False), seat))
         trick = self.session.last_trick
         if trick is not None and trick.plays[-1] == (seat, action) and trick.winner is not None:
             self.events.append(Event(f"{seat_title(trick.winner)} wins trick {trick.number}"))
         del self.events[:-60]
-        self.save()
         if record is not None:
-            self._log_hand(record)
-            self._write_bc(record)
+            try:
+                self._log_hand(record)
+            except OSError as exc:  # game.json holds the move: the next load logs the hand
+                log.warning("table %s: hand %s not logged yet: %s", self.id, record["hand_no"], exc)
+            try:
+                self._write_bc(record)
+            except OSError as exc:  # the dataset is extra
+                log.warning(
+                    "table %s: no dataset shard for hand %s: %s", self.id, record["hand_no"], exc
+                )
         return record
+
+    def _undo(self, pending: dict[int, list[tuple]]) -> None:
+        """Back to before the last action (it could not be saved): the game replayed."""
+        actions = self.session.actions[:-1]
+        session = TableSession(self.session.setup)
+        for _, action in actions:
+            session.apply(action)
+        self.session, self.pending = session, pending
 
     # ----------------------------------------------------------------- people's decisions
     def _collect(self, action: int) -> None:
@@ -245,34 +393,20 @@ class Table:
         self.pending = {}
 
     # ----------------------------------------------------------------- hints
-    def hint(self, seat: int, spec: str | None) -> dict[str, Any]:
-        """What an agent would do for `seat` now, with its per-action values and reasons
-        where the agent gives them."""
+    def hint(self, seat: int, spec: AgentSpec | None = None) -> dict[str, Any]:
+        """What an agent (`spec`, default the table's hint agent) would do for `seat` now,
+        with its per-action values and reasons where it gives them; asked in the agents'
+        process (a failing hint agent is a TableError for the asker alone)."""
         g = self.game
         if g.done or g.to_act != seat:
             raise TableError("a hint is for your turn")
-        spec = (spec or self.session.setup.hint_agent).strip()
-        agent = self._hinters.get(spec)
-        if agent is None:
-            check_agent_rules(spec, self.rules)
-            if len(self._hinters) >= 4:
-                self._hinters.clear()
-            agent = self._hinters[spec] = make_agent(spec, bot_seed(self.session.setup.seed, 99))
-        if hasattr(agent, "last_values"):
-            agent.last_values = {}
-        action = self.session._ask(agent, seat)
-        values = getattr(agent, "last_values", None) or {}
-        reasons = getattr(agent, "last_reasons", None)
-        if not reasons and hasattr(agent, "explain"):
-            from spades_env.observation import seat_view
-
-            reasons = agent.explain(seat_view(g.state))
-        return {
-            "agent": display_name(spec),
-            "action": int(action),
-            "values": {str(int(a)): round(float(v), 3) for a, v in values.items()},
-            "reason": reasons[0] if reasons else None,
-        }
+        spec = spec or self.hint_spec
+        if spec is None:
+            raise TableError("this table has no hint agent")
+        try:
+            return self.agents.ask("hint", list(self.session.actions), seat, spec)
+        except SeatError as exc:
+            raise TableError(f"no hint: agent {exc.agent!r} {exc.what}") from None
 
     # ----------------------------------------------------------------- disk
     def to_json(self) -> dict[str, Any]:
@@ -284,10 +418,13 @@ class Table:
             "rules": s.rules.to_dict(),
             "seed": s.seed,
             "seats": [
-                {"kind": i.kind, "name": i.name, "token": i.token, "label": i.label}
+                {"kind": i.kind, "name": i.name, "token_sha256": i.token_sha, "label": i.label}
+                if i.kind == "human"
+                else {"kind": i.kind, "name": i.name, "label": i.label}
                 for i in self.seats
             ],
             "hint_agent": s.hint_agent,
+            "replaced": self.replaced,
             "actions": [[seat, action_to_str(a)] for seat, a in self.session.actions],
             "hands_done": len(self.session.records),
             "scores": list(self.game.scores),
@@ -298,12 +435,20 @@ class Table:
         """Write game.json atomically: a killed server never leaves half a file. (Not
         fsynced: a killed process loses nothing the kernel holds, and a sync per move
         would cost more than the move; each finished hand's log row is fsynced.)"""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.folder / "game.json"
         tmp = path.with_name("game.json.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(self.to_json(), separators=(",", ":")))  # the C encoder
-        os.replace(tmp, path)
+        text = json.dumps(self.to_json(), separators=(",", ":"))  # the C encoder
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            with open(fd, "w", encoding="utf-8") as f:
+                os.fchmod(f.fileno(), 0o600)
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
 
     def log_row(self, record: dict[str, Any]) -> dict[str, Any]:
         """A finished hand as a tournament log row (its checksum added)."""
@@ -345,7 +490,9 @@ class Table:
         return seal(row)
 
     def _log_hand(self, record: dict[str, Any]) -> None:
-        append_unit(self.folder / "log.jsonl", [self.log_row(record)])
+        path = self.folder / "log.jsonl"
+        append_unit(path, [self.log_row(record)])
+        os.chmod(path, 0o600)
 
     def logged_hands(self) -> int:
         path = self.folder / "log.jsonl"
@@ -363,22 +510,9 @@ def team_seats(rules: Rules, team: int) -> tuple[int, ...]:
 
 
 # ----------------------------------------------------------------------------- setup
-def check_spec(spec: str, rules: Rules, allow_code: bool) -> str:
-    """An agent spec a client asked for, checked: it must name an agent that plays these
-    rules, and, unless `allow_code`, a registered or plugin agent (a file or module spec
-    runs that code on the server)."""
-    if not isinstance(spec, str) or not spec.strip() or len(spec) > 300:
-        raise TableError("an agent spec is a non-empty text of at most 300 characters")
-    spec = spec.strip()
-    parsed = split_spec(spec)
-    if parsed.kind in ("file", "module") and not allow_code:
-        raise TableError(
-            f"agent {spec!r}: this server takes registered agents only (a file or module "
-            "agent runs code on the server; start it on loopback to use one)"
-        )
-    spec = canonical_spec(spec)
-    check_agent_rules(spec, rules)
-    return spec
+def _players(seats: list[SeatInfo]) -> tuple[str, ...]:
+    """`Setup.players` of a web table: HUMAN for a person, else the agent's name."""
+    return tuple(HUMAN if i.kind == "human" else i.label for i in seats)
 
 
 def create_table(
@@ -386,61 +520,156 @@ def create_table(
     rules: Rules,
     seats: list[SeatInfo],
     seed: int | None = None,
-    hint_agent: str = "heuristic",
+    hint: tuple[str, AgentSpec] | None = None,
     table_id: str | None = None,
+    decision_timeout: float = DECISION_TIMEOUT,
 ) -> Table:
-    """A new table written to `folder` (which must not hold a game yet)."""
+    """A new table written to `folder` (which must not hold a game yet). Agent seats
+    carry their spec (`SeatInfo.spec`, from the server's catalogue); `hint` is the hint
+    agent as (its name, its spec)."""
     if len(seats) != rules.num_players:
         raise TableError(f"{rules.name} has {rules.num_players} seats, not {len(seats)}")
     if not any(i.kind == "human" for i in seats):
         raise TableError("at least one seat is a person's")
+    if any(i.kind == "agent" and i.spec is None for i in seats):
+        raise TableError("every agent seat needs an agent")
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])
-    players = tuple(HUMAN if i.kind == "human" else i.name for i in seats)
     first = next(s for s, i in enumerate(seats) if i.kind == "human")
-    setup = Setup(rules, seed, first, players, hint_agent)
     for info in seats:
-        if info.kind == "human" and not info.token:
+        if info.kind == "human" and not info.token_sha:
             info.token = new_token()
+            info.token_sha = token_hash(info.token)
+    hint_name, hint_spec = hint if hint is not None else ("", None)
+    setup = Setup(rules, seed, first, _players(seats), hint_name)
     table = Table(table_id or folder.name, folder, seats, TableSession(setup))
+    table.hint_spec, table.decision_timeout = hint_spec, decision_timeout
     if (folder / "game.json").exists():
-        raise TableError(f"{folder} already holds a game")
+        raise TableError("that table already exists")
     table.save()
     return table
 
 
 class ResumeError(ValueError):
-    """A game folder that cannot be resumed; one line naming the file."""
+    """A game folder that cannot be resumed; one line naming the file (relative to the
+    server's root) and what is damaged."""
 
 
-def load_table(folder: Path) -> Table:
-    """A table from its folder: the setup and actions of game.json replayed through the
-    engine; any finished hand the log lacks (a kill between the two writes) is logged."""
-    path = folder / "game.json"
+def read_game(path: Path) -> dict[str, Any]:
+    """game.json's data: a regular file of at most MAX_GAME_BYTES, never followed out
+    through a link, never blocking on a FIFO."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        if info.st_size > MAX_GAME_BYTES:
+            raise ValueError(f"{info.st_size} bytes, over the {MAX_GAME_BYTES} a game may have")
+        with open(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_GAME_BYTES + 1)
+    finally:
+        os.close(fd)
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return data
+
+
+def _seat_of(d: Any, s: int, rules: Rules, resolve: Resolver | None) -> SeatInfo:
+    if not isinstance(d, dict) or d.get("kind") not in ("human", "agent"):
+        raise ValueError(f"seat {s} is not a person or an agent")
+    name = d.get("name")
+    if not isinstance(name, str):
+        raise ValueError(f"seat {s} has no name")
+    if d["kind"] == "human":
+        sha = d.get("token_sha256")
+        if not isinstance(sha, str) and isinstance(d.get("token"), str):
+            sha = token_hash(d["token"])  # a game written before tokens were hashed
+        if not isinstance(sha, str) or len(sha) != 64:
+            raise ValueError(f"seat {s} has no seat token")
+        return SeatInfo("human", name, token_sha=sha)
+    spec = None
+    if resolve is not None:
+        try:
+            spec = resolve(name, rules)
+        except (TableError, ValueError) as exc:  # not offered now: the seat fails at its turn
+            log.warning("seat %s agent %r is not offered by this server: %s", s, name, exc)
+    return SeatInfo("agent", name, spec=spec)
+
+
+def load_table(
+    folder: Path,
+    resolve: Resolver | None = None,
+    decision_timeout: float = DECISION_TIMEOUT,
+    shown: str | None = None,
+) -> Table:
+    """A table from its folder: the setup and actions of game.json replayed through the
+    engine; any finished hand the log lacks (a kill between the two writes) is logged.
+    `resolve` gives each agent seat its spec from the server's catalogue (a seat whose
+    agent is not offered any more fails at its turn); `shown` names the file in errors
+    (default its path)."""
+    path = folder / "game.json"
+    where = shown or str(path)
+    try:
+        data = read_game(path)
         if data.get("format") != GAME_FORMAT or data.get("version") != GAME_VERSION:
-            raise ResumeError(f"{path}: not a web game of this version")
+            raise ResumeError(f"{where}: not a web game of this version")
         rules = Rules.from_dict(data["rules"])
-        seats = [SeatInfo(d["kind"], d["name"], d.get("token", "")) for d in data["seats"]]
-        players = tuple(HUMAN if i.kind == "human" else i.name for i in seats)
+        raw_seats = data["seats"]
+        if not isinstance(raw_seats, list) or len(raw_seats) != rules.num_players:
+            raise ValueError(f"{rules.num_players} seats are needed for {rules.name}")
+        seats = [_seat_of(d, s, rules, resolve) for s, d in enumerate(raw_seats)]
         first = next(s for s, i in enumerate(seats) if i.kind == "human")
-        setup = Setup(rules, int(data["seed"]), first, players, data.get("hint_agent", "heuristic"))
-        table = Table(data.get("table", folder.name), folder, seats, TableSession(setup))
+        seed = data["seed"]
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+            raise ValueError("the seed is not a 64-bit whole number")
+        hint_name = data.get("hint_agent", "heuristic")
+        if not isinstance(hint_name, str):
+            raise ValueError("hint_agent is not a text")
+        setup = Setup(rules, seed, first, _players(seats), hint_name)
+        table_id = data.get("table", folder.name)
+        if not isinstance(table_id, str):
+            raise ValueError("table is not a text")
+        table = Table(table_id, folder, seats, TableSession(setup))
+        table.decision_timeout = decision_timeout
+        if resolve is not None and hint_name:
+            try:
+                table.hint_spec = resolve(hint_name, rules)
+            except (TableError, ValueError):
+                table.hint_spec = None
+        replaced = data.get("replaced", [])
+        table.replaced = replaced if isinstance(replaced, list) else []
         actions = data["actions"]
-    except (OSError, ValueError, KeyError, TypeError, StopIteration) as exc:
-        raise ResumeError(f"{path}: cannot be resumed ({exc})") from None
-    logged = table.logged_hands()
-    for k, (seat, text) in enumerate(actions):
+        if not isinstance(actions, list):
+            raise ValueError("actions is not a list")
+    except ResumeError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, RecursionError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ResumeError(f"{where}: damaged, cannot be resumed ({why})") from None
+    try:
+        logged = table.logged_hands()
+    except (OSError, ValueError) as exc:  # LogError included: its text holds the full path
+        log_name = f"{Path(where).parent}/log.jsonl"
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a line is damaged"
+        raise ResumeError(
+            f"{log_name}: damaged ({why}); the game cannot go on, and its finished hands "
+            "stay readable in the replay"
+        ) from None
+    for k, item in enumerate(actions):
         g = table.game
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], str)):
+            raise ResumeError(f"{where}: damaged: action {k + 1} is not [seat, action]")
+        seat, text = item
         if g.done or g.to_act != seat:
-            raise ResumeError(f"{path}: action {k + 1} is not seat {seat}'s turn; damaged")
+            raise ResumeError(f"{where}: damaged: action {k + 1} is not seat {seat}'s turn")
         try:
             action = str_to_action(text)
             table._collect(action)
             _, record = table.session.apply(action)
         except (ValueError, IllegalActionError) as exc:
-            raise ResumeError(f"{path}: action {k + 1}: {exc}") from None
+            raise ResumeError(f"{where}: damaged: action {k + 1}: {exc}") from None
         if record is not None and record["hand_no"] >= logged:
             table._log_hand(record)
             logged += 1

@@ -7,15 +7,21 @@ and is loaded again when one of its seats reconnects; a new table is refused (on
 only when every table in memory has someone connected. Seat tokens of the games on disk
 are indexed at start, so a link still works after the server restarts.
 
-Table calls run in worker threads (an agent may think for seconds), one at a time per
-table (its asyncio lock), so one slow table never holds up another.
+Table calls run in worker threads, one at a time per table (its asyncio lock), so one
+slow table never holds up another. A bot thinks in the table's agents' process
+(`experiments.web.seats`) without the lock held: a seat that connects meanwhile gets its
+state at once. A bot that fails (raises, exits, hangs past the decision time limit)
+stops the table's bots and is shown to the people, who retry the seat or give it another
+agent of the catalogue (`seat_command`).
+
+New tables are rate-limited (`tables_per_minute`, default NEW_TABLES_PER_MINUTE) and
+capped on disk (`max_games`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import time
@@ -25,12 +31,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.web.game import ResumeError, SeatInfo, Table, TableError, create_table, load_table
+from experiments.web.catalogue import Catalogue
+from experiments.web.game import (
+    DECISION_TIMEOUT,
+    Event,
+    ResumeError,
+    SeatInfo,
+    Table,
+    TableError,
+    create_table,
+    load_table,
+    read_game,
+    token_hash,
+)
+from experiments.web.seats import SeatError
 from experiments.web.views import seat_state
 
 log = logging.getLogger("spades.web")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+#: new tables a server makes per minute at most (a burst of as many at once)
+NEW_TABLES_PER_MINUTE = 30
+#: seconds a table's agents' process may sit unused before it is closed (a later move
+#: starts a new one, which replays the game)
+IDLE_AGENTS = 120.0
 
 
 @dataclass
@@ -56,37 +80,68 @@ class Manager:
         pace: float = 0.6,
         max_tables: int = 64,
         review: bool = True,
+        catalogue: Catalogue | None = None,
+        decision_timeout: float = DECISION_TIMEOUT,
+        max_games: int = 1000,
+        tables_per_minute: int = 0,
     ) -> None:
         self.root = root
         self.games = root / "web"
         self.pace = pace
         self.max_tables = max_tables
         self.review = review
+        self.catalogue = catalogue if catalogue is not None else Catalogue()
+        self.decision_timeout = decision_timeout
+        self.max_games = max_games
         self.live: OrderedDict[str, Live] = OrderedDict()  # least recently used first
-        self.tokens: dict[str, tuple[str, int]] = {}  # seat token -> (table id, seat)
+        self.tokens: dict[str, tuple[str, int]] = {}  # SHA-256 of a seat token -> (table id, seat)
+        self.on_disk: set[str] = set()  # the games under root/web
+        self.tables_per_minute = tables_per_minute or NEW_TABLES_PER_MINUTE
+        self._allowance, self._allowance_at = float(self.tables_per_minute), time.monotonic()
         self._index()
 
     # ----------------------------------------------------------------- finding
+    def _web_folder(self) -> Path | None:
+        """root/web, if it is a folder inside the root (a link out of it is not followed)."""
+        if not self.games.is_dir() or self.games.resolve().parent != self.root.resolve():
+            return None
+        return self.games
+
     def _index(self) -> None:
         """The seat tokens of every game on disk (read from game.json, nothing replayed)."""
-        if not self.games.is_dir():
+        games = self._web_folder()
+        if games is None:
             return
-        for path in sorted(self.games.glob("*/game.json")):
+        for folder in sorted(games.iterdir()):
+            path = folder / "game.json"
+            if folder.is_symlink() or not folder.is_dir() or not path.exists():
+                continue
+            self.on_disk.add(folder.name)
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = read_game(path)
                 for s, seat in enumerate(data["seats"]):
-                    if seat.get("kind") == "human" and seat.get("token"):
-                        self.tokens[seat["token"]] = (path.parent.name, s)
-            except (OSError, ValueError, KeyError, TypeError):
-                log.warning("skipping %s: not a readable web game", path)
+                    if seat.get("kind") != "human":
+                        continue
+                    sha = seat.get("token_sha256")
+                    if not isinstance(sha, str) and isinstance(seat.get("token"), str):
+                        sha = token_hash(seat["token"])  # written before tokens were hashed
+                    if isinstance(sha, str):
+                        self.tokens[sha] = (folder.name, s)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                log.warning("skipping web/%s/game.json: not a readable web game", folder.name)
 
     def lookup(self, token: str) -> tuple[str, int] | None:
-        """(table id, seat) of a seat token, compared in constant time."""
-        found = None
-        for known, where in self.tokens.items():
-            if secrets.compare_digest(known.encode(), token.encode()):
-                found = where
-        return found
+        """(table id, seat) of a seat token (found by its hash)."""
+        if not isinstance(token, str) or not 0 < len(token) <= 200:
+            return None
+        return self.tokens.get(token_hash(token))
+
+    def close(self) -> None:
+        """End every table's agents' process (the server stops)."""
+        for live in self.live.values():
+            if live.bots is not None:
+                live.bots.cancel()
+            live.table.close()
 
     async def get(self, table_id: str) -> Live:
         """The table in memory, loaded from disk if it was dropped or the server restarted."""
@@ -94,7 +149,13 @@ class Manager:
         if live is None:
             await self._make_room()
             try:
-                table = await asyncio.to_thread(load_table, self.games / table_id)
+                table = await asyncio.to_thread(
+                    load_table,
+                    self.games / table_id,
+                    self.catalogue.spec,
+                    self.decision_timeout,
+                    f"web/{table_id}/game.json",
+                )
             except ResumeError as exc:
                 raise TableError(str(exc)) from None
             live = self.live.setdefault(table_id, Live(table))
@@ -103,7 +164,14 @@ class Manager:
 
     async def _make_room(self) -> None:
         """Drop idle tables (nobody connected, no move under way) until one more fits;
-        a table whose bots are mid-move is waited for a moment, never cut off."""
+        a table whose bots are mid-move is waited for a moment, never cut off. Agents'
+        processes unused for IDLE_AGENTS seconds are closed on the way."""
+        now = time.monotonic()
+        for live in self.live.values():
+            agents = live.table.agents_started
+            idle = agents is not None and now - agents.last_used > IDLE_AGENTS
+            if idle and agents.running and not live.lock.locked():
+                await asyncio.to_thread(agents.close)
         for _ in range(50):
             if len(self.live) < self.max_tables:
                 return
@@ -113,6 +181,7 @@ class Manager:
                 dropped = self.live.pop(idle)
                 if dropped.bots is not None:
                     dropped.bots.cancel()
+                await asyncio.to_thread(dropped.table.close)
                 continue
             if not unseated:
                 break
@@ -120,15 +189,50 @@ class Manager:
         raise TableError(f"the server holds {self.max_tables} tables in play; try again later")
 
     # ----------------------------------------------------------------- tables
-    async def create(self, rules, seats: list[SeatInfo], seed=None, hint_agent="heuristic"):
+    def _take_allowance(self) -> None:
+        """The rate limit of new tables: `tables_per_minute`, refilled continuously (a
+        burst of as many at once)."""
+        now = time.monotonic()
+        rate = self.tables_per_minute / 60.0
+        self._allowance = min(
+            float(self.tables_per_minute), self._allowance + (now - self._allowance_at) * rate
+        )
+        self._allowance_at = now
+        if self._allowance < 1:
+            wait = (1 - self._allowance) / rate
+            raise TableError(f"too many new tables: try again in {wait:.0f} s")
+        self._allowance -= 1
+
+    async def create(self, rules, seats: list[SeatInfo], seed=None, hint=None):
+        """A new table (`hint`: the hint agent as (name, spec)); TableError past the rate
+        limit, the games kept on disk, or when the root cannot be written."""
+        if len(self.on_disk) >= self.max_games:
+            raise TableError(
+                f"the server keeps {self.max_games} games on disk and takes no new table "
+                "(its owner can remove old ones from the root's web folder)"
+            )
+        self._take_allowance()
         await self._make_room()
         table_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-        table = await asyncio.to_thread(
-            create_table, self.games / table_id, rules, seats, seed, hint_agent, table_id
-        )
+        try:
+            table = await asyncio.to_thread(
+                create_table,
+                self.games / table_id,
+                rules,
+                seats,
+                seed,
+                hint,
+                table_id,
+                self.decision_timeout,
+            )
+        except OSError as exc:
+            raise TableError(
+                f"the server cannot write the game under its root ({exc.strerror or exc})"
+            ) from None
+        self.on_disk.add(table_id)
         for s, info in enumerate(table.seats):
             if info.kind == "human":
-                self.tokens[info.token] = (table_id, s)
+                self.tokens[info.token_sha] = (table_id, s)
         live = self.live[table_id] = Live(table)
         self.kick(live)
         return table
@@ -178,25 +282,70 @@ class Manager:
 
     # ----------------------------------------------------------------- bots
     def kick(self, live: Live) -> None:
-        """Start the table's bot task if a bot is to act and none runs."""
+        """Start the table's bot task if a bot is to act and none runs; end the agents'
+        process of a finished game."""
         if live.table.bot_to_act() and (live.bots is None or live.bots.done()):
             live.bots = asyncio.get_running_loop().create_task(self._bots(live))
+        elif live.table.game.done and live.table.agents_started is not None:
+            asyncio.get_running_loop().run_in_executor(None, live.table.close)
 
     async def _bots(self, live: Live) -> None:
-        while live.table.bot_to_act():
+        table = live.table
+        while table.bot_to_act():
             if self.pace > 0:
                 # a trick just taken stays in view a little longer before the next lead
-                await asyncio.sleep(self.pace * (3 if live.table.trick_just_taken() else 1))
-            async with live.lock:
-                if not live.table.bot_to_act():
-                    break
-                record = await asyncio.to_thread(live.table.bot_move)
-                views = self.views(live)
+                await asyncio.sleep(self.pace * (3 if table.trick_just_taken() else 1))
+            try:
+                # the agent thinks in its own process, the table's lock not held
+                moves, action = await asyncio.to_thread(table.bot_decide)
+                async with live.lock:
+                    record = await asyncio.to_thread(table.bot_apply, moves, action)
+                    views = self.views(live)
+            except SeatError as exc:
+                async with live.lock:
+                    table.fail(exc)
+                    views = self.views(live)
+                await self.send_views(views)
+                return
+            except TableError as exc:  # the table moved on, or could not save: shown, bots stop
+                async with live.lock:
+                    table.events.append(Event(str(exc)))
+                    views = self.views(live)
+                await self.send_views(views)
+                if "moved on" in str(exc):
+                    continue
+                return
             await self.send_views(views)
             if record is not None and self.review:
                 self.start_review(live, record["hand_no"])
                 if self.pace > 0:  # time to look at the hand's result
                     await asyncio.sleep(3 * self.pace)
+        if table.game.done:
+            await asyncio.to_thread(table.close)
+
+    async def seat_command(self, live: Live, do: str, agent: str | None) -> None:
+        """A person's answer to a failed seat: `retry` it, or `replace` its agent by
+        `agent` (a name of the server's catalogue)."""
+        table = live.table
+        async with live.lock:
+            failure = table.failure
+            if failure is None:
+                raise TableError("no seat is waiting for a decision")
+            if do == "retry":
+                await asyncio.to_thread(table.retry)
+            elif do == "replace":
+                if failure["seat"] < 0 or agent is None:
+                    raise TableError("name the agent to seat")
+                spec = self.catalogue.spec(agent, table.rules, "the new agent")
+                try:
+                    await asyncio.to_thread(table.replace, failure["seat"], agent.strip(), spec)
+                except OSError as exc:
+                    raise TableError(f"the server cannot save the game ({exc.strerror})") from None
+            else:
+                raise TableError("seat: do is retry or replace")
+            views = self.views(live)
+        await self.send_views(views)
+        self.kick(live)
 
     # ----------------------------------------------------------------- reviews
     def start_review(self, live: Live, hand_no: int) -> None:

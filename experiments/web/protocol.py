@@ -23,11 +23,44 @@ SCHEMAS: dict[str, dict[str, tuple[type, bool]]] = {
     "review": {"hand": (int, True)},
     "state": {},  # ask for the state again
     "ping": {},
+    # a person's answer to a seat whose agent failed: retry it, or seat another agent
+    "seat": {"do": (str, True), "agent": (str, False)},
 }
+#: the deepest nesting of arrays and objects a message or request body may have
+MAX_DEPTH = 32
 
 
 class MessageError(ValueError):
     """A message refused before it reaches the table; the text goes back to the sender."""
+
+
+def load_json(raw: str | bytes) -> Any:
+    """JSON text -> its value, refusing (ValueError, one line) text that is not JSON or
+    nests deeper than MAX_DEPTH (the decoder would recurse once per level)."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:  # brackets outside strings: the nesting, before any decoding
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        elif ch in "]}":
+            depth -= 1
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError("not JSON") from None
 
 
 def parse_message(raw: str | bytes, seat: int) -> dict[str, Any]:
@@ -35,7 +68,7 @@ def parse_message(raw: str | bytes, seat: int) -> dict[str, Any]:
     if len(raw) > MAX_MESSAGE:
         raise MessageError(f"message too long ({len(raw)} bytes; at most {MAX_MESSAGE})")
     try:
-        msg = json.loads(raw)
+        msg = load_json(raw)
     except (ValueError, UnicodeDecodeError):
         raise MessageError("a message is one JSON object") from None
     if not isinstance(msg, dict):

@@ -6,23 +6,35 @@ Pages (static files of `experiments/web/static`, no build step, nothing from the
 `/ws/TOKEN`, over which the seat gets its view (`experiments.web.views.seat_state`) after
 every change and sends its moves (checked by `experiments.web.protocol`).
 
-Safety: with an access key (`--token`, required off loopback) every request must carry
-it, as `?key=` once (the page then keeps it in a cookie) or the cookie; run folders are
-read only under the root (`experiments.web.replay.resolve`); request bodies and messages
-are size-capped; a websocket sending more than `RATE` messages a second (beyond a burst
-of `BURST`) is closed, which touches no other connection.
+Safety (docs/web.md, "Security"): no request chooses code, a file, a URL or an
+environment variable. Clients seat and hint only the agents of the server's catalogue
+(`experiments.web.catalogue`), and those agents run in a process per table
+(`experiments.web.seats`), never in the server. Every request's Host header must name
+this server (`HostCheck`: loopback names, IP literals, or the names the server was
+started with), so a web page cannot reach it by DNS rebinding; a request with an Origin
+must come from the same origin. With an access key (`--token`, required off loopback)
+every request must carry it, as `?key=` once (the page then keeps it in a cookie) or the
+cookie. Run folders are read only under the root (`experiments.web.replay.resolve`);
+request bodies and messages are size- and depth-capped; a websocket sending more than
+`RATE` messages a second (beyond a burst of `BURST`), or a binary frame, is closed, which
+touches no other connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
+import ipaddress
 import itertools
 import json
+import logging
 import time
+from collections.abc import Collection
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -33,11 +45,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from agents.registry import AgentSpecError, known_names
+from agents.registry import AgentSpecError
 from experiments.web import replay
-from experiments.web.game import SeatInfo, TableError, check_spec
+from experiments.web.catalogue import Catalogue
+from experiments.web.game import DECISION_TIMEOUT, SeatInfo, TableError
 from experiments.web.manager import Manager
-from experiments.web.protocol import MessageError, parse_message
+from experiments.web.protocol import MessageError, load_json, parse_message
 from spades_env.rules import PRESETS, Rules
 
 STATIC = Path(str(resources.files("experiments.web") / "static"))
@@ -46,6 +59,7 @@ RATE, BURST = 20.0, 40.0  # websocket messages per second, and the burst allowed
 MAX_CONNS_PER_SEAT = 4
 KEY_COOKIE = "spades_key"
 _conn_ids = itertools.count()
+log = logging.getLogger("spades.web")
 
 
 class AccessKey:
@@ -80,6 +94,65 @@ class AccessKey:
         await response(scope, receive, send)
 
 
+#: names a Host header may give for any server: this machine's loopback names
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def host_name(header: str | None) -> str | None:
+    """The name of a Host header (or of an Origin's authority), lowercase, without the
+    port and the brackets of an IPv6 address; None for a header that is not one."""
+    if not header or len(header) > 300:
+        return None
+    header = header.strip().lower()
+    if header.startswith("["):
+        end = header.find("]")
+        if end < 0 or (header[end + 1 :] not in ("",) and not header[end + 1 :].startswith(":")):
+            return None
+        return header[1:end]
+    name, _, port = header.partition(":")
+    if port and not port.isdigit():
+        return None
+    return name.rstrip(".") or None
+
+
+def allowed_host(name: str | None, hosts: frozenset[str]) -> bool:
+    """A name this server answers to: a loopback name, an IP literal (a page cannot be
+    rebound to an address), or one of `hosts` (the names it was started with)."""
+    if name is None:
+        return False
+    if name in LOOPBACK_NAMES or name in hosts:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostCheck:
+    """ASGI middleware: a request whose Host header names another server is refused (403
+    over HTTP, close code 4403 over a websocket). A page on a domain that resolves to this
+    machine (DNS rebinding) sends its own name, and is refused here."""
+
+    def __init__(self, app: ASGIApp, hosts: frozenset[str] = frozenset()) -> None:
+        self.app, self.hosts = app, hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        host = headers.get(b"host", b"").decode("latin-1")
+        if allowed_host(host_name(host), self.hosts):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 4403})
+            return
+        response = Response("unknown host: open this server by the address it printed\n", 403)
+        await response(scope, receive, send)
+
+
 def _error(text: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": text}, status_code=status)
 
@@ -100,13 +173,15 @@ async def _body(request: Request) -> dict[str, Any]:
         raise TableError("send the request as application/json")
     if not _same_origin(request.headers, request.headers.get("host")):
         raise TableError("requests come from this server's own pages only")
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise TableError(f"request too large ({len(raw)} bytes)")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise TableError(f"request too large (over {MAX_BODY} bytes)")
     try:
-        data = json.loads(raw or b"{}")
-    except ValueError:
-        raise TableError("the request body is not JSON") from None
+        data = load_json(raw or b"{}")
+    except ValueError as exc:
+        raise TableError(f"the request body: {exc}") from None
     if not isinstance(data, dict):
         raise TableError("the request body is a JSON object")
     return data
@@ -121,16 +196,21 @@ def _text(data: dict[str, Any], key: str, default: str, limit: int = 300) -> str
     return value.strip()
 
 
-def parse_new_table(data: dict[str, Any], allow_code: bool) -> tuple[Rules, list[SeatInfo], str]:
-    """The rules, seats and hint agent a lobby form asks for, every field checked."""
+def parse_new_table(
+    data: dict[str, Any], catalogue: Catalogue
+) -> tuple[Rules, list[SeatInfo], tuple[str, Any]]:
+    """The rules, seats and hint agent a lobby form asks for, every field checked; agents
+    only from the server's `catalogue`."""
     preset = _text(data, "rules", "standard", 40) or "standard"
     options = data.get("options", [])
     if isinstance(options, str):
+        if len(options) > 2000:
+            raise TableError("options: at most 2000 characters")
         options = [o for o in options.replace("\n", ",").split(",") if o.strip()]
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
         raise TableError("options: a list of NAME=VALUE texts")
-    if len(options) > 30:
-        raise TableError("options: at most 30")
+    if len(options) > 30 or any(len(o) > 200 for o in options):
+        raise TableError("options: at most 30, each at most 200 characters")
     # one item, so that options that only make sense together are taken together
     joined = ",".join(o.strip() for o in options if o.strip())
     rules = Rules.build(preset, [joined] if joined else [])
@@ -148,11 +228,14 @@ def parse_new_table(data: dict[str, Any], allow_code: bool) -> tuple[Rules, list
                 raise TableError(f"seat {s}: a name of letters, digits, space, _ . -")
             seats.append(SeatInfo("human", name))
         elif kind == "agent":
-            seats.append(SeatInfo("agent", check_spec(_text(seat, "name", ""), rules, allow_code)))
+            text = _text(seat, "name", "")
+            spec = catalogue.spec(text, rules, f"seat {s}")
+            seats.append(SeatInfo("agent", text, spec=spec))
         else:
             raise TableError(f"seat {s}: kind is human or agent")
-    hint = check_spec(_text(data, "hint", "heuristic") or "heuristic", rules, allow_code)
-    return rules, seats, hint
+    hint_text = _text(data, "hint", "heuristic") or "heuristic"
+    hint = catalogue.spec(hint_text, rules, "hint")
+    return rules, seats, (hint_text, hint)
 
 
 def create_app(
@@ -160,12 +243,29 @@ def create_app(
     key: str | None = None,
     pace: float = 0.6,
     max_tables: int = 64,
-    allow_code: bool = True,
     review: bool = True,
+    agents: str | None = None,
+    decision_timeout: float = DECISION_TIMEOUT,
+    hosts: Collection[str] = (),
+    max_games: int = 1000,
+    tables_per_minute: int = 0,
 ) -> Starlette:
-    """The application: `root` holds the run folders (web games go to `root/web`)."""
+    """The application: `root` holds the run folders (web games go to `root/web`).
+    `agents` lists the agents the server offers besides the registry's
+    (`NAME=SPEC,...`, `experiments.web.catalogue`), `hosts` the names the Host header may
+    give besides loopback names and IP literals."""
     root = Path(root).resolve()
-    manager = Manager(root, pace=pace, max_tables=max_tables, review=review)
+    catalogue = Catalogue(agents)
+    manager = Manager(
+        root,
+        pace=pace,
+        max_tables=max_tables,
+        review=review,
+        catalogue=catalogue,
+        decision_timeout=decision_timeout,
+        max_games=max_games,
+        tables_per_minute=tables_per_minute,
+    )
 
     async def page(request: Request) -> Response:
         name = request.scope["route"].name
@@ -175,20 +275,21 @@ def create_app(
         return JSONResponse(
             {
                 "presets": list(PRESETS),
-                "agents": known_names(),
-                "allow_code": allow_code,
+                "agents": catalogue.names(),
+                "catalogue": catalogue.to_json(),
                 "defaults": {name: Rules.preset(name).to_dict() for name in PRESETS},
             }
         )
 
     async def new_table(request: Request) -> Response:
         try:
-            rules, seats, hint = parse_new_table(await _body(request), allow_code)
-            table = await manager.create(rules, seats, hint_agent=hint)
+            rules, seats, hint = parse_new_table(await _body(request), catalogue)
+            table = await manager.create(rules, seats, hint=hint)
         except (TableError, AgentSpecError, ValueError) as exc:
-            return _error(str(exc))
+            status = 429 if str(exc).startswith("too many new tables") else 400
+            return _error(str(exc), status)
         # with an access key, each person's link carries it (they need it to get in)
-        tail = f"?key={key}" if key else ""
+        tail = f"?key={quote(key, safe='')}" if key else ""
         links = [
             {"seat": s, "name": i.name, "link": f"/table/{i.token}{tail}"}
             for s, i in enumerate(table.seats)
@@ -197,7 +298,7 @@ def create_app(
         return JSONResponse({"table": table.id, "links": links})
 
     async def runs(request: Request) -> Response:
-        return JSONResponse({"runs": replay.list_runs(root)})
+        return JSONResponse({"runs": await asyncio.to_thread(replay.list_runs, root)})
 
     async def deals(request: Request) -> Response:
         try:
@@ -224,8 +325,9 @@ def create_app(
             await ws.close(code=4403)
             return
         where = manager.lookup(token)
-        if where is None:
-            await ws.close(code=4404)
+        if where is None:  # accepted, then closed: the page reads the code (not a 403)
+            await ws.accept()
+            await ws.close(code=4404, reason="unknown seat link")
             return
         table_id, seat = where
         try:
@@ -236,7 +338,8 @@ def create_app(
             await ws.close(code=4500)
             return
         if len(live.conns.get(seat, {})) >= MAX_CONNS_PER_SEAT:
-            await ws.close(code=4429)
+            await ws.accept()
+            await ws.close(code=4429, reason="too many connections to this seat")
             return
         await ws.accept()
         conn = next(_conn_ids)
@@ -250,7 +353,13 @@ def create_app(
         try:
             await manager.join(live, seat, conn, send)
             while True:
-                raw = await ws.receive_text()
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                raw = message.get("text")
+                if raw is None:  # a binary frame: not this protocol
+                    await ws.close(code=1003, reason="text frames of JSON only")
+                    break
                 now = time.monotonic()
                 tokens = min(BURST, tokens + (now - last) * RATE) - 1
                 last = now
@@ -272,11 +381,11 @@ def create_app(
                 await manager.act(live, seat, msg["action"], msg["move"])
             elif kind == "hint":
                 agent = msg.get("agent")
-                if agent:
-                    agent = check_spec(agent, live.table.rules, allow_code)
-                async with live.lock:
-                    hint = await asyncio.to_thread(live.table.hint, seat, agent)
+                spec = catalogue.spec(agent, live.table.rules, "hint") if agent else None
+                hint = await asyncio.to_thread(live.table.hint, seat, spec)
                 await send({"type": "hint", **hint})
+            elif kind == "seat":
+                await manager.seat_command(live, msg["do"], msg.get("agent"))
             elif kind == "review":
                 review = live.table.reviews.get(msg["hand"] - 1)
                 if review is None:
@@ -292,6 +401,11 @@ def create_app(
                 await send({"type": "pong"})
         except (MessageError, TableError, AgentSpecError, ValueError) as exc:
             await send({"type": "error", "error": str(exc)})
+        except Exception:  # never the server's traceback for the person, nor its end
+            log.exception("table %s, seat %s: a message failed", live.table.id, seat)
+            await send(
+                {"type": "error", "error": "the server could not do that (its log says why)"}
+            )
 
     routes = [
         Route("/", page, name="index"),
@@ -305,6 +419,14 @@ def create_app(
         WebSocketRoute("/ws/{token}", seat_socket),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(AccessKey, key=key)])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        yield
+        await asyncio.to_thread(manager.close)  # every table's agents' process ends
+
+    hosts = frozenset(h.lower().strip("[]") for h in hosts)
+    middleware = [Middleware(HostCheck, hosts=hosts), Middleware(AccessKey, key=key)]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.manager = manager
     return app

@@ -146,6 +146,8 @@ def seat_state(table: Table, seat: int) -> dict[str, Any]:
         "game_over": g.done,
         "winner": int(g.winner) if g.done else -1,
         "hint_agent": table.session.setup.hint_agent,
+        # a seat whose agent failed: who, and what it did (the person chooses what to do)
+        "failure": dict(table.failure) if table.failure is not None else None,
     }
     if rules.open_hands:  # RULES.md §6 open_hands: every hand is shown
         played = int(g.state.played[0])

@@ -12,6 +12,7 @@ from cli_helpers import spades
 pytest.importorskip("starlette")
 
 from experiments.tournament.results_log import read_rows
+from experiments.web.catalogue import Catalogue
 from experiments.web.game import SeatInfo, TableError, create_table, load_table
 from experiments.web.protocol import MessageError, parse_message
 from experiments.web.replay import ReplayError, deal_data, deal_list, first_difference, resolve
@@ -20,14 +21,21 @@ from spades_env.cards import mask_to_cards
 from spades_env.records import replay
 from spades_env.rules import Rules
 
+CATALOGUE = Catalogue()
+
+
+def _agent(name, rules):
+    return SeatInfo("agent", name, spec=CATALOGUE.spec(name, rules))
+
 
 def _table(tmp_path, rules=None, seed=11, humans=(2,), name="g"):
     rules = rules or Rules()
     seats = [
-        SeatInfo("human", f"p{s}") if s in humans else SeatInfo("agent", "heuristic")
+        SeatInfo("human", f"p{s}") if s in humans else _agent("heuristic", rules)
         for s in range(rules.num_players)
     ]
-    return create_table(tmp_path / name, rules, seats, seed=seed)
+    hint = ("heuristic", CATALOGUE.spec("heuristic", rules))
+    return create_table(tmp_path / name, rules, seats, seed=seed, hint=hint)
 
 
 def _play_hand(table, rng, on_state=None):
@@ -173,7 +181,7 @@ def test_a_killed_game_resumes_with_every_hand(tmp_path):
             table.act(2, seat_state(table, 2)["legal"][0]["action"], table.moves)
     # the log loses its last hand (a kill between the two writes): the resume logs it again
     (table.folder / "log.jsonl").write_text("")
-    again = load_table(table.folder)
+    again = load_table(table.folder, CATALOGUE.spec)
     assert again.moves == table.moves
     assert seat_state(again, 2)["hand"] == seat_state(table, 2)["hand"]
     assert [r["record"] for r in read_rows(table.folder)] == table.session.records
@@ -236,7 +244,7 @@ def test_peoples_decisions_are_a_behaviour_cloning_dataset(tmp_path):
     it = iter(mine)
     assert all(any(a == b for b in it) for a in data["action"].tolist())  # a subsequence
     assert len(data["action"]) >= 20
-    again = load_table(table.folder)  # a resume writes the same shards again
+    again = load_table(table.folder, CATALOGUE.spec)  # a resume writes the same shards again
     assert again.bc_folder(2) == folder
     assert (load_dataset(folder)["action"] == data["action"]).all()
 
@@ -315,9 +323,9 @@ def test_a_hint_names_a_legal_choice_with_values_where_the_agent_has_them(tmp_pa
             table.act(2, seat_state(table, 2)["legal"][0]["action"], table.moves)
     legal = {a["action"] for a in seat_state(table, 2)["legal"]}
     before = table.moves
-    plain = table.hint(2, "heuristic")
+    plain = table.hint(2, CATALOGUE.spec("heuristic", table.rules))
     assert plain["action"] in legal and plain["values"] == {}
-    valued = table.hint(2, "pimc:worlds=4")
+    valued = table.hint(2, CATALOGUE.spec("pimc:worlds=4", table.rules))
     assert valued["action"] in legal
     assert {int(a) for a in valued["values"]} == legal  # a value for every legal card
     assert valued["values"][str(valued["action"])] == max(valued["values"].values())

@@ -96,7 +96,7 @@ def test_bad_table_requests_get_one_line(server):
     )
     assert status == 400 and "person" in data["error"]
     status, data = server.post("/api/tables", {"seats": seats(agent="no_such_agent")})
-    assert status == 400 and "unknown agent" in data["error"]
+    assert status == 400 and "not an agent of this server" in data["error"]
     status, data = server.post("/api/tables", {"seats": seats(), "rules": "nope"})
     assert status == 400 and "unknown preset" in data["error"]
     status, data = server.post("/api/tables", {"seats": seats(), "options": "target=x"})

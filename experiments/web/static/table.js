@@ -51,6 +51,7 @@ function render() {
   drawHand();
   drawPrompt();
   drawSheet();
+  drawFailure();
   const events = document.getElementById("events");
   events.textContent = "";
   for (const e of S.events) events.append(el("li", { text: e }));
@@ -99,6 +100,25 @@ function drawFelt() {
   else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}`;
   center.append(el("div", { class: "msg", id: "turn-msg", text: msg }));
   felt.append(center);
+}
+
+// a seat whose agent failed: what it did, and what the person can do about it
+function drawFailure() {
+  const box = document.getElementById("failure");
+  const f = S.failure;
+  box.hidden = !f;
+  if (!f) return;
+  const who = f.seat >= 0 ? `${SEAT_NAMES[f.seat]} (${f.agent})` : f.agent;
+  document.getElementById("failure-text").textContent = `${who} failed: ${f.what}. The game waits for you.`;
+}
+
+async function loadAgents() {
+  try {
+    const data = await getJSON("/api/options");
+    const pick = document.getElementById("failure-agent");
+    const list = document.getElementById("agent-list");
+    for (const a of data.agents) { pick.append(el("option", { value: a, text: a, selected: a === "heuristic" })); list.append(el("option", { value: a })); }
+  } catch (e) { /* the table plays on without the list */ }
 }
 
 function legalCards() {
@@ -228,6 +248,8 @@ document.getElementById("last-btn").addEventListener("click", () => {
   out.hidden = !out.hidden;
   if (!out.hidden) showLast();
 });
+document.getElementById("failure-retry").addEventListener("click", () => send({ type: "seat", do: "retry" }));
+document.getElementById("failure-replace").addEventListener("click", () => send({ type: "seat", do: "replace", agent: document.getElementById("failure-agent").value }));
 document.getElementById("review-pick").addEventListener("change", (e) => send({ type: "review", hand: Number(e.target.value) }));
 document.addEventListener("keydown", (e) => {
   if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || !S) return;
@@ -242,4 +264,5 @@ document.addEventListener("keydown", (e) => {
   } else if (e.key === "h") document.getElementById("hint-btn").click();
   else if (e.key === "l") document.getElementById("last-btn").click();
 });
+loadAgents();
 connect();
