@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import spades
 from fault_cases import error_line
+from slow_cases import first_by_default
 from web_helpers import Server
 
 #: A refused command ends within this many seconds (it only imports and parses).
@@ -59,13 +60,15 @@ def port_of(server: Server) -> int:
 
 
 # ----------------------------------------------------------------------------- values
-@pytest.mark.parametrize("value", ["-1", "65536", "70000", str(2**63), "x", ""])
+@pytest.mark.parametrize("value", first_by_default(["70000", "-1", "65536", str(2**63), "x", ""]))
 def test_serve_refuses_a_port_out_of_range(tmp_path: Path, value: str) -> None:
     line = refused(f"--port={value}", "--root", str(tmp_path))
     assert "--port" in line and "Overflow" not in line
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "61", "1e400", "x", ""])
+@pytest.mark.parametrize(
+    "value", first_by_default(["nan", "inf", "-inf", "-1", "61", "1e400", "x", ""])
+)
 def test_serve_refuses_a_pace_that_is_not_0_to_60_seconds(tmp_path: Path, value: str) -> None:
     line = refused("--port", "0", f"--pace={value}", "--root", str(tmp_path))
     assert "--pace" in line
@@ -79,13 +82,13 @@ def test_serve_takes_a_pace_of_0_to_60_seconds(value: str) -> None:
     assert args.pace == float(value)
 
 
-@pytest.mark.parametrize("value", ["0", "nan", "-1", "inf", "x"])
+@pytest.mark.parametrize("value", first_by_default(["0", "nan", "-1", "inf", "x"]))
 def test_serve_refuses_a_decision_timeout_not_above_0(tmp_path: Path, value: str) -> None:
     line = refused("--port", "0", f"--decision-timeout={value}", "--root", str(tmp_path))
     assert "--decision-timeout" in line
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])
+@pytest.mark.parametrize("value", first_by_default(["0", "-1", "x", "1.5"]))
 def test_serve_refuses_max_games_below_1(tmp_path: Path, value: str) -> None:
     line = refused("--port", "0", f"--max-games={value}", "--root", str(tmp_path))
     assert "--max-games" in line
@@ -103,7 +106,7 @@ def test_serve_defaults_of_the_new_flags() -> None:
     )
 
 
-@pytest.mark.parametrize("specs", ["=heuristic", "x=", "a=heuristic,a=random"])
+@pytest.mark.parametrize("specs", first_by_default(["=heuristic", "x=", "a=heuristic,a=random"]))
 def test_serve_refuses_a_bad_agents_list_in_one_line(tmp_path: Path, specs: str) -> None:
     refused("--port", "0", f"--agents={specs}", "--root", str(tmp_path))
 
@@ -196,14 +199,16 @@ def test_serve_binds_a_loopback_host_without_a_token(
         server.kill()
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "::", "[::]", "192.0.2.1", "example.invalid"])
+@pytest.mark.parametrize(
+    "host", first_by_default(["0.0.0.0", "::", "[::]", "192.0.2.1", "example.invalid"])
+)
 def test_serve_refuses_any_other_host_without_a_token(tmp_path: Path, host: str) -> None:
     line = refused("--port", "0", "--host", host, "--root", str(tmp_path))
     assert "--host" in line
     assert not (tmp_path / "web").exists()
 
 
-@pytest.mark.parametrize("host", ["", "[::1", "a b", "[]"])
+@pytest.mark.parametrize("host", first_by_default(["", "[::1", "a b", "[]"]))
 def test_serve_refuses_a_host_that_is_no_address(tmp_path: Path, host: str) -> None:
     assert "--host" in refused("--port", "0", f"--host={host}", "--root", str(tmp_path))
 
@@ -221,20 +226,23 @@ def test_serve_binds_every_address_with_a_token(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- public URL
 @pytest.mark.parametrize(
     "url",
-    [
-        "",
-        "spades.example:8080",
-        "ftp://spades.example/",
-        "http://",
-        "http:///path",
-        "http://:8080/",
-        "http://spades.example:99999/",
-        "http://spades.example:port/",
-        "http://spades.example/?a=1",
-        "http://spades.example/#top",
-        "http://spades example/",
-        "javascript:alert(1)",
-    ],
+    first_by_default(
+        [
+            "",
+            "spades.example:8080",
+            "ftp://spades.example/",
+            "http://",
+            "http:///path",
+            "http://:8080/",
+            "http://spades.example:99999/",
+            "http://spades.example:port/",
+            "http://spades.example/?a=1",
+            "http://spades.example/#top",
+            "http://spades example/",
+            "javascript:alert(1)",
+        ],
+        keep=2,
+    ),
 )
 def test_serve_refuses_a_public_url_that_is_not_http_with_a_host(tmp_path: Path, url: str) -> None:
     assert "--public-url" in refused("--port", "0", f"--public-url={url}", "--root", str(tmp_path))
