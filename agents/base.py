@@ -7,11 +7,20 @@ returns (B,) int64 actions, one legal action per game. Agents see only what the 
 knows: the view and the encoding are built for that seat and hold no hidden cards.
 
 `act_one` is the single-game convenience on top of `act`.
+
+**Run hooks.** An agent kind that keeps files of its own in a tournament's run folder
+(and reports on them) overrides the class-level hooks of `BaseAgent`: `in_run_folder`,
+`run_section` with `run_summary`, and `report_tables`. The tournament's driver, its
+report and the evaluation ladder call them for every agent class of a run
+(`agents.registry.summary_sections`) and know no agent kind by name.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol, runtime_checkable
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +46,19 @@ class Agent(Actor, Protocol):
     """A player: a named `Actor`."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """A table an agent kind adds to a run's report, as plain text cells (the report draws
+    it): a title, the column heads (those in `left` aligned left, the others right), the
+    rows, and a caption under it ("" for none)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    caption: str = ""
+    left: tuple[str, ...] = ()
 
 
 class BaseAgent:
@@ -73,12 +95,38 @@ class BaseAgent:
     (`--agents mine=path/to/bot.py:MyBot`) or ship it as a plugin
     (`agents.registry`, `register`); `agents.from_function` and `agents.from_module`
     wrap a function or a torch module in one call.
+
+    **Run hooks** (class methods; the defaults do nothing): `in_run_folder(run_dir)`, a
+    context the driver holds while the units are played (the worker processes start
+    inside it), for a kind that writes into the run folder; `run_section` and
+    `run_summary(run_dir)`, the kind's section of `summary.json` (a dict keyed by agent
+    name: an evaluation copies the candidate's entry into its rung), read from the run
+    folder at the end; `report_tables(section)`, the tables the report prints for it.
     """
 
     name: str = "agent"
     #: does `act` read the RL encoding? If not, callers pass obs=None (building it costs
     #: time); set True to receive it.
     needs_obs: ClassVar[bool] = False
+    #: the key of this kind's section in a run's summary.json (None: it adds none)
+    run_section: ClassVar[str | None] = None
+
+    @classmethod
+    def in_run_folder(cls, run_dir: Path) -> contextlib.AbstractContextManager[None]:
+        """Held by the tournament driver while the units of a run in `run_dir` are played
+        (worker processes start inside it): tell this kind's agents the run folder."""
+        return contextlib.nullcontext()
+
+    @classmethod
+    def run_summary(cls, run_dir: Path) -> dict[str, Any] | None:
+        """This kind's section of the summary (`run_section`), read from the run folder
+        once the log is complete: {agent name: figures}; None or empty: no section."""
+        return None
+
+    @classmethod
+    def report_tables(cls, section: dict[str, Any]) -> list[ReportTable]:
+        """The tables the run's report prints for this kind's section of the summary."""
+        return []
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.base import BaseAgent
-from agents.registry import make_agent
+from agents.registry import make_agent, parse_agent
 from spades_env.rules import Rules
 
 #: the seed of an opponent built from a spec string
@@ -23,8 +23,9 @@ OPPONENT_SEED = 0
 
 
 def build(spec: str, rules: Rules) -> BaseAgent:
-    """The agent `spec` names, seeded with `OPPONENT_SEED`, checked against `rules`."""
-    return make_agent(spec, seed=OPPONENT_SEED, rules=rules)
+    """The agent `spec` names, seeded with `OPPONENT_SEED`, checked against `rules` (the
+    text read here, where it enters from an env's `opponents=`)."""
+    return make_agent(parse_agent(spec), seed=OPPONENT_SEED, rules=rules)
 
 
 def opponents(value: Any, rules: Rules) -> Any:

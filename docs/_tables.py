@@ -81,24 +81,25 @@ def spades_v0_versions() -> str:
 
 def protocol_table() -> str:
     """The evaluation protocol's ladder, deal set and version history
-    (`experiments.tournament.protocol`)."""
-    from experiments.tournament import protocol
+    (`experiments.tournament.ladder_protocol`)."""
+    from experiments.tournament import ladder_protocol
 
     lines = [
-        f"Protocol `{protocol.PROTOCOL}` version {protocol.VERSION}: the deal set of seed "
-        f"{protocol.DEAL_SEED}, {max(r.deals for r in protocol.LADDER)} deals, SHA-256 "
-        f"`{protocol.deal_set_hash()}`.",
+        f"Protocol `{ladder_protocol.PROTOCOL}` version {ladder_protocol.VERSION}: the deal "
+        f"set of seed {ladder_protocol.DEAL_SEED}, "
+        f"{max(r.deals for r in ladder_protocol.LADDER)} deals, SHA-256 "
+        f"`{ladder_protocol.deal_set_hash()}`.",
         "",
         "| rung | opponent | duplicate deals | pilot sd (points per deal) | 95% CI half-width |",
         "|---:|---|---:|---:|---:|",
     ]
-    for k, rung in enumerate(protocol.LADDER, 1):
+    for k, rung in enumerate(ladder_protocol.LADDER, 1):
         half = 1.959963984540054 * rung.pilot_sd / rung.deals**0.5
         lines.append(
             f"| {k} | `{rung.opponent}` | {rung.deals} | {rung.pilot_sd:.2f} | ±{half:.2f} |"
         )
     lines += ["", "Versions:", ""]
-    lines += [f"- {v}: {text}." for v, text in protocol.VERSION_HISTORY]
+    lines += [f"- {v}: {text}." for v, text in ladder_protocol.VERSION_HISTORY]
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from agents.registry import make_agent
+from agents.registry import make_agent, parse_agent
 from spades_env import spades_v0
 
 SEATS = {
@@ -31,7 +31,9 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=20)
     args = parser.parse_args()
     hands = 1 if args.tiny else args.hands
-    players = {seat: make_agent(spec, seed=k) for k, (seat, spec) in enumerate(SEATS.items())}
+    players = {
+        seat: make_agent(parse_agent(spec), seed=k) for k, (seat, spec) in enumerate(SEATS.items())
+    }
     env = spades_v0.env()
     totals = dict.fromkeys(SEATS, 0.0)
     for hand in range(hands):

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.processes import child_exits_with_parent
-from spades_env.files import atomic_write
+from spades_env.tooling.files import atomic_write
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "agents" / "learned" / "checkpoints"
 #: --smoke: the budget flags of the recipes' commands, and their tiny values
@@ -208,7 +208,7 @@ def run(name: str, work: Path, smoke: bool = False) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str, Any]:
-    from spades_env.flags import FlagParser  # a bad name or a missing extra: one line
+    from spades_env.tooling.flags import FlagParser  # a bad name or a missing extra: one line
 
     p = FlagParser(prog=prog, description=__doc__.split("\n")[0])
     names = shipped()

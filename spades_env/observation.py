@@ -77,10 +77,10 @@ from spades_env.core.layout import obs_blocks as obs_blocks
 from spades_env.core.layout import obs_size as obs_size
 from spades_env.core.layout import obs_slices as obs_slices
 from spades_env.core.layout import phase_slots as phase_slots
-from spades_env.draw import looking
 from spades_env.engine import blind_allowed
 from spades_env.rules import Rules
 from spades_env.state import BID, PLAY, State, seat_rows
+from spades_env.stock_draw import looking
 
 OBS_VERSION = 4
 

@@ -8,7 +8,7 @@ option and the values it accepts.
 Presets of RULES.md §6 are named constructors (`Rules.standard()`, `Rules.family()`, ...,
 `Rules.preset(name)`). Implemented: standard, family, jokers, suicide, mirror, whiz,
 three_player, cutthroat (3, 4 or 5 players; `cutthroat_3` / `cutthroat_5` name the
-other table sizes), two_player (the draw phase, spades_env/draw.py) and auction (trump
+other table sizes), two_player (the draw phase, spades_env/stock_draw.py) and auction (trump
 named after the bidding, spades_env/auction.py).
 
 Every variant is a value of the same fields, handled by the one batched engine with

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.registry import make_agent
+from agents.registry import make_agent, parse_agent
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import SeatView, seat_view
 from spades_env.rules import Rules
@@ -69,7 +69,7 @@ def chains(seeds=SEEDS) -> list[tuple[str, int]]:
 
 def run_chain(spec: str, rules_name: str, seed: int) -> list[dict]:
     """What one agent of `spec` (seeded `seed`) decides on the chain, in order."""
-    agent = make_agent(spec, seed=seed)
+    agent = make_agent(parse_agent(spec), seed=seed)
     out = []
     for view in chain_positions(rules_name, seed):
         action = int(agent.decide(view, 0))

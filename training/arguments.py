@@ -1,13 +1,8 @@
-"""Moved to `spades_env.flags` (the flag parser of every `spades` command and training
-script, below both packages that use it); this name stays importable."""
+"""Moved to `spades_env.tooling.flags` (the flag parser of every `spades` command and
+training script, below both packages that use it); this path warns on import and goes in
+the next release."""
 
-from spades_env.flags import (
-    FlagParser,
-    StoreOnce,
-    add_flags,
-    field_docs,
-    given_flags,
-    parse_args,
-)
+from spades_env.tooling import flags
+from spades_env.tooling.renamed import renamed
 
-__all__ = ["FlagParser", "StoreOnce", "add_flags", "field_docs", "given_flags", "parse_args"]
+renamed(globals(), flags)

@@ -37,6 +37,7 @@ class LearnerState(Protocol):
     args: Any
     network: dict[str, Any]
     rules: Rules
+    opponent_spec: AgentSpec | None  # `--opponent`, parsed (None: the heuristic)
     net: torch.nn.Module
     pool: list[NetworkAgent]
     update: int
@@ -53,15 +54,13 @@ def pool_agent(net: torch.nn.Module, rules: Rules, args: Any) -> NetworkAgent:
     return NetworkAgent(net, rules, sample=True, epsilon=epsilon, precision=precision)
 
 
-def fixed_opponent(args: Any, rules: Rules, seed: int, spec: AgentSpec | None = None) -> BaseAgent:
-    """The agent of the `--heuristic-frac` games: `--opponent` (the heuristic by default);
-    `spec`, the opponent already parsed and checked (`session.prepare_args`), is built
-    as it is."""
-    if spec is not None:
-        return make_agent(spec, seed=seed)
-    if args.opponent == "heuristic":
+def fixed_opponent(spec: AgentSpec | None, seed: int) -> BaseAgent:
+    """The agent of the `--heuristic-frac` games: `--opponent`, as `spec` (parsed and
+    checked against the rules by `training.session_args.prepare_args`; None: the
+    heuristic), built as it is."""
+    if spec is None:
         return HeuristicAgent(seed=seed)
-    return make_agent(args.opponent, seed=seed, rules=rules)
+    return make_agent(spec, seed=seed)
 
 
 def mix_rollout(

@@ -45,11 +45,11 @@ from torch.utils.tensorboard import SummaryWriter
 from agents.learned.agent import RLAgent
 from agents.learned.checkpoint import save_checkpoint
 from agents.learned.networks import POLICY_KINDS, Network, build_network, network_config
-from agents.registry import make_agent
-from spades_env.files import atomic_write, new_folder
-from spades_env.flags import parse_args
+from agents.registry import AgentSpec, make_agent, parse_agent
 from spades_env.rules import Rules
 from spades_env.state import PLAY
+from spades_env.tooling.files import atomic_write, new_folder
+from spades_env.tooling.flags import parse_args
 from training.bc_data import DatasetSpec, generate, load_dataset, read_meta, spec_of
 from training.evaluation import duplicate_eval, greedy_fn
 from training.session import init_checkpoint, log_hyperparameters, pick_device
@@ -143,14 +143,17 @@ def split_shards(shards: int, holdout: float) -> tuple[list[int], list[int]]:
     return list(range(shards - held)), list(range(shards - held, shards))
 
 
-def load_split(folders: list[Path], holdout: float) -> tuple[dict, dict | None]:
-    """Concatenated training rows and held-out rows of the dataset folders."""
+def load_split(
+    folders: list[Path], holdout: float, rules: Rules | None = None
+) -> tuple[dict, dict | None]:
+    """Concatenated training rows and held-out rows of the dataset folders (`rules`: the
+    run's, not built again for a dataset of them)."""
     train_parts, held_parts = [], []
     for folder in folders:
         train, held = split_shards(read_meta(folder)["shards"], holdout)
-        train_parts.append(load_dataset(folder, train))
+        train_parts.append(load_dataset(folder, train, rules))
         if held:
-            held_parts.append(load_dataset(folder, held))
+            held_parts.append(load_dataset(folder, held, rules))
 
     def cat(parts: list[dict]) -> dict:
         return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
@@ -271,12 +274,32 @@ def initial_network(args: Args, rules: Rules, device: torch.device) -> tuple[Net
     return net.to(device), config
 
 
-def check_args(args: Args) -> Rules:
-    """Refuse bad flags in one line, before anything is written."""
-    rules = Rules.build(args.rules, args.option)
-    make_agent(args.teacher, seed=0, rules=rules)  # an unknown teacher fails here
+@dataclass(frozen=True)
+class Checked:
+    """The flags `check_args` read, once: the rules, the teacher and the `--eval-search`
+    agent (None: none), parsed and checked against the rules, and the heuristic the
+    evaluation plays (None: `--eval-deals 0`); no agent is built."""
+
+    rules: Rules
+    teacher: AgentSpec
+    eval_search: AgentSpec | None
+    heuristic: AgentSpec | None = None
+
+
+def check_args(args: Args, rules: Rules | None = None) -> Checked:
+    """Refuse bad flags in one line, before anything is written; return what they say,
+    each spec's text read once (`rules`: already built from `--rules` and `--option`)."""
+    if rules is None:
+        rules = Rules.build(args.rules, args.option)
+    teacher = parse_agent(args.teacher, rules)  # an unknown teacher fails here
+    read = {args.teacher: teacher}  # a text given twice is read once
+    eval_search = None
     if args.eval_search:
-        make_agent(args.eval_search, seed=0, rules=rules)
+        eval_search = read.get(args.eval_search) or parse_agent(args.eval_search, rules)
+        read[args.eval_search] = eval_search
+    heuristic = None
+    if args.eval_deals > 0:  # the evaluation's opponent (its rules checked when it is built)
+        heuristic = read.get("heuristic") or parse_agent("heuristic")
     for flag in ("hands", "hands_per_shard", "epochs", "batch_size"):
         if getattr(args, flag) < 1:
             raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: give 1 or more")
@@ -294,26 +317,34 @@ def check_args(args: Args) -> Rules:
         RLAgent(seed=0, path=args.student).check_rules(rules)
     for folder in filter(None, args.extra_data.split(",")):
         read_meta(folder)
-    return rules
+    return Checked(rules, teacher, eval_search, heuristic)
 
 
-def evaluate(net: Network, args: Args, rules: Rules, device: torch.device) -> dict[str, Any]:
-    """Duplicate matches against the heuristic and `--eval-search`."""
+def evaluate(net: Network, args: Args, checked: Checked, device: torch.device) -> dict[str, Any]:
+    """Duplicate matches against the heuristic and `--eval-search` (as `check_args` read
+    them), the results keyed by the specs as given."""
     out: dict[str, Any] = {}
     net.eval()
-    specs = [("heuristic", args.eval_deals), (args.eval_search, args.eval_search_deals)]
-    for spec, deals in specs:
-        if spec and deals > 0:
+    rules = checked.rules
+    opponents = [
+        ("heuristic", checked.heuristic, args.eval_deals),
+        (args.eval_search, checked.eval_search, args.eval_search_deals),
+    ]
+    for name, spec, deals in opponents:
+        if spec is not None and deals > 0:
             opponent = make_agent(spec, seed=args.eval_seed, rules=rules)
             res = duplicate_eval(greedy_fn(net, device), opponent, rules, deals, args.eval_seed)
-            out[spec] = {k: v for k, v in res.items() if k != "decisions_per_s"}
+            out[name] = {k: v for k, v in res.items() if k != "decisions_per_s"}
     net.train()
     return out
 
 
-def train(args: Args, progress: Progress | None = None) -> Path:
-    """Generate (or resume) the data, train, run the DAgger rounds; return final.pt."""
-    rules = check_args(args)
+def train(args: Args, progress: Progress | None = None, checked: Checked | None = None) -> Path:
+    """Generate (or resume) the data, train, run the DAgger rounds; return final.pt.
+    `checked`: the flags already read (`check_args`), which are then not read again."""
+    if checked is None:
+        checked = check_args(args)
+    rules = checked.rules
     device = pick_device(args.device)
     threads = torch.get_num_threads()
     torch.set_num_threads(args.threads)
@@ -323,8 +354,9 @@ def train(args: Args, progress: Progress | None = None) -> Path:
     options = ",".join(args.option)
     student = str(Path(args.student)) if args.student else ""
     spec = DatasetSpec(
-        args.teacher, options, args.seed, shards, args.hands_per_shard, preset=args.rules,
+        checked.teacher, rules, args.seed, shards, args.hands_per_shard, preset=args.rules,
         student=student, student_frac=args.student_frac if student else 0.0,
+        options=options, teacher_text=args.teacher,
     )  # fmt: skip
     gen_rows = args.hands + args.dagger_rounds * args.dagger_hands
     # progress units: hands generated and minibatches trained (a first guess until the
@@ -343,7 +375,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
         tick(args.hands)
         folders = [data, *map(Path, filter(None, args.extra_data.split(",")))]
         # the data is read (a corrupt shard refused) before the run folder is made
-        first_split = load_split(folders, args.holdout)
+        first_split = load_split(folders, args.holdout, rules)
         net, config = initial_network(args, rules, device)
         anchor = None
         if args.anchor_coef > 0:  # a frozen copy of the starting network
@@ -368,13 +400,13 @@ def train(args: Args, progress: Progress | None = None) -> Path:
                     dataclasses.asdict(args), rules, {"rows_seen": seen},
                 )  # fmt: skip
                 shards_r = math.ceil(args.dagger_hands / args.hands_per_shard)
-                spec_r = DatasetSpec(
-                    args.teacher, options, args.seed + r, shards_r, args.hands_per_shard,
-                    student=str(student), student_frac=args.student_frac, preset=args.rules,
+                spec_r = dataclasses.replace(
+                    spec, seed=args.seed + r, shards=shards_r, student=str(student),
+                    student_frac=args.student_frac,
                 )  # fmt: skip
                 folders.append(generate(Path(f"{data}_dagger{r}"), spec_r, workers=args.workers))
                 tick(args.dagger_hands)
-            train_rows, held = first_split if r == 0 else load_split(folders, args.holdout)
+            train_rows, held = first_split if r == 0 else load_split(folders, args.holdout, rules)
             if r == 0:  # the real row count, now known
                 batches = len(train_rows["action"]) // args.batch_size * args.epochs
                 total[0] = gen_rows + batches * (1 + args.dagger_rounds)
@@ -384,7 +416,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
             )  # fmt: skip
             rounds.append({"round": r, "rows": len(train_rows["action"]), **scores})
             print(f"round {r}: {rounds[-1]}", flush=True)
-        results = evaluate(net, args, rules, device)
+        results = evaluate(net, args, checked, device)
         for spec_name, res in results.items():
             log({f"eval/margin_vs_{spec_name}": res["margin"]["mean"]}, seen)
         writer.close()
@@ -396,7 +428,7 @@ def train(args: Args, progress: Progress | None = None) -> Path:
         summary = {
             "data": [str(f) for f in folders],
             "teacher": args.teacher,
-            "spec": dataclasses.asdict(spec_of(read_meta(data))),
+            "spec": spec_of(read_meta(data), rules).fields(),
             "rounds": rounds,
             "evaluation": results,
             "wall_seconds": round(wall, 1),

@@ -5,7 +5,9 @@ A dataset is a folder:
 - `meta.json`: what the data is (format, observation encoding version, action count,
   rules, the teacher's registry spec, the student checkpoint of DAgger data, the seed,
   the shard count and size). A second generation into the same folder must ask for the
-  same data, or it is refused.
+  same data, or it is refused. In memory a `DatasetSpec` holds values (the teacher an
+  `AgentSpec`, the rules a `Rules`), with the text they were given as, which only
+  meta.json holds; `spec_of` reads meta.json back, building the rules once.
 - `shard_000000.npz` ...: shard `i` holds the decisions of `hands_per_shard` hands dealt
   from 0-0 by the generator `numpy.random.default_rng([seed, i])`. It depends on nothing
   else, so generation goes shard by shard, skipping the shards already on disk: a killed
@@ -34,7 +36,7 @@ import os
 import zipfile
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +45,13 @@ import numpy.typing as npt
 
 from agents.play_loop import Turn, play
 from agents.processes import check_workers, exit_with_parent
-from agents.registry import make_agent
+from agents.registry import AgentSpec, make_agent
 from spades_env.cards import NUM_ACTIONS
 from spades_env.engine import HandResult
-from spades_env.files import atomic_write, lock_folder
 from spades_env.observation import OBS_VERSION, obs_size
 from spades_env.rules import Rules
 from spades_env.state import init
+from spades_env.tooling.files import atomic_write, lock_folder
 
 FORMAT = "spades-bc-dataset"
 FORMAT_VERSION = 1
@@ -63,22 +65,72 @@ class DatasetError(ValueError):
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """What a dataset folder holds (its `meta.json`)."""
+    """What a dataset folder holds (its `meta.json`), as values.
 
-    teacher: str  # registry spec of the labelling agent
-    rules: str  # rules options on top of the preset, comma-separated
+    `teacher` is the labelling agent, parsed (`agents.registry.parse_agent`), or, for
+    decisions that no agent made (a person's at a web table), the text naming who made
+    them ("human:NAME"): such a spec is written and read, never played. `rules` are the
+    rules, built once (`Rules.build(preset, options)`). meta.json keeps the text they were
+    given as: `teacher_text` (default: the teacher's text or name), `options` (the rules
+    options on top of `preset`, comma-separated) and `preset`; `from_fields` builds a spec
+    from that text, as meta.json holds it."""
+
+    teacher: AgentSpec | str
+    rules: Rules
     seed: int
     shards: int
     hands_per_shard: int
     student: str = ""  # DAgger: checkpoint whose sampled actions some seats play
     student_frac: float = 0.0
-    preset: str = "standard"  # rules preset (RULES.md §6)
+    preset: str = "standard"  # rules preset (RULES.md §6), as given
+    options: str = ""  # rules options on top of the preset, comma-separated, as given
+    teacher_text: str = ""  # the teacher's spec as given ("": the teacher's text)
 
-    def build_rules(self) -> Rules:
-        return Rules.build(self.preset, [self.rules] if self.rules else [])
+    def __post_init__(self) -> None:
+        if not isinstance(self.rules, Rules):
+            raise TypeError(
+                "DatasetSpec.rules is a Rules value; from the options' text, build the spec "
+                "with DatasetSpec.from_fields"
+            )
+
+    @classmethod
+    def from_fields(
+        cls,
+        teacher: AgentSpec | str,
+        rules: str,
+        seed: int,
+        shards: int,
+        hands_per_shard: int,
+        student: str = "",
+        student_frac: float = 0.0,
+        preset: str = "standard",
+    ) -> DatasetSpec:
+        """A spec from the fields meta.json writes (`fields`), the rules given as their
+        options' text (`rules`) on top of `preset` and built here, once; a `teacher`
+        given as text stays text (a name: read back, or a person's decisions)."""
+        built = Rules.build(preset, [rules] if rules else [])
+        return cls(teacher, built, seed, shards, hands_per_shard, student, student_frac,
+                   preset, rules)  # fmt: skip
+
+    def fields(self) -> dict[str, Any]:
+        """The spec as text, as meta.json writes it (and a run's summary.json shows it)."""
+        if self.teacher_text:
+            teacher = self.teacher_text
+        else:
+            teacher = self.teacher if isinstance(self.teacher, str) else self.teacher.text
+        return {
+            "teacher": teacher,
+            "rules": self.options,
+            "seed": self.seed,
+            "shards": self.shards,
+            "hands_per_shard": self.hands_per_shard,
+            "student": self.student,
+            "student_frac": self.student_frac,
+            "preset": self.preset,
+        }
 
     def meta(self) -> dict[str, Any]:
-        fields = asdict(self)
+        fields = self.fields()
         if self.preset == "standard":  # the key is only written for other presets
             del fields["preset"]
         return {
@@ -86,7 +138,7 @@ class DatasetSpec:
             "format_version": FORMAT_VERSION,
             "obs_version": OBS_VERSION,
             "num_actions": NUM_ACTIONS,
-            "rules_dict": self.build_rules().to_dict(),
+            "rules_dict": self.rules.to_dict(),
             **fields,
         }
 
@@ -155,15 +207,29 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
     return meta
 
 
-def spec_of(meta: dict[str, Any]) -> DatasetSpec:
-    fields = DatasetSpec.__dataclass_fields__
-    return DatasetSpec(**{k: meta[k] for k in fields if k in meta})
+def spec_of(meta: dict[str, Any], rules: Rules | None = None) -> DatasetSpec:
+    """The spec a meta.json holds, its rules built once; `rules` (a run's, already built)
+    stand for them when they are the ones it holds (`rules_dict`): not built again. Its
+    teacher stays the text it was written as: a dataset read back is loaded, not played
+    again (its teacher may be a person, or a checkpoint or plugin no longer here)."""
+    names = ("teacher", "rules", "seed", "shards", "hands_per_shard", "student",
+             "student_frac", "preset")  # fmt: skip
+    fields = {k: meta[k] for k in names if k in meta}
+    if rules is None or meta.get("rules_dict") != rules.to_dict():
+        return DatasetSpec.from_fields(**fields)
+    options = fields.pop("rules")
+    return DatasetSpec(**fields, rules=rules, options=options)
 
 
 # ----------------------------------------------------------------------------- playing
 def play_shard(spec: DatasetSpec, i: int) -> dict[str, npt.NDArray]:
     """The rows of shard `i`: `hands_per_shard` hands, every non-forced decision labelled."""
-    rules = spec.build_rules()
+    rules = spec.rules
+    if isinstance(spec.teacher, str):
+        raise DatasetError(
+            f"the teacher {spec.teacher!r} is a name, not a parsed agent: no shard can be "
+            "played from it (agents.registry.parse_agent)"
+        )
     rng = np.random.default_rng([spec.seed, i])
     teacher = make_agent(spec.teacher, seed=int(rng.integers(2**62)), rules=rules)
     n, p = spec.hands_per_shard, rules.num_players
@@ -307,11 +373,14 @@ def read_shard(path: str | Path, dataset_id: str, rules: Rules) -> dict[str, np.
     return data
 
 
-def load_dataset(folder: str | Path, shards: list[int] | None = None) -> dict[str, np.ndarray]:
-    """The rows of a dataset's shards (all, or those listed), concatenated."""
+def load_dataset(
+    folder: str | Path, shards: list[int] | None = None, rules: Rules | None = None
+) -> dict[str, np.ndarray]:
+    """The rows of a dataset's shards (all, or those listed), concatenated (`rules`: the
+    rules the caller has built, used when they are the dataset's, `spec_of`)."""
     meta = read_meta(folder)
-    spec = spec_of(meta)
-    rules = spec.build_rules()
+    spec = spec_of(meta, rules)
+    dataset_id = spec.dataset_id
     todo = range(spec.shards) if shards is None else shards
     missing = [i for i in todo if not shard_path(folder, i).exists()]
     if missing:
@@ -319,7 +388,7 @@ def load_dataset(folder: str | Path, shards: list[int] | None = None) -> dict[st
             f"dataset {str(folder)!r} lacks {len(missing)} of its {spec.shards} shards "
             f"(first: {missing[0]}); run the generation again to finish it"
         )
-    parts = [read_shard(shard_path(folder, i), spec.dataset_id, rules) for i in todo]
+    parts = [read_shard(shard_path(folder, i), dataset_id, spec.rules) for i in todo]
     if not parts:
         raise DatasetError(f"dataset {str(folder)!r} has no shards")
     return {c: np.concatenate([p[c] for p in parts]) for c in COLUMNS}

@@ -319,10 +319,11 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     player = None
     if args.player != "heuristic":
-        from agents.registry import make_agent
+        from agents.registry import make_agent, parse_agent
 
         try:
-            player = make_agent(args.player, seed=args.seed, rules=Rules())
+            spec = parse_agent(args.player, Rules())  # the flag's text, read once
+            player = make_agent(spec, seed=args.seed)
         except ValueError as exc:
             print(f"bid_fit: --player: {exc}", file=sys.stderr)
             raise SystemExit(2) from None

@@ -39,8 +39,8 @@ from torch import nn, optim
 
 from agents.learned.agent import epsilon_greedy
 from agents.learned.networks import QNet, network_config
-from spades_env.flags import parse_args
 from spades_env.rules import Rules
+from spades_env.tooling.flags import parse_args
 from training.rollout import Hands, learner_batch
 from training.session import PreparedArgs, Session, SessionArgs
 

@@ -5,7 +5,7 @@ same seats, same dealer), seated and scored as in the tournament (`spades_env.du
 the network at North-South, once at East-West; with one-player teams, once in the even
 seats and once in the odd. The per-deal margin is the network's hand points (its teams'
 summed) minus the opponent's, averaged over the two sides, so the luck of the cards
-cancels; the 95% interval is `spades_env.stats.mean_ci` over the deals: the numbers the
+cancels; the 95% interval is `spades_env.tooling.stats.mean_ci` over the deals: the numbers the
 tournament summary reports for the same games. The evaluation deals depend only on
 `seed`, so every evaluation of a run (and of runs with the same seed) sees the same
 deals. The network plays greedily.
@@ -38,7 +38,7 @@ from spades_env.duplicate import (
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
 from spades_env.state import init
-from spades_env.stats import mean_ci
+from spades_env.tooling.stats import mean_ci
 from training.rollout import LEARNER, Hands, LearnerFn, duplicate_owners, play_hands
 
 

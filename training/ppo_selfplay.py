@@ -50,8 +50,8 @@ from agents.learned.networks import (
     resolve_precision,
     sample_masked,
 )
-from spades_env.flags import parse_args
 from spades_env.rules import Rules
+from spades_env.tooling.flags import parse_args
 from training.rollout import Hands, learner_batch
 from training.session import PreparedArgs, Session, SessionArgs
 

@@ -1,6 +1,7 @@
-"""Moved to `spades_env.ray_address` (shared by `spades train` and `spades tournament`,
-below both); this name stays importable."""
+"""Moved to `spades_env.tooling.ray_address` (shared by `spades train` and `spades
+tournament`, below both); this path warns on import and goes in the next release."""
 
-from spades_env.ray_address import CONNECT_TIMEOUT, check_address
+from spades_env.tooling import ray_address
+from spades_env.tooling.renamed import renamed
 
-__all__ = ["CONNECT_TIMEOUT", "check_address"]
+renamed(globals(), ray_address)

@@ -66,8 +66,9 @@ import numpy as np
 import torch
 
 from agents.learned.networks import build_network
-from spades_env.ray_address import check_address
+from agents.registry import AgentSpec
 from spades_env.rules import Rules
+from spades_env.tooling.ray_address import check_address
 from training.backend import (
     RAY_HINT,
     Behaviour,
@@ -138,6 +139,7 @@ class RolloutWorker:
         args: Any,
         network: dict[str, Any],
         rules: Rules,
+        opponent: AgentSpec | None,
         behaviour: Behaviour,
         to_batch: ToBatch,
         slot: int,
@@ -149,7 +151,7 @@ class RolloutWorker:
         self.slot, self.incarnation = slot, incarnation
         self.rng = np.random.default_rng(seed)
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
-        self.heuristic = fixed_opponent(args, rules, int(self.rng.integers(2**62)))
+        self.heuristic = fixed_opponent(opponent, int(self.rng.integers(2**62)))
         self.net = build_network(network, rules).eval()
         cpu = torch.device("cpu")
         self.behaviour = behaviour
@@ -244,7 +246,10 @@ class RayRollouts:
                     "is needed; ask for fewer actors or add machines"
                 )
             self._remote = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
-            self._spec = (args, session.network, session.rules, behaviour, to_batch)
+            self._spec = (
+                args, session.network, session.rules, session.opponent_spec, behaviour,
+                to_batch,
+            )  # fmt: skip
             self.start_update = session.update
             self.version, self.pool_version = -1, -1
             self._publish()

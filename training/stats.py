@@ -1,6 +1,7 @@
-"""Moved to `spades_env.stats` (below both training and the tournament, which share it);
-this name stays importable."""
+"""Moved to `spades_env.tooling.stats` (below both training and the tournament, which share
+it); this path warns on import and goes in the next release."""
 
-from spades_env.stats import mean_ci, t975
+from spades_env.tooling import stats
+from spades_env.tooling.renamed import renamed
 
-__all__ = ["mean_ci", "t975"]
+renamed(globals(), stats)

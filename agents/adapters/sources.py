@@ -61,6 +61,15 @@ class AgentEntry:
     #: absolute when the spec is parsed: a worker, or a resume from another folder,
     #: finds the same file
     paths: tuple[str, ...] = ()
+    #: the options whose value names another agent, with the spec taken when the option is
+    #: not given (llm's `fallback=NAME`): the factory builds that agent, with the same
+    #: seed, and passes it in the option's place
+    agents: dict[str, str] = field(default_factory=dict)
+    #: the class of the agents the factory builds, whose run hooks a tournament calls
+    #: (`agents.base.BaseAgent.in_run_folder`, `run_summary`, `report_tables`): a class,
+    #: or "module:Class" imported when a run asks (so listing agents imports nothing
+    #: heavy); None: the factory itself when it is a class, else none
+    agent_class: type | str | None = None
 
 
 #: entries of the plugins, files and modules imported so far in this process
@@ -241,7 +250,7 @@ def entry_for(obj: Any, where: str) -> AgentEntry:
                 agent.seed, agent.rng = seed, np.random.default_rng(seed)
             return agent
 
-        return AgentEntry(copy_of, {}, _doc(obj))
+        return AgentEntry(copy_of, {}, _doc(obj), agent_class=type(obj))
     if isinstance(obj, type) and not callable(getattr(obj, "act", None)):
         raise AgentSpecError(f"{where} is a class without act(view, obs, mask): not an agent")
     if not callable(obj):
@@ -253,7 +262,8 @@ def entry_for(obj: Any, where: str) -> AgentEntry:
     def build(seed: int | None = None, **kw: Any) -> Any:
         return obj(seed=seed, **kw) if takes_seed else obj(**kw)
 
-    return AgentEntry(build, params, _doc(obj), positional, any_params=any_kw)
+    kind = obj if isinstance(obj, type) else None
+    return AgentEntry(build, params, _doc(obj), positional, any_params=any_kw, agent_class=kind)
 
 
 def _doc(obj: Any) -> str:

@@ -63,13 +63,9 @@ from agents.dd.bits import (
 )
 from agents.dd.moves import gen_moves, order_moves, quick_tricks, spade_bounds, trick_bounds
 from agents.dd.transposition import (
-    ENTRY,
     INF,
-    NUM_PARAMS,
-    P_GEN,
     P_HITS,
     P_KILL,
-    P_MASK,
     P_MAXT,
     P_MODE,
     P_NODES,
@@ -82,17 +78,8 @@ from spades_env.cards import SPADES
 from spades_env.core.rule_functions import breaks_trump, card_strength
 
 __all__ = [
-    "ENTRY",
     "MAX_DEPTH",
     "NUM_FIELDS",
-    "NUM_PARAMS",
-    "P_GEN",
-    "P_HITS",
-    "P_KILL",
-    "P_MASK",
-    "P_MAXT",
-    "P_MODE",
-    "P_NODES",
     "SCORE",
     "TRICKS",
     "search",

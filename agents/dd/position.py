@@ -149,7 +149,8 @@ class Position:
 
     @classmethod
     def from_view(cls, view: SeatView, world: npt.ArrayLike, game: int = 0) -> Position:
-        """A sampled world ((4,) uint64 hands now, `agents.search.sampling`) of a seat's view."""
+        """A sampled world ((4,) uint64 hands now, `agents.montecarlo.sampling`) of a seat's
+        view."""
         return cls._from_fields(
             view.rules,
             tuple(int(h) for h in np.asarray(world, dtype=np.uint64)),

@@ -25,6 +25,16 @@ import numpy.typing as npt
 from agents.dd import kernel
 from agents.dd.objective import ScoreObjective
 from agents.dd.position import Position
+from agents.dd.transposition import (
+    ENTRY,
+    NUM_PARAMS,
+    P_GEN,
+    P_KILL,
+    P_MASK,
+    P_MAXT,
+    P_MODE,
+    P_NODES,
+)
 from spades_env.rules import Rules
 
 _DUMMY_VAL = np.zeros(1)
@@ -80,13 +90,13 @@ class DDSolver:
         n = 1 << tt_bits
         # One 80-byte entry per slot, the table starting on a cache line; TF views it as
         # float64.
-        raw = np.zeros(n * kernel.ENTRY + 8, dtype=np.int64)
+        raw = np.zeros(n * ENTRY + 8, dtype=np.int64)
         skip = (-raw.ctypes.data % 64) // 8
-        self._TT = raw[skip : skip + n * kernel.ENTRY].reshape(n, kernel.ENTRY)
+        self._TT = raw[skip : skip + n * ENTRY].reshape(n, ENTRY)
         self._TF = self._TT.view(np.float64)
         self._SG = np.zeros(n, dtype=np.int64)  # per slot: generation, key hash, top holders
-        self._P = np.zeros(kernel.NUM_PARAMS, dtype=np.int64)
-        self._P[kernel.P_MASK] = n - 1
+        self._P = np.zeros(NUM_PARAMS, dtype=np.int64)
+        self._P[P_MASK] = n - 1
         self._FR = np.zeros((kernel.MAX_DEPTH, kernel.NUM_FIELDS), dtype=np.int64)
         self._MV = np.zeros((kernel.MAX_DEPTH, 16), dtype=np.int64)
         self._SC = np.zeros((kernel.MAX_DEPTH, 16), dtype=np.int64)
@@ -99,14 +109,14 @@ class DDSolver:
     def _start(self, mode: int, fresh: bool) -> None:
         if fresh or mode != self._mode:
             self._gen += 1
-            self._P[kernel.P_GEN] = self._gen
+            self._P[P_GEN] = self._gen
         self._mode = mode
-        self._P[kernel.P_MODE] = mode
-        self._P[kernel.P_NODES] = 0
-        self._P[kernel.P_KILL :] = -1
+        self._P[P_MODE] = mode
+        self._P[P_NODES] = 0
+        self._P[P_KILL:] = -1
 
     def _ask(self, root: _Root, maxt: int, need: int, acc: int, thr: float, obj) -> bool:
-        self._P[kernel.P_MAXT] = maxt
+        self._P[P_MAXT] = maxt
         coef, val, fmin, fmax, tmin, tmax = (
             (_ZERO_COEF, _DUMMY_VAL, _DUMMY_F, _DUMMY_F, _DUMMY_T, _DUMMY_T)
             if obj is None
@@ -173,14 +183,14 @@ class DDSolver:
         self._start(kernel.TRICKS, fresh=not self.reuse_tricks)
         t = pos.to_act % 2 if team is None else team
         out = self._tricks(pos, t)
-        self.nodes = int(self._P[kernel.P_NODES])
+        self.nodes = int(self._P[P_NODES])
         return out
 
     def score(self, pos: Position, objective: ScoreObjective) -> float:
         """Best value of `objective` its team can force from here (tricks won count)."""
         self._start(kernel.SCORE, fresh=True)
         out = self._score(pos, objective)
-        self.nodes = int(self._P[kernel.P_NODES])
+        self.nodes = int(self._P[P_NODES])
         return out
 
     def move_values(
@@ -208,7 +218,7 @@ class DDSolver:
                 guess = int(value) - gained
             for c in group:
                 out[c] = float(value)
-        self.nodes = int(self._P[kernel.P_NODES])
+        self.nodes = int(self._P[P_NODES])
         return out
 
 
@@ -281,5 +291,5 @@ def tricks_table(
         pos = Position.from_deal(deal, leader, broken, rules)
         t = solver._tricks(pos, 0, t)  # the last leader's answer as the first guess
         out[leader] = (t, rules.hand_size - t)
-    solver.nodes = int(solver._P[kernel.P_NODES])
+    solver.nodes = int(solver._P[P_NODES])
     return out

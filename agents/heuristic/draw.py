@@ -1,4 +1,4 @@
-"""The heuristic's draw decision in RULES.md §6 `two_player` (spades_env/draw.py).
+"""The heuristic's draw decision in RULES.md §6 `two_player` (spades_env/stock_draw.py).
 
 Keep the looked-at card when it is worth more than a card drawn blind, otherwise discard
 it and take the next one. A blind card is a spade one time in four and middling in rank,

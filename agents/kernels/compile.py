@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numba
 
-from spades_env.core.compile import announce_compile, refresh, sources_digest
+from spades_env.core.compile import announce_compile, refresh
 
-__all__ = ["ensure_fresh", "jit", "jit_inline", "jit_unref", "sources_digest"]
+__all__ = ["ensure_fresh", "jit", "jit_inline", "jit_unref"]
 
 _AGENTS = Path(__file__).resolve().parent.parent
 _SOURCES = (_AGENTS.parent / "spades_env", _AGENTS)

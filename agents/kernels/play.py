@@ -58,7 +58,7 @@ def bit_index(low: int) -> int:
 
 @jit
 def _greedy(legal, trick, trick_size, lead, seat, p, partnerships, trump):
-    """The greedy policy's card (module doc of `agents.search.common`); the legal cards in
+    """The greedy policy's card (module doc of `agents.montecarlo.common`); the legal cards in
     ascending order, ties to the first."""
     big = 1 << 30
     best_c, best_v = -1, -big

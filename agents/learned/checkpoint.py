@@ -29,9 +29,9 @@ import torch
 
 from agents.learned.networks import Network, build_network
 from spades_env.cards import NUM_ACTIONS
-from spades_env.files import atomic_write
 from spades_env.observation import OBS_VERSION, obs_blocks
 from spades_env.rules import Rules, RulesError
+from spades_env.tooling.files import atomic_write
 
 FORMAT = "spades-checkpoint"
 FORMAT_VERSION = 1

@@ -5,9 +5,9 @@
 its policy network with an exact solver for the last tricks. For each such decision:
 
 - W worlds (the hidden hands) are drawn uniformly among those consistent with what the
-  seat knows (`agents.search.sampling.knowledge`: counts, voids, the exchange): by the compiled
+  seat knows (`agents.montecarlo.sampling.knowledge`: counts, voids, the exchange): by the compiled
   rejection sampler of `agents.dd.endgame_kernel` (a uniform deal of the unseen cards, kept
-  if it agrees), or by the exact sampler of `agents.search.sampling` where the rules constrain
+  if it agrees), or by the exact sampler of `agents.montecarlo.sampling` where the rules constrain
   spade counts (RULES.md §6 mirror / whiz) or rejection runs out of tries;
 - every legal card is valued exactly in every world (`agents.dd.endgame_kernel`, tested
   against the double-dummy solver `agents.dd`) under the relative SCORE objective of the
@@ -52,7 +52,7 @@ from agents.dd.endgame_kernel import sample_rows, solve_rows
 from agents.dd.objective import hand_values
 from agents.dd.position import check_rules
 from agents.kernels.streams import new_stream
-from agents.search.sampling import knowledge, sample_worlds
+from agents.montecarlo.sampling import knowledge, sample_worlds
 from spades_env.engine import PHASE_BASE
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
@@ -199,8 +199,8 @@ class EndgameSolver:
 
     def _worlds(self, view: SeatView, games: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """(G * W, 4) int64: W worlds per game, uniform among those consistent with what
-        the seat knows (`agents.search.sampling.knowledge`): the compiled rejection sampler, or
-        the exact sampler of `agents.search.sampling` where that one has too few tries or the
+        the seat knows (`agents.montecarlo.sampling.knowledge`): the compiled rejection sampler, or
+        the exact sampler of `agents.montecarlo.sampling` where that one has too few tries or the
         rules constrain spade counts (RULES.md §6 mirror / whiz)."""
         p, w = view.rules.num_players, self.worlds
         know = [knowledge(view, g) for g in games.tolist()]

@@ -38,9 +38,10 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import BaseAgent
+from agents.base import BaseAgent, ReportTable
 from agents.heuristic.agent import HeuristicAgent
 from agents.llm import prompt as prompts
+from agents.llm import run as run_hooks
 from agents.llm.store import (
     CACHE_FILE,
     EXCHANGES_FILE,
@@ -107,6 +108,21 @@ class LLMAgent(BaseAgent):
     #: no decision time limit (`spades_env.agent_calls`): a batch is many requests, each
     #: bounded by its own `timeout` and retries
     decision_timeout: ClassVar[float | None] = None
+    #: its section of a run's summary.json: per agent, requests, re-asks, fallbacks, tokens
+    run_section: ClassVar[str | None] = run_hooks.SECTION
+
+    @classmethod
+    def in_run_folder(cls, run_dir: Path) -> contextlib.AbstractContextManager[None]:
+        """A tournament's agents keep their exchanges and cache in its run folder."""
+        return run_hooks.run_dir_env(run_dir)
+
+    @classmethod
+    def run_summary(cls, run_dir: Path) -> dict[str, Any] | None:
+        return run_hooks.run_stats(run_dir)
+
+    @classmethod
+    def report_tables(cls, section: dict[str, Any]) -> list[ReportTable]:
+        return [run_hooks.stats_table(section)]
 
     def __init__(
         self,

@@ -26,8 +26,9 @@ from typing import Any
 
 EXCHANGES_FILE = "llm_exchanges.jsonl"
 CACHE_FILE = "llm_cache.sqlite"
-#: the tournament driver names the run folder here (experiments.tournament.runner); an
-#: llm agent built in a worker of that run writes its exchanges and cache there
+#: a tournament names its run folder here while it plays (`LLMAgent.in_run_folder`,
+#: agents.llm.run); an llm agent built in a worker of that run writes its exchanges and
+#: cache there
 RUN_DIR_ENV = "SPADES_RUN_DIR"
 
 

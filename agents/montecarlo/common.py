@@ -3,7 +3,7 @@
 - `bid_then_search`: which decisions a search agent searches (all of them but RULES.md
   §6 two_player's draw, which the heuristic makes; with `bid=heuristic`, the card play).
 - `state_from_world`: a batched engine `State` continuing one game of a seat's view in
-  each of N sampled worlds (`agents.search.sampling`), so that rollouts run on the engine.
+  each of N sampled worlds (`agents.montecarlo.sampling`), so that rollouts run on the engine.
 - `margins`: the reward of a finished hand to a team: its hand score (RULES.md §4, bag
   penalty included) minus the mean of the other teams' (the score the duplicate
   tournament compares; a team's own score alone would not see setting a contract).
@@ -56,7 +56,7 @@ def bid_then_search(
     """A search agent's actions for a batch: `decide(view, g)` per game, except that with
     a `bidder` every decision before card play (bids, blind nil, naming trump, the
     exchange) is its, and RULES.md §6 two_player's draw is the heuristic's (the sampler
-    needs the draw over: `agents.search.sampling`)."""
+    needs the draw over: `agents.montecarlo.sampling`)."""
     out = np.zeros(view.batch_size, dtype=np.int64)
     before_play = (view.phase != PLAY) & (view.phase != DONE)
     given = (view.phase == DRAW) | (before_play if bidder is not None else False)
@@ -70,7 +70,7 @@ def bid_then_search(
 def state_from_world(view: SeatView, worlds: npt.ArrayLike, game: int = 0) -> State:
     """(N,) games: game `game` of the view, with the hidden hands of each world.
 
-    `worlds` is (N, P) uint64 hands *now* (as `agents.search.sampling.sample_worlds` draws
+    `worlds` is (N, P) uint64 hands *now* (as `agents.montecarlo.sampling.sample_worlds` draws
     them); `State.hands` holds the cards played too, so each seat gets its world hand
     plus what it has played. Everything else is copied from the view. Not known to the
     seat and so not restored: the pre-exchange deal (`deal` = `hands`), the other seats'

@@ -4,7 +4,7 @@ SO-ISMCTS: one tree over the acting seat's information sets, whose edges are act
 (every seat's decisions are nodes of the one tree). Each iteration
 
 1. draws one determinization: a world of hidden hands consistent with what the seat
-   knows (`agents.search.sampling`, exactly uniform; worlds are drawn in blocks up front);
+   knows (`agents.montecarlo.sampling`, exactly uniform; worlds are drawn in blocks up front);
 2. selects down the tree among the children *legal in this world* by UCB1 with
    availability counts: `mean + c * sqrt(ln(avail) / visits)`, where `avail` counts the
    iterations in which the child was legal (its parent was visited and the action was
@@ -17,10 +17,10 @@ SO-ISMCTS: one tree over the acting seat's information sets, whose edges are act
 It covers bidding (every seat's bids are tree decisions; rollouts bid by
 `search_common.quick_bid`, a count of aces, kings and spades, whatever the policy) and
 card play; the search ends at the end of the current hand. Every decision runs whole in
-a numba kernel over flat node arrays: `agents.search.ismcts_kernel.search` in card play,
-`agents.search.ismcts_bid_kernel.bid_search` for bids, blind nil and the exchange (the same
+a numba kernel over flat node arrays: `agents.montecarlo.ismcts_kernel.search` in card play,
+`agents.montecarlo.ismcts_bid_kernel.bid_search` for bids, blind nil and the exchange (the same
 worlds, random draws, UCB choices and rewards as the Python reference loop of
-`agents.search.reference`, which tests/agents/test_ismcts.py and
+`agents.montecarlo.reference`, which tests/agents/test_ismcts.py and
 tests/agents/test_ismcts_bid_kernel.py check tree for tree). The reference loop walks the
 tree on `FastGame`, the single-game engine (`spades_env.single.SingleGame`,
 differential-tested against the batched engine) without its RL-encoding upkeep.
@@ -46,14 +46,14 @@ import numpy.typing as npt
 from agents.base import BaseAgent
 from agents.kernels.play import GREEDY, RANDOM
 from agents.kernels.streams import new_stream
-from agents.search.common import (
+from agents.montecarlo.common import (
     bid_then_search,
     search_bidder,
     state_from_world,
 )
-from agents.search.ismcts_bid_kernel import bid_search, team_tables
-from agents.search.ismcts_kernel import Tree, reward_table, search
-from agents.search.sampling import WorldSampler, knowledge
+from agents.montecarlo.ismcts_bid_kernel import bid_search, team_tables
+from agents.montecarlo.ismcts_kernel import Tree, reward_table, search
+from agents.montecarlo.sampling import WorldSampler, knowledge
 from spades_env.observation import SeatView
 from spades_env.scoring import apply_bags, score_hand
 from spades_env.single import SingleGame
@@ -157,10 +157,10 @@ class ISMCTSAgent(BaseAgent):
         return self._search(view, g, base, sampler)
 
     def _search(self, view: SeatView, g: int, base: FastGame, sampler: WorldSampler) -> int:
-        """The decision's search by the numba kernels, `agents.search.ismcts_kernel.search`
-        in card play and `agents.search.ismcts_bid_kernel.bid_search` before it: the same
+        """The decision's search by the numba kernels, `agents.montecarlo.ismcts_kernel.search`
+        in card play and `agents.montecarlo.ismcts_bid_kernel.bid_search` before it: the same
         iterations, worlds and random draws as the reference loop
-        (`agents.search.reference.ReferenceISMCTSAgent`)."""
+        (`agents.montecarlo.reference.ReferenceISMCTSAgent`)."""
         del view, g
         stream = self._stream
         policy = GREEDY if self.policy == "greedy" else RANDOM

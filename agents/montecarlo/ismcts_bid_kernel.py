@@ -3,10 +3,10 @@
 `bid_search` runs the iterations `lo..hi` of a decision whose root is in the bidding
 (RULES.md §2: BLIND, BID, or the blind-nil EXCHANGE; §6 auction: naming trump), exactly
 as `ISMCTSAgent.iterate` does on a `FastGame`, on the flat tree of
-`agents.search.ismcts_kernel.Tree`: each iteration walks down the tree through the rest of the
+`agents.montecarlo.ismcts_kernel.Tree`: each iteration walks down the tree through the rest of the
 bidding, the exchange and into the card play (the same UCB1 with availability counts,
 children in ascending action order, ties to the first), expands one node, then rolls
-out as `agents.search.ismcts.rollout` does:
+out as `agents.montecarlo.ismcts.rollout` does:
 
 - bids by `search_common.quick_bid` (`search_kernel.quick_bid_hand`);
 - the blind-nil choice, naming trump and the exchange cards uniformly among the legal
@@ -39,7 +39,7 @@ from agents.kernels.play import (
     quick_bid_hand,
 )
 from agents.kernels.streams import below
-from agents.search.ismcts_kernel import Tree, descend, walk_play
+from agents.montecarlo.ismcts_kernel import Tree, descend, walk_play
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.core.borrow import borrow, stack_array
 from spades_env.core.kernel import PHASE_BASE, as_tuple, legal_bits, step_game
@@ -143,7 +143,7 @@ def _bid_search(
                 plen += 1
                 a = action[node]
                 expanded = visits[node] == 0  # the rest of the hand is the rollout's
-            elif phase == BID:  # the rollout (agents.search.ismcts.rollout)
+            elif phase == BID:  # the rollout (agents.montecarlo.ismcts.rollout)
                 a = quick_bid_hand(np.int64(u64[0, r[L_HANDS] + seat]), legal)
             else:
                 a = PHASE_BASE[phase] + kth_bit(legal, below(stream, popcount(legal)))

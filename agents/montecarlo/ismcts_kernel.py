@@ -1,5 +1,5 @@
 """numba ISMCTS over the card play: the tree walk, expansion, rollout and backup of
-`agents.search.ismcts` as one compiled loop over flat node arrays.
+`agents.montecarlo.ismcts` as one compiled loop over flat node arrays.
 
 `search` runs the iterations `lo..hi` of one decision whose root is in card play
 (RULES.md §3), one determinization (a row of `worlds`, the hands now) per iteration,

@@ -1,7 +1,7 @@
 """`pimc`: Perfect Information Monte Carlo search (determinized flat Monte Carlo).
 
 For each decision the agent samples K worlds (complete hidden hands consistent with
-what its seat knows, `agents.search.sampling`), scores every legal action in every world, and
+what its seat knows, `agents.montecarlo.sampling`), scores every legal action in every world, and
 plays the action with the best mean *team hand score margin* (its team's RULES.md §4
 hand score, bags and their penalty included, minus the opponents'; `objective=team`
 uses its own team's score alone). Bids, blind-nil decisions and exchange passes are
@@ -13,10 +13,10 @@ Evaluators:
   the hand by the rollout policy: `heuristic` (the default; rule text 000's rules), `greedy`
   (win a trick cheaply unless the partner has it, else play low; bids by a count of top
   cards) or `random`. A card-play decision is one call of a numba loop
-  (`agents.search.pimc_kernel`: the kernels `agents.kernels.play` for greedy and random,
+  (`agents.montecarlo.pimc_kernel`: the kernels `agents.kernels.play` for greedy and random,
   `agents.heuristic.play` for the heuristic's card play, each differential-tested
   against the engine and the Python agent). A bidding decision plays its games as ONE
-  batched engine `State` (`agents.search.common.state_from_world`) until every game is
+  batched engine `State` (`agents.montecarlo.common.state_from_world`) until every game is
   in card play (the heuristic's bids in Python), then hands the card play to the
   kernels. Both paths draw the same random numbers in the same order as the engine
   path (`use_kernel = False`, kept for the tests): the kernels' random policy from a
@@ -33,7 +33,7 @@ Parameters (`pimc:worlds=64,rollouts=1,evaluator=rollout,policy=heuristic,time_m
 `worlds` K; `rollouts` per world and action; `evaluator`; `policy`; `time_ms` a time
 budget per decision (0 = none: all K worlds; otherwise worlds are evaluated in chunks
 until the budget is spent, at least one chunk); `weight` `bids` weights the sampled
-worlds by the bids (`agents.search.world_weights`), `none` samples uniformly; `objective`
+worlds by the bids (`agents.montecarlo.world_weights`), `none` samples uniformly; `objective`
 `margin` | `team`; `bid` `search` (the default: bids as above), `heuristic` (the
 heuristic's rule-based bids, `heuristic:bid=rules`, with its blind-nil and exchange
 decisions; search only in card play, which separates how well the agent bids from how
@@ -53,7 +53,7 @@ from agents.heuristic.agent import HeuristicAgent
 from agents.heuristic.play import play_out_state as heuristic_play_out
 from agents.kernels.play import GREEDY, RANDOM, play_out_state
 from agents.kernels.streams import new_stream
-from agents.search.common import (
+from agents.montecarlo.common import (
     POLICIES,
     bid_then_search,
     greedy_actions,
@@ -61,8 +61,8 @@ from agents.search.common import (
     search_bidder,
     state_from_world,
 )
-from agents.search.pimc_kernel import HEURISTIC, play_rollouts
-from agents.search.sampling import sample_worlds
+from agents.montecarlo.pimc_kernel import HEURISTIC, play_rollouts
+from agents.montecarlo.sampling import sample_worlds
 from spades_env.engine import PHASE_BASE, random_legal_actions, step
 from spades_env.observation import SeatView, seat_view
 from spades_env.scoring import apply_bags, score_hand

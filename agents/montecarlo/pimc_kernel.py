@@ -29,7 +29,7 @@ from agents.kernels.play import (
     play_out_inline,
 )
 from agents.kernels.streams import new_stream
-from agents.search.common import margins
+from agents.montecarlo.common import margins
 from spades_env.cards import NUM_CARDS
 from spades_env.core.borrow import borrow, stack_array
 from spades_env.observation import SeatView

@@ -12,8 +12,8 @@ import time
 
 from agents.kernels.play import GREEDY, RANDOM, play_out, quick_bid_hand
 from agents.kernels.streams import below
-from agents.search.ismcts import FastGame, ISMCTSAgent, Node
-from agents.search.sampling import WorldSampler
+from agents.montecarlo.ismcts import FastGame, ISMCTSAgent, Node
+from agents.montecarlo.sampling import WorldSampler
 from spades_env.observation import SeatView
 from spades_env.state import BID, PLAY
 

@@ -32,7 +32,7 @@ it, with each seat's count fixed, is counted by dynamic programming over the sui
 (exact integers), and each world is drawn suit by suit with probabilities proportional
 to those counts (exact integer draws); within a suit, the cards are then dealt to the
 chosen counts by a uniform shuffle. Optionally (`weight="bids"`) worlds are weighted by
-how well each hand fits its bid (`agents.search.world_weights`).
+how well each hand fits its bid (`agents.montecarlo.world_weights`).
 
 The random numbers are numpy's (the caller's `Generator`); the weights, the choices and
 the dealing are compiled (`_split_weights`, `_take_splits`, `_deal_rows`) where the
@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.kernels.compile import ensure_fresh, jit
-from agents.search import world_weights as bid_model
+from agents.montecarlo import world_weights as bid_model
 from spades_env.cards import (
     CARD_SUIT,
     NUM_SUITS,
@@ -492,7 +492,7 @@ def sample_worlds(
     """(n, P) uint64: n worlds for game `game` of `view`, each a full set of hands now.
 
     `weight=None`: exactly uniform over the consistent worlds. `weight="bids"`: drawn
-    in proportion to `agents.search.world_weights.world_bid_weights` (see `bid_model` for the
+    in proportion to `agents.montecarlo.world_weights.world_bid_weights` (see `bid_model` for the
     model and how exact that is).
     """
     sampler = WorldSampler(knowledge(view, game))

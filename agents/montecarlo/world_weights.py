@@ -36,7 +36,7 @@ from spades_env.observation import SeatView
 
 
 class Sampler(Protocol):
-    """What the weighting needs of a world sampler (`agents.search.sampling.WorldSampler`):
+    """What the weighting needs of a world sampler (`agents.montecarlo.sampling.WorldSampler`):
     its knowledge of the hidden cards (`know.known`, `know.allowed`, `know.free`) and
     uniform draws. A protocol, so that the weights do not import the sampler that uses them."""
 

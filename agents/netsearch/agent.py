@@ -10,8 +10,8 @@ underbids and gathers bags. This agent gives each decision to the part that sees
   `agents/learned/checkpoints/learned.pt` (`bid=net`, the default), or PIMC's search
   (`bid=search`) or the heuristic's count (`bid=heuristic`);
 - **card play** (RULES.md §3): PIMC over `worlds` sampled worlds with heuristic rollouts
-  (`agents.search.pimc`), the worlds weighted by the bids (`weight=bids`,
-  `agents.search.world_weights`) or uniform (`weight=none`);
+  (`agents.montecarlo.pimc`), the worlds weighted by the bids (`weight=bids`,
+  `agents.montecarlo.world_weights`) or uniform (`weight=none`);
 - **the last `solve` tricks** of a hand, and the last `nil` tricks while a nil of its
   team is alive: the determinized exact solve of `agents.learned.endgame` over
   `solve_worlds` worlds (the score objective; for a live nil, the chance to keep it),
@@ -36,7 +36,7 @@ from agents.dd.position import check_rules
 from agents.learned.agent import LEARNED, NetworkAgent, load_network, rules_mismatch
 from agents.learned.checkpoint import read_checkpoint
 from agents.learned.endgame import MAX_TRICKS, MAX_WORLDS, EndgameSolver
-from agents.search.pimc import PIMCAgent
+from agents.montecarlo.pimc import PIMCAgent
 from spades_env.observation import SeatView
 from spades_env.rules import Rules
 from spades_env.state import DONE, PLAY

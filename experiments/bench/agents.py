@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.heuristic.agent import HeuristicAgent
 from agents.play_loop import play
-from agents.registry import make_agent
+from agents.registry import make_agent, parse_agent
 from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
@@ -101,7 +101,7 @@ def agents_section(seconds: float, specs: tuple[str, ...] = SPECS) -> list[Row]:
         rates: dict[tuple[str, str], float] = {}
         rows = []
         for spec in (REFERENCE, *[s for s in specs if s != REFERENCE]):
-            agent = make_agent(spec, seed=0)
+            agent = make_agent(parse_agent(spec), seed=0)
             for kind, its in items.items():
                 times = _latency(agent.act, its, seconds / (2 * len(specs)))
                 rate = len(times) / times.sum()

@@ -93,7 +93,7 @@ def _play(spec: str, deals: int, seed: int) -> tuple[float, int]:
     import numpy as np
 
     from agents.play_loop import play
-    from agents.registry import make_agent
+    from agents.registry import make_agent, parse_agent
     from experiments.tournament import deals as deals_mod
     from spades_env.duplicate import seat_agents
     from spades_env.rules import Rules
@@ -101,7 +101,8 @@ def _play(spec: str, deals: int, seed: int) -> tuple[float, int]:
 
     rules = Rules()
     ds = deals_mod.generate(rules, seed, deals)
-    llm, heuristic = make_agent(spec, seed=seed), make_agent("heuristic", seed=seed)
+    llm = make_agent(parse_agent(spec), seed=seed)
+    heuristic = make_agent(parse_agent("heuristic"), seed=seed)
     spent = [0.0, 0]
     act = llm.act
 

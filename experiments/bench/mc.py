@@ -5,7 +5,7 @@
   tricks). rate = decisions per second; `median_ms` / `p95_ms` the latency. The issue's
   target: 64 worlds in <= 20 ms.
 - `ismcts bid, 1000 iterations`: decision latency of an ISMCTS bid (the first bid of a
-  fresh deal, random rollouts; `agents.search.ismcts_bid_kernel`); reference: the same decisions
+  fresh deal, random rollouts; `agents.montecarlo.ismcts_bid_kernel`); reference: the same decisions
   by the agent's reference Python loop (`use_kernel = False`), the ratio ours over it.
 - `ismcts iterations`: ISMCTS iterations per second at the opening lead (random
   rollouts). Reference, if `open_spiel` is installed: OpenSpiel's Python `ISMCTSBot` on
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.search.ismcts import ISMCTSAgent
-from agents.search.pimc import PIMCAgent
+from agents.montecarlo.ismcts import ISMCTSAgent
+from agents.montecarlo.pimc import PIMCAgent
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import SeatView, seat_view
 from spades_env.rules import Rules

@@ -60,14 +60,14 @@ def tournament_run(games: int = TOURNAMENT_GAMES, spec: str = "learned"):
     unit plays it; returns the decisions played."""
     import numpy as np
 
-    from agents.registry import make_agent
+    from agents.registry import make_agent, parse_agent
     from experiments.tournament.deals import generate
     from experiments.tournament.match import play_batch
     from spades_env.duplicate import seat_agents
     from spades_env.rules import Rules
 
     rules = Rules()
-    agents = [make_agent(s, seed=0, rules=rules) for s in (spec, "heuristic")]
+    agents = [make_agent(parse_agent(s), seed=0, rules=rules) for s in (spec, "heuristic")]
     seat_agent = seat_agents(rules, games // 2)
     chunks = iter(range(10**9))
 
@@ -143,12 +143,14 @@ def decision_latency(
     import torch
 
     from agents.play_loop import play
-    from agents.registry import make_agent
+    from agents.registry import make_agent, parse_agent
     from spades_env.rules import Rules
     from spades_env.state import PLAY, init
 
     rules = Rules()
-    agent, opponent = (make_agent(s, seed=seed, rules=rules) for s in (spec, "heuristic"))
+    agent, opponent = (
+        make_agent(parse_agent(s), seed=seed, rules=rules) for s in (spec, "heuristic")
+    )
     times: list[tuple[int, float]] = []
     act = agent.act
 

@@ -27,7 +27,7 @@ from experiments.bid_analysis.log_frames import (
     seat_frame,
     team_frame,
 )
-from spades_env.files import atomic_write
+from spades_env.tooling.files import atomic_write
 
 #: PNG file names `save_figures` writes (the DD one only with a DD analysis).
 FIGURE_FILES = {

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from experiments.cli.progress import counting_bar
-from experiments.cli.tournament import whole_number
+from experiments.cli.values import whole_number
 from experiments.tournament.bid_stats import GROUPINGS
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import argcomplete
 
-from spades_env.flags import FlagParser
+from spades_env.tooling.flags import FlagParser
 
 
 def commands() -> list[ModuleType]:
@@ -43,7 +43,7 @@ def commands() -> list[ModuleType]:
 
 class _Parser(FlagParser):
     """argparse that reports a bad flag or value as one line, without the usage dump, and
-    refuses a single-valued flag given twice (`spades_env.flags.FlagParser`, which the
+    refuses a single-valued flag given twice (`spades_env.tooling.flags.FlagParser`, which the
     training scripts' flags share)."""
 
 

@@ -11,9 +11,15 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.cli.tournament import add_rules_arguments, build_rules
-from experiments.cli.values import MAX_SEED, deal_count, seed_number, whole_number
-from spades_env.files import atomic_write
+from experiments.cli.values import (
+    MAX_SEED,
+    add_rules_arguments,
+    build_rules,
+    deal_count,
+    seed_number,
+    whole_number,
+)
+from spades_env.tooling.files import atomic_write
 
 
 def add_parser(sub) -> None:

@@ -11,9 +11,15 @@ import argparse
 import numpy as np
 
 from agents.random_agent import random_legal_actions
-from agents.registry import make_agent, split_specs
-from experiments.cli.tournament import add_rules_arguments, build_rules
-from experiments.cli.values import add_decision_timeout, agent_limits, seed_number
+from agents.registry import make_agent
+from experiments.cli.values import (
+    add_decision_timeout,
+    add_rules_arguments,
+    agent_limits,
+    agent_specs,
+    build_rules,
+    seed_number,
+)
 from spades_env.agent_calls import AgentError, call_agent
 from spades_env.engine import legal_action_mask, seat_name, step
 from spades_env.observation import encode, seat_view
@@ -56,7 +62,7 @@ def _demo(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
     seats = None
     if args.agents is not None:
-        specs = split_specs(args.agents)
+        specs = agent_specs(args.agents)  # each read once
         if not specs:
             raise ValueError("--agents names no agent")
         seats = [

@@ -1,11 +1,11 @@
 """`spades evaluate SPEC`: the fixed, versioned evaluation ladder of
-`experiments.tournament.protocol`, one table and one JSON result.
+`experiments.tournament.ladder_protocol`, one table and one JSON result.
 
 The candidate plays a duplicate tournament against each opponent of the ladder, each in
 its own run folder under `--dir` (`1-random/`, `2-heuristic/`, ...), so `--resume`
 finishes an interrupted evaluation the way `spades tournament --resume` finishes a
 tournament: the rows already logged are kept, the rest is played. The work is
-`protocol.run_evaluation`, which Python callers use directly.
+`ladder_protocol.run_evaluation`, which Python callers use directly.
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ from rich.table import Table
 from agents.processes import check_workers
 from experiments.cli.checks import output_file
 from experiments.cli.progress import counting_bar
-from experiments.cli.tournament import whole_number
-from experiments.cli.values import add_decision_timeout, agent_limits
-from experiments.tournament import protocol
+from experiments.cli.values import add_decision_timeout, agent_limits, whole_number
+from experiments.tournament import ladder_protocol
 from experiments.tournament.config import TournamentError
 from experiments.tournament.runner import BACKENDS
-from spades_env.files import LOCK_FILE, atomic_write, new_folder
+from spades_env.tooling.files import LOCK_FILE, atomic_write, new_folder
 
 RUNS_DIR = Path("runs")
 
@@ -40,12 +39,12 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "evaluate",
         help="the fixed evaluation ladder (protocol "
-        f"{protocol.VERSION}) of one agent: a table and a JSON result",
-        description=f"Protocol {protocol.VERSION}: duplicate deals of one published deal "
+        f"{ladder_protocol.VERSION}) of one agent: a table and a JSON result",
+        description=f"Protocol {ladder_protocol.VERSION}: duplicate deals of one published deal "
         "set (its SHA-256 printed) against "
-        + ", ".join(r.opponent for r in protocol.LADDER)
+        + ", ".join(r.opponent for r in ladder_protocol.LADDER)
         + ", with deal counts for a 95% CI of about ±2.5 points per deal "
-        "(experiments/tournament/protocol.py). Resumable like a tournament.",
+        "(experiments/tournament/ladder_protocol.py). Resumable like a tournament.",
     )
     p.add_argument("spec", metavar="SPEC", help="the agent to evaluate (an agent spec)")
     p.add_argument("--out", metavar="FILE", help="also write the result JSON here")
@@ -93,14 +92,15 @@ def _folder(args: argparse.Namespace) -> Path:
         return Path(args.dir)
     if args.resume:
         found = sorted(
-            RUNS_DIR.glob(f"evaluate-*/{protocol.HEADER_FILE}"), key=lambda p: p.stat().st_mtime
+            RUNS_DIR.glob(f"evaluate-*/{ladder_protocol.HEADER_FILE}"),
+            key=lambda p: p.stat().st_mtime,
         )
         if not found:
             raise TournamentError(f"--resume: no evaluation under {str(RUNS_DIR)!r}; give --dir")
         return found[-1].parent
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     # made here, so that two evaluations started in the same second get folders of their own
-    return new_folder(RUNS_DIR, f"evaluate-{protocol.slug(args.spec)}-{stamp}")
+    return new_folder(RUNS_DIR, f"evaluate-{ladder_protocol.slug(args.spec)}-{stamp}")
 
 
 @contextmanager
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     progress = counting_bar(err, disable=args.no_progress)
     try:
         with progress, agent_limits(args), _removed_if_unused(root if made_here else None):
-            result = protocol.run_evaluation(
+            result = ladder_protocol.run_evaluation(
                 args.spec,
                 root,
                 resume=args.resume,
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
                 address=args.address,
                 on_rung=lambda opponent, total, done: _bar(progress, opponent, total, done),
                 on_start=lambda: err.print(
-                    f"evaluation of {args.spec}, protocol {protocol.VERSION}; folder {root}"
+                    f"evaluation of {args.spec}, protocol {ladder_protocol.VERSION}; folder {root}"
                 ),
                 on_note=err.print,
             )
@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     if not out.is_terminal:
         out = Console(width=120)
     out.print(result_table(result))
-    out.print(f"result: {out_file or root / protocol.RESULT_FILE}")
+    out.print(f"result: {out_file or root / ladder_protocol.RESULT_FILE}")
     return 0
 
 
@@ -229,8 +229,10 @@ def _llm_ladder(args: argparse.Namespace) -> int:
         configs = [llm_ladder.config(args.spec, o) for o in llm_ladder.OPPONENTS]
     else:
         configs = [
-            protocol.rung_config(args.spec, r, protocol.rung_deals(r, args.test_deals))
-            for r in protocol.LADDER
+            ladder_protocol.rung_config(
+                args.spec, r, ladder_protocol.rung_deals(r, args.test_deals)
+            )
+            for r in ladder_protocol.LADDER
         ]
     if args.dry_run:
         total: dict[str, dict] = {}
@@ -242,10 +244,12 @@ def _llm_ladder(args: argparse.Namespace) -> int:
         for line in llm_ladder.dry_run_lines(total, "hand"):
             print(line)
         return 0
-    root = Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{protocol.slug(args.spec)}"
+    root = (
+        Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(args.spec)}"
+    )
     result = llm_ladder.run_ladder(args.spec, root, workers=args.workers or 1)
     text = json.dumps(result, indent=2) + "\n"
-    (root / protocol.RESULT_FILE).write_text(text)
+    (root / ladder_protocol.RESULT_FILE).write_text(text)
     if args.out:
         Path(args.out).write_text(text)
     table = Table(
@@ -282,5 +286,5 @@ def _llm_ladder(args: argparse.Namespace) -> int:
     if not out.is_terminal:
         out = Console(width=120)
     out.print(table)
-    out.print(f"result: {root / protocol.RESULT_FILE}")
+    out.print(f"result: {root / ladder_protocol.RESULT_FILE}")
     return 0

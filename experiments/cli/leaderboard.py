@@ -19,8 +19,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from experiments.tournament import protocol
-from spades_env.files import atomic_write
+from experiments.tournament import ladder_protocol
+from spades_env.tooling.files import atomic_write
 
 #: in the chart, a margin further than this from its panel's median is drawn at the edge
 OUTLIER = 80.0
@@ -51,7 +51,7 @@ def load(path: str) -> dict[str, Any]:
         raise ValueError(f"{path!r} does not exist") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path!r} is not JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("protocol") != protocol.PROTOCOL:
+    if not isinstance(data, dict) or data.get("protocol") != ladder_protocol.PROTOCOL:
         raise ValueError(f"{path!r} is not a spades evaluate result")
     check_result(path, data)
     return data
@@ -164,7 +164,7 @@ def render(results: list[dict[str, Any]], sources: list[str], chart: str | None 
         ]
     lines += [
         f"Protocol `{first['protocol']}` version {first['version']} "
-        "(`experiments/tournament/protocol.py`): standard rules, hand mode, duplicate deals "
+        "(`experiments/tournament/ladder_protocol.py`): standard rules, hand mode, duplicate deals "
         f"of the deal set of seed {first['deal_seed']} (SHA-256 "
         f"`{first['deal_set_sha256']}`). Each cell is the agent's margin over the opponent "
         "in points per deal with its 95% CI; deals per opponent: "
@@ -184,7 +184,7 @@ def render(results: list[dict[str, Any]], sources: list[str], chart: str | None 
             f"| `{res['candidate']}` | " + " | ".join(cells) + f" | {res['spades_version']} |"
         )
     lines += play_table(ranked(results))
-    missing = [a for a in protocol.SHIPPED if a not in seen]
+    missing = [a for a in ladder_protocol.SHIPPED if a not in seen]
     if missing:
         names = ", ".join(f"`{a}`" for a in missing)
         lines += ["", f"Shipped agents without a result on this page: {names}."]

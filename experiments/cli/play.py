@@ -3,7 +3,8 @@
 The flags define the game (or `--load` resumes one); this module holds the terminal:
 the screen at each of the person's turns, the prompt and its commands, the summaries,
 and saving on quit, on Ctrl-C and at the end of piped input. The game itself is
-`experiments.play.session`, the drawing `experiments.play.screen` and `experiments.play.sheets`.
+`experiments.play.session` (on the table's shared session, `experiments.table`), the
+drawing `experiments.play.screen` and `experiments.play.sheets`.
 Every table of RULES.md §6 plays: seats 0..4 (`--seat 4` is cutthroat_5's fifth seat),
 and `--partner` only where there are partnerships.
 """
@@ -22,9 +23,7 @@ import numpy as np
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from agents.registry import display_name
-from experiments.cli.tournament import add_rules_arguments, build_rules
-from experiments.cli.values import agent_limits, seed_number
+from experiments.cli.values import add_rules_arguments, agent_limits, build_rules, seed_number
 from experiments.play import screen as ui
 from experiments.play import sheets
 from experiments.play.session import (
@@ -34,17 +33,17 @@ from experiments.play.session import (
     PlaySession,
     Quit,
     default_save_path,
-    hint_label,
     load,
     make_setup,
     parse_move,
     prompt_line,
 )
+from experiments.table.words import hint_label, seat_title
 from spades_env.agent_calls import AgentError
-from spades_env.draw import stock_left
 from spades_env.engine import SEAT_NAMES
-from spades_env.files import disk_error
 from spades_env.rules import Rules
+from spades_env.stock_draw import stock_left
+from spades_env.tooling.files import disk_error
 
 _GAME_FLAGS = ("seat", "partner", "opponents", "rules", "option", "seed")
 _COMMANDS = ("hint", "last", "score", "show", "help", "quit", "save")
@@ -137,7 +136,7 @@ def _header(session: PlaySession) -> str:
     s, g = session.setup, session.game
     return (
         f"Spades · {_rules_label(s.rules)} · seed {s.seed} · hand {g.hand_no + 1} · "
-        f"you are {ui.seat_title(s.human)}"
+        f"you are {seat_title(s.human)}"
     )
 
 
@@ -166,7 +165,7 @@ def _command(session: PlaySession, term: Terminal, text: str, save_to: Path | No
         return False
     if cmd == "hint":
         action, why = session.hint()
-        line = f"hint ({display_name(session.setup.hint_agent)}): {hint_label(action)}"
+        line = f"hint ({session.setup.hint_agent.display}): {hint_label(action)}"
         term.show(line + (f" — {why}" if why else ""))
     elif cmd == "last":
         term.show(Text.assemble("last ", ui.trick_text(session.last_trick)))

@@ -142,6 +142,12 @@ def add_parser(sub) -> None:
         "(default 30); more are refused until the allowance refills",
     )
     p.add_argument("--no-review", action="store_true", help="no double-dummy review after hands")
+    p.add_argument(
+        "--no-datasets",
+        action="store_true",
+        help="keep no behaviour-cloning dataset of the people's decisions (by default each "
+        "game writes DIR/web/<table>/bc-seatN/)",
+    )
     p.set_defaults(run=run)
 
 
@@ -322,6 +328,7 @@ def run(args: argparse.Namespace) -> int:
                 hosts=allowed_hosts(host, args.public_url),
                 max_games=args.max_games,
                 tables_per_minute=args.tables_per_minute,
+                datasets=not args.no_datasets,
             )
             port = sock.getsockname()[1]
             url = shown_url(host, port, args.token, args.public_url)

@@ -17,11 +17,13 @@ from rich.console import Console
 from rich.progress import Progress
 
 from agents.processes import check_workers
-from agents.registry import AgentSpecError, parse_agent, split_specs
 from experiments.cli.progress import counting_bar
 from experiments.cli.values import (
     add_decision_timeout,
+    add_rules_arguments,
     agent_limits,
+    agent_specs,
+    build_rules,
     deal_count,
     seed_number,
     whole_number,
@@ -39,8 +41,7 @@ from experiments.tournament.runner import (
     OnUnit,
     drive,
 )
-from spades_env.files import new_folder
-from spades_env.rules import Rules
+from spades_env.tooling.files import new_folder
 
 DEFAULTS: dict[str, Any] = {
     "agents": "random,heuristic",
@@ -130,32 +131,10 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in DEFAULTS if getattr(args, k) is not None}
 
 
-def add_rules_arguments(p: argparse.ArgumentParser) -> None:
-    """`--rules PRESET` and repeatable `--option NAME=VALUE` (read with `build_rules`)."""
-    p.add_argument("--rules", metavar="PRESET", help="rules preset (default standard)")
-    p.add_argument(
-        "--option",
-        action="append",
-        metavar="NAME=VALUE",
-        help="rules option on top of the preset, e.g. target=300 (repeatable)",
-    )
-
-
-def build_rules(preset: str, options: list[str]) -> Rules:
-    """The preset with each `--option name=value[,name=value]` applied in order."""
-    return Rules.build(preset, options)
-
-
 def build_config(args: argparse.Namespace) -> TournamentConfig:
     v = {**DEFAULTS, **_given(args)}
-    agents = []
-    for spec in split_specs(v["agents"]):
-        try:
-            agents.append(parse_agent(spec))  # the one reading of each spec
-        except AgentSpecError as exc:
-            raise AgentSpecError(f"--agents: {exc}") from None
     return TournamentConfig(
-        agents=tuple(agents),
+        agents=agent_specs(v["agents"], "--agents"),  # the one reading of each spec
         mode=v["mode"],
         rules=build_rules(v["rules"], v["option"]),
         seed=v["seed"],
@@ -237,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
         raise TournamentError("--address needs --backend ray")
     if args.backend == "ray":  # before the run folder is made
         from experiments.tournament.ray_backend import require_ray
-        from spades_env.ray_address import check_address
+        from spades_env.tooling.ray_address import check_address
 
         if args.address is not None:
             check_address(args.address)
@@ -293,5 +272,5 @@ def run(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- output
 # The tables are drawn by experiments.tournament.report, the renderer the Python API's
-# TournamentResult shares; print_summary stays importable from here.
-__all__ = ["add_parser", "build_config", "print_summary", "run"]
+# TournamentResult shares (import print_summary from there).
+__all__ = ["add_parser", "build_config", "run"]

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
         main([f for f in args.flags if f != "--quiet"], prog="spades train recipe")
         return 0
-    from spades_env.flags import given_flags, parse_args  # torch is imported from here on
+    from spades_env.tooling.flags import given_flags, parse_args  # torch is imported from here on
     from training.session import pick_device, prepare_args
 
     module = importlib.import_module(SCRIPTS[args.algo])
@@ -68,9 +68,10 @@ def run(args: argparse.Namespace) -> int:
         given_flags(module.Args, flags),
         Console(stderr=True, soft_wrap=True).print,
     )
-    if prepared.ckpt is None and hasattr(module, "check_args"):
-        module.check_args(train_args)  # the script's own checks (bc: teacher, datasets)
     hand_over = {"prepared": prepared} if args.algo in ("ppo", "dmc") else {}
+    if prepared.ckpt is None and args.algo == "bc":
+        # bc's own checks (teacher, datasets), its specs read once, on the run's rules
+        hand_over = {"checked": module.check_args(train_args, prepared.rules)}
     pick_device(train_args.device)
     err = Console(stderr=True)
     with Progress(

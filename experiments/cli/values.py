@@ -1,7 +1,10 @@
-"""The argparse pieces every `spades` command shares: value types that refuse what they
+"""The argparse pieces every `spades` command shares, in one module that the commands
+import (no command imports another): the shared flags (`--rules`/`--option`,
+`--decision-timeout`), the readers of their text into values (`build_rules` -> `Rules`,
+`agent_specs` -> `AgentSpec`s, read once), and value types that refuse what they
 cannot take (a seed past 64 bits, a NaN number of seconds, a deal count no machine could
 hold) in one line. (The action that refuses a single-valued flag given twice,
-`StoreOnce`, is `spades_env.flags`', which every `spades` parser shares.)
+`StoreOnce`, is `spades_env.tooling.flags`', which every `spades` parser shares.)
 
 argparse adds the flag to a type's error: `--seed: must be 0..2**64-1, got 2**64`."""
 
@@ -12,8 +15,10 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from agents.registry import AgentSpec, AgentSpecError, parse_agent, split_specs
 from experiments.tournament.config import MAX_DEALS, MAX_SEED
 from spades_env.agent_calls import Limits, limits
+from spades_env.rules import Rules
 
 
 def whole_number(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
@@ -119,3 +124,33 @@ def agent_limits(args: argparse.Namespace) -> Iterator[Limits]:
         timeout_hint="raise --decision-timeout, or 0 for none",
     ) as now:
         yield now
+
+
+def add_rules_arguments(p: argparse.ArgumentParser) -> None:
+    """`--rules PRESET` and repeatable `--option NAME=VALUE` (read with `build_rules`)."""
+    p.add_argument("--rules", metavar="PRESET", help="rules preset (default standard)")
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="rules option on top of the preset, e.g. target=300 (repeatable)",
+    )
+
+
+def build_rules(preset: str, options: list[str]) -> Rules:
+    """The preset with each `--option name=value[,name=value]` applied in order."""
+    return Rules.build(preset, options)
+
+
+def agent_specs(text: str, flag: str | None = None) -> tuple[AgentSpec, ...]:
+    """A list of agent specs (`--agents`, as `split_specs` cuts it) -> their values, each
+    read once (`parse_agent`); with `flag`, an error names it: `--agents: unknown ...`."""
+    specs = []
+    for spec in split_specs(text):
+        try:
+            specs.append(parse_agent(spec))
+        except AgentSpecError as exc:
+            if flag is None:
+                raise
+            raise AgentSpecError(f"{flag}: {exc}") from None
+    return tuple(specs)

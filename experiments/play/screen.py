@@ -10,62 +10,39 @@ one-player team.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from experiments.table.words import (
+    Trick,
+    bid_label,
+    card_label,
+    contract_label,
+    seat_title,
+    sort_hand,
+    team_name,
+    team_seats,
+    visible_hand,
+)
 from spades_env.cards import (
-    CARD_RANK,
     CARD_SUIT,
     SUIT_NAMES,
     SUIT_SYMBOLS,
-    card_to_str,
     mask_to_cards,
 )
-from spades_env.engine import seat_name
 from spades_env.observation import SeatView
-from spades_env.rules import Rules
-from spades_env.state import DONE, DRAW, EXCHANGE, PLAY
+from spades_env.state import DONE, DRAW, PLAY
 
 #: four-colour deck, readable on dark and light terminals
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
-TEAM_NAMES = ("North–South", "East–West")
-
-
-@dataclass
-class Trick:
-    """A finished (or, while `winner` is None, running) trick: (seat, card) in play order."""
-
-    number: int  # 1-based within its hand
-    plays: list[tuple[int, int]]
-    winner: int | None = None
 
 
 # ----------------------------------------------------------------------------- cards
-def card_label(card: int) -> str:
-    """`T♥`, `Q♠`: the product's one notation (`spades_env.cards.card_to_str`)."""
-    return card_to_str(card, unicode=True)
-
-
 def card_text(card: int, dim: bool = False) -> Text:
     style = SUIT_STYLES[int(CARD_SUIT[card])]
     return Text(card_label(card), style=f"{style} dim" if dim else style)
-
-
-def sort_hand(mask: int) -> list[int]:
-    """Rule text 000's order: spades first, then hearts, diamonds, clubs; high cards first."""
-    return sorted(mask_to_cards(mask), key=lambda c: (int(CARD_SUIT[c]), -int(CARD_RANK[c])))
-
-
-def visible_hand(v: SeatView) -> list[int]:
-    """The seat's cards in screen order, less those already chosen to pass (RULES.md §2)."""
-    mask = int(v.hand[0])
-    if int(v.phase[0]) == EXCHANGE:
-        mask &= ~int(v.passed[0])
-    return sort_hand(mask)
 
 
 def hand_text(cards: list[int], legal: set[int] | None) -> Text:
@@ -83,43 +60,7 @@ def hand_text(cards: list[int], legal: set[int] | None) -> Text:
     return out
 
 
-def bid_label(bid: int, blind: bool) -> str:
-    if bid < 0:
-        return "–"
-    if bid == 0:
-        return "blind nil" if blind else "nil"
-    return str(bid)
-
-
-def contract_label(bids: list[int], blind: list[bool], seats: tuple[int, ...]) -> str:
-    """A team's contract (the sum of its non-nil bids, RULES.md §2) and its parts."""
-    if any(bids[s] < 0 for s in seats):
-        return "–"
-    total = sum(bids[s] for s in seats if bids[s] > 0)
-    parts = [bid_label(bids[s], blind[s]) for s in seats]
-    return f"{total} ({' + '.join(parts)})"
-
-
 # ----------------------------------------------------------------------------- seats
-def seat_title(seat: int) -> str:
-    """The seat's name as a line may start with it: North .. West, Seat 4 (cutthroat_5)."""
-    name = seat_name(seat)
-    return name[:1].upper() + name[1:]
-
-
-def team_seats(rules: Rules, team: int) -> tuple[int, ...]:
-    """The seats of a team: (0, 2) and (1, 3) in partnerships (RULES.md §1), else one."""
-    return tuple(s for s in range(rules.num_players) if rules.team_of(s) == team)
-
-
-def team_name(rules: Rules, team: int, human: int) -> str:
-    """North–South / East–West, or the player's seat with one-player teams (RULES.md §6)."""
-    if rules.partnerships:
-        return TEAM_NAMES[team]
-    seat = team_seats(rules, team)[0]
-    return f"{seat_title(seat)} (you)" if seat == human else seat_title(seat)
-
-
 # ----------------------------------------------------------------------------- table
 def _seat_head(v: SeatView, seat: int, players: list[str], human: int) -> Text:
     """`▶ South · you (dealer)`: the seat to act, the seat, who sits there, the dealer."""

@@ -21,24 +21,26 @@ partner is refused (one line) rather than silently ignored.
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from agents.base import BaseAgent
-from agents.registry import (
-    canonical_spec,
-    check_agent_rules,
-    display_name,
-    make_agent,
-    parse_spec,
+from agents.registry import agent_from_json, make_agent, parse_agent
+from agents.spec import AgentSpec
+from experiments.table.session import (
+    HUMAN,
+    SAVE_FORMAT,
+    SAVE_VERSION,
+    Bot,
+    GameSession,
+    Human,
+    Setup,
+    ask_agent,
+    bot_seed,
+    why_illegal,
 )
-from experiments.play import screen as ui
-from spades_env.agent_calls import AgentError, call_agent
+from experiments.table.words import action_label, card_label, seat_title
 from spades_env.cards import (
     BID_BASE,
     BLIND_NIL,
@@ -46,26 +48,18 @@ from spades_env.cards import (
     DRAW_KEEP,
     NAME_TRUMP,
     NUM_CARDS,
-    SEE_HAND,
-    SUIT_NAMES,
-    SUIT_SYMBOLS,
     ActionParseError,
     action_to_str,
     str_to_action,
     str_to_card,
     str_to_suit,
 )
-from spades_env.core.rule_functions import partner_of
-from spades_env.engine import IllegalActionError, blind_allowed, explain_illegal, seat_name
-from spades_env.files import atomic_write
-from spades_env.observation import SeatView, seat_view
-from spades_env.records import hand_records
+from spades_env.engine import IllegalActionError, seat_name
+from spades_env.observation import seat_view
 from spades_env.rules import Rules
-from spades_env.single import SingleGame
 from spades_env.state import BID, BLIND, DRAW, EXCHANGE, PLAY, TRUMP
+from spades_env.tooling.files import atomic_write
 
-SAVE_FORMAT, SAVE_VERSION = "spades-play", 1
-HUMAN = "human"
 HELP = """\
 bids: a number (4), nil, blind nil; when offered blind nil: blind nil or see
 cards: QH, 10h, q♥, or the card's number in your hand (1 = leftmost)
@@ -92,29 +86,13 @@ class Quit(Exception):  # noqa: N818 (a request, not an error)
     """The person typed quit."""
 
 
-@dataclass(frozen=True)
-class Setup:
-    """Everything that defines a game besides the actions."""
-
-    rules: Rules
-    seed: int
-    human: int  # the person's seat
-    players: tuple[str, ...]  # agent spec per seat; HUMAN at the person's seat
-    hint_agent: str = "heuristic"
-
-    @property
-    def names(self) -> list[str]:
-        """Each seat's name on the screen: an agent's `NAME=` (or spec), HUMAN."""
-        return [p if p == HUMAN else display_name(p) for p in self.players]
-
-
 def make_setup(
     rules: Rules,
     seed: int,
     human: int | None = None,
-    partner: str | None = None,
-    opponents: str = "heuristic",
-    hint_agent: str = "heuristic",
+    partner: str | AgentSpec | None = None,
+    opponents: str | AgentSpec = "heuristic",
+    hint_agent: str | AgentSpec = "heuristic",
 ) -> Setup:
     """The seats' players: the person at `human` (default South, or North at a table of
     two), the partner's agent at the partner's seat (RULES.md §1), the opponents'
@@ -123,83 +101,38 @@ def make_setup(
     if human is None:
         human = 2 if p > 2 else 0
     if not 0 <= human < p:
-        names = ", ".join(f"{ui.seat_title(s)} ({s})" for s in range(p))
+        names = ", ".join(f"{seat_title(s)} ({s})" for s in range(p))
         raise PlayError(f"seat {human} is not at this table of {p}: the seats are {names}")
     if partner is not None and not rules.partnerships:
         raise PlayError(
             f"{rules.name} has one-player teams, so there is no partner: drop --partner "
             "(--opponents sets every other seat)"
         )
-    # a file's path absolute, so that a saved game loads from another folder
-    partner, opponents, hint_agent = (
-        canonical_spec(x) for x in (partner or "heuristic", opponents, hint_agent)
+    # each spec read once (a text: here; a file's path made absolute, so that a saved game
+    # loads from another folder): an unknown agent, or one that cannot play these rules,
+    # fails before the game starts
+    mate, others, hint = (
+        parse_agent(x, rules) for x in (partner or "heuristic", opponents, hint_agent)
     )
-    for spec in (partner, opponents, hint_agent):
-        parse_spec(spec)  # an unknown agent fails here, before the game starts
-        check_agent_rules(spec, rules)  # so does one that cannot play these rules
     team = rules.team_of(human)
     players = tuple(
-        HUMAN if s == human else partner if rules.team_of(s) == team else opponents
+        Human() if s == human else Bot(mate if rules.team_of(s) == team else others)
         for s in range(p)
     )
-    return Setup(rules, seed, human, players, hint_agent)
+    return Setup(rules, seed, human, players, hint)
 
 
-def bot_seed(seed: int, seat: int) -> int:
-    """The seed of seat `seat`'s bot in a game of seed `seed` (the web's tables use it too)."""
-    return int(np.random.SeedSequence([seed, seat]).generate_state(1)[0])
+class PlaySession(GameSession):
+    """`spades play`'s game: the table's session with the bots and the hint agent built."""
 
-
-def ask_agent(game: SingleGame, agent: BaseAgent, seat: int, seed: int, moves: int) -> int:
-    """`agent`'s action for `seat` in `game` after `moves` actions of a game of seed
-    `seed`: one guarded, checked call (spades_env.agent_calls), its randomness drawn from
-    (seed, seat, moves), so a replayed game asks the same (see the module docstring)."""
-    if hasattr(agent, "rng"):
-        agent.rng = np.random.default_rng([seed, seat, moves])
-    obs = game.observe(seat)[None] if agent.needs_obs else None
-    mask = game.legal_mask().astype(bool)[None]
-    try:
-        actions = call_agent(
-            agent, seat_view(game.state), obs, mask, seats=[seat], state=game.state
-        )
-    except AgentError as exc:
-        raise exc.relocated(f"hand {int(game.hand_no) + 1}") from None
-    return int(actions[0])
-
-
-class PlaySession:
-    """The game, the bots, and what the screen needs to remember (tricks, hand records)."""
-
-    def __init__(self, setup: Setup, agents: bool = True) -> None:
-        """`agents=False`: the game alone, no agent built (the web table's server, whose
-        agents live in another process: `experiments.web.seats`)."""
-        self.setup = setup
-        self.game = SingleGame(setup.rules, seed=setup.seed)
-        self.bots: dict[int, BaseAgent] = {}
-        self.hinter: BaseAgent | None = None
-        if agents:
-            self.bots = {
-                s: make_agent(spec, bot_seed(setup.seed, s))
-                for s, spec in enumerate(setup.players)
-                if s != setup.human and spec != HUMAN  # (the web seats people in several)
-            }
-            self.hinter = make_agent(setup.hint_agent, bot_seed(setup.seed, len(setup.players)))
-        self.actions: list[tuple[int, int]] = []  # (seat, action) since the start
-        self.records: list[dict[str, Any]] = []  # hand records of the finished hands
-        self.trick: ui.Trick | None = None  # the trick on the table
-        self.last_trick: ui.Trick | None = None
-
-    @property
-    def human_to_act(self) -> bool:
-        return not self.game.done and self.game.to_act == self.setup.human
-
-    def view(self) -> SeatView:
-        """What the person's seat knows."""
-        return seat_view(self.game.state, np.array([self.setup.human]))
-
-    def hand(self) -> list[int]:
-        """The person's cards in screen order (empty while face down for blind nil)."""
-        return ui.visible_hand(self.view())
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.bots: dict[int, BaseAgent] = {
+            s: make_agent(p.spec, bot_seed(setup.seed, s))
+            for s, p in enumerate(setup.players)
+            if s != setup.human and isinstance(p, Bot) and p.spec is not None
+        }
+        self.hinter = make_agent(setup.hint_agent, bot_seed(setup.seed, len(setup.players)))
 
     def _ask(self, agent: BaseAgent, seat: int) -> int:
         return ask_agent(self.game, agent, seat, self.setup.seed, len(self.actions))
@@ -217,39 +150,6 @@ class PlaySession:
             reasons = agent.explain(seat_view(self.game.state))
         return action, (reasons[0] if reasons else None)
 
-    def apply(self, action: int) -> tuple[list[str], dict[str, Any] | None]:
-        """Play the action of the seat to act; the event lines and any finished hand."""
-        g = self.game
-        seat, phase, before = g.to_act, g.phase, list(g.tricks_won)
-        number = g.tricks_played + 1
-        mine = seat == self.setup.human
-        drawn = self._draw_cards(action) if phase == DRAW and mine else (-1, -1)
-        info = g.step(action)  # raises IllegalActionError; nothing changes then
-        self.actions.append((seat, action))
-        events = [describe(seat, phase, action, mine, *drawn)]
-        record = None
-        if info.finished is not None:
-            record = hand_records(self.setup.rules, info.finished)[0]
-            self.records.append(record)
-        if phase != PLAY:
-            return events, record
-        trick = self.trick = self.trick or ui.Trick(number, [])
-        trick.plays.append((seat, action))
-        if len(trick.plays) == self.setup.rules.num_players:
-            # the winner is the seat whose trick count the engine raised
-            after = record["tricks"] if record else g.tricks_won
-            trick.winner = next(s for s in range(len(after)) if after[s] != before[s])
-            self.last_trick, self.trick = trick, None
-            events.append(f"{ui.seat_title(trick.winner)} wins trick {number}")
-        return events, record
-
-    def _draw_cards(self, action: int) -> tuple[int, int]:
-        """RULES.md §6 two_player: (the card the person looks at, the card they get)."""
-        state = self.game.state
-        top = int(state.stock[0, int(state.stock_pos[0])])
-        nxt = int(state.stock[0, int(state.stock_pos[0]) + 1])
-        return top, top if action == DRAW_KEEP else nxt
-
     # ----------------------------------------------------------------- save / load
     def to_json(self) -> dict[str, Any]:
         s, g = self.setup, self.game
@@ -259,8 +159,8 @@ class PlaySession:
             "rules": s.rules.to_dict(),
             "seed": s.seed,
             "human_seat": s.human,
-            "players": list(s.players),
-            "hint_agent": s.hint_agent,
+            "players": [HUMAN if isinstance(p, Human) else p.spec.to_json() for p in s.players],
+            "hint_agent": s.hint_agent.to_json(),
             "actions": [[seat, action_to_str(a)] for seat, a in self.actions],
             "hands_done": len(self.records),
             "scores": list(g.scores),
@@ -283,7 +183,7 @@ class PlaySession:
         return atomic_write(path, "{\n" + ",\n".join(lines) + "\n}\n")
 
 
-def load(path: str | Path, hint_agent: str | None = None) -> PlaySession:
+def load(path: str | Path, hint_agent: str | AgentSpec | None = None) -> PlaySession:
     """Rebuild a saved game by replaying its actions through the engine."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -308,7 +208,9 @@ def load(path: str | Path, hint_agent: str | None = None) -> PlaySession:
     return session
 
 
-def _saved_session(data: dict[str, Any], hint_agent: str | None) -> tuple[PlaySession, list]:
+def _saved_session(
+    data: dict[str, Any], hint_agent: str | AgentSpec | None
+) -> tuple[PlaySession, list]:
     """The session a save starts from, and its actions as (seat, text) pairs."""
     seed, seat = data["seed"], data["human_seat"]
     for name, value in (("seed", seed), ("human_seat", seat)):
@@ -320,12 +222,18 @@ def _saved_session(data: dict[str, Any], hint_agent: str | None) -> tuple[PlaySe
         for a in actions
     ):
         raise PlayError("actions must be [seat, action] pairs")
+    players = data["players"]
+    if not isinstance(players, list):
+        raise PlayError("players must be a list")
+    # each stored spec read once, here
     setup = Setup(
         Rules.from_dict(data["rules"]),
         seed,
         seat,
-        tuple(data["players"]),
-        hint_agent or data.get("hint_agent", "heuristic"),
+        tuple(Human() if p == HUMAN else Bot(agent_from_json(p)) for p in players),
+        parse_agent(hint_agent)
+        if hint_agent is not None
+        else agent_from_json(data.get("hint_agent", "heuristic")),
     )
     return PlaySession(setup), actions
 
@@ -353,52 +261,6 @@ def default_save_path() -> Path:
 
 
 # ----------------------------------------------------------------------------- input
-def action_label(action: int) -> str:
-    """How a prompt lists the action, which is also how it may be typed."""
-    if 0 <= action < NUM_CARDS:
-        return ui.card_label(action)
-    return "see" if action == SEE_HAND else action_to_str(action)
-
-
-def hint_label(action: int) -> str:
-    if 0 <= action < NUM_CARDS:
-        return f"play {ui.card_label(action)}"
-    if action == SEE_HAND:
-        return "see your cards (no blind nil)"
-    if action >= NAME_TRUMP:  # RULES.md §6 auction
-        return f"name {SUIT_NAMES[action - NAME_TRUMP]} trump"
-    if action == DRAW_KEEP:  # RULES.md §6 two_player
-        return "keep the card you see"
-    if action == DRAW_DISCARD:
-        return "discard the card you see and take the next"
-    return action_to_str(action) if action == BLIND_NIL else f"bid {action_to_str(action)}"
-
-
-def describe(
-    seat: int, phase: int, action: int, human: bool, looked: int = -1, taken: int = -1
-) -> str:
-    """One event line. A draw (RULES.md §6 two_player) names cards only to the drawer:
-    `looked` is the card they looked at, `taken` the one that went to their hand."""
-    who = "You" if human else ui.seat_title(seat)
-    if phase == DRAW:
-        if not human:
-            return f"{who} draws"
-        if action == DRAW_KEEP:
-            return f"You keep {ui.card_label(looked)}"
-        drop, take = ui.card_label(looked), ui.card_label(taken)
-        return f"You discard {drop} and take the next card ({take})"
-    if phase == BLIND:
-        return f"{who}: blind nil!" if action == BLIND_NIL else f"{who}: no blind nil"
-    if phase == BID:
-        return f"{who} bid{'' if human else 's'} {action_to_str(action)}"
-    if phase == EXCHANGE:
-        return f"{who} pass{'' if human else 'es'} a card to partner"
-    if phase == TRUMP:  # RULES.md §6 auction
-        suit = action - NAME_TRUMP
-        return f"{who} name{'' if human else 's'} {SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]} trump"
-    return f"{who} play{'' if human else 's'} {ui.card_label(action)}"
-
-
 def prompt_line(session: PlaySession) -> str:
     """The question for the person, ending with every legal choice."""
     g = session.game
@@ -408,7 +270,7 @@ def prompt_line(session: PlaySession) -> str:
         legal.sort(key=lambda c: order.get(c, NUM_CARDS))
     choices = ", ".join(action_label(a) for a in legal)
     if g.phase == DRAW:  # RULES.md §6 two_player: the top card of the stock
-        top = ui.card_label(int(session.view().looking[0]))
+        top = card_label(int(session.view().looking[0]))
         question = f"You see {top}: keep it, or discard it and take the next card"
     else:
         question = {
@@ -419,47 +281,6 @@ def prompt_line(session: PlaySession) -> str:
             TRUMP: "You bid highest: name the trump suit (hearts, h or ♥)",
         }[g.phase]
     return f"{question} — legal: {choices}"
-
-
-def _blind_reason(session: PlaySession) -> str:
-    """Why blind nil is not on offer now (RULES.md §2 option blind_nil, §6 suicide): the
-    engine decides (`engine.blind_allowed`), this only words it."""
-    rules, g, seat = session.setup.rules, session.game, session.setup.human
-    if rules.blind_nil == "never":
-        return "blind nil is not played under these rules"
-    if blind_allowed(g.state, [0], [seat])[0]:
-        return "blind nil must be declared before you look at your cards"
-    if rules.bid_constraint == "suicide" and g.bids[partner_of(seat, rules.num_players)] == 0:
-        return "your partner bid nil, and under suicide a partnership has one nil"
-    if not rules.partnerships:
-        return "blind nil is only allowed when you trail a player by 100"
-    return "blind nil is only allowed when your team trails by 100"
-
-
-def why_illegal(session: PlaySession, action: int) -> str:
-    """The one-line reason a parsed action is illegal now, in the person's words."""
-    g = session.game
-    card = 0 <= action < NUM_CARDS
-    if g.phase == BLIND:
-        return "first decide: type 'blind nil' to bid it unseen, or 'see' to look at your cards"
-    if g.phase == TRUMP:
-        return "name the trump suit first: type trump hearts, hearts, h or ♥"
-    if g.phase == DRAW:  # RULES.md §6 two_player
-        return "you are drawing from the stock: type keep (k) or discard (d)"
-    if action in (DRAW_KEEP, DRAW_DISCARD):
-        return "keep and discard are for drawing from the stock, which is over"
-    if action >= NAME_TRUMP:
-        return "only the highest bidder names trump, once the bidding is over"
-    if g.phase == BID and action == BLIND_NIL:
-        return _blind_reason(session)
-    if g.phase == BID and (action == SEE_HAND or card):
-        return "it is your turn to bid: type nil or a number"
-    if g.phase != BID and not card:
-        return "a card is expected: type it like QH, 10h or q♥, or its number in your hand"
-    if card and action not in session.hand():
-        return f"you do not hold {ui.card_label(action)}"
-    reason = re.sub(r" \(RULES\.md[^)]*\)$", "", explain_illegal(g.state, 0, action))
-    return "you " + reason if reason.startswith("must ") else reason
 
 
 _DRAW_WORDS = {"keep": DRAW_KEEP, "k": DRAW_KEEP, "discard": DRAW_DISCARD, "d": DRAW_DISCARD}

@@ -27,9 +27,9 @@ import numpy as np
 import numpy.typing as npt
 
 from spades_env.cards import card_to_str, mask_to_cards, str_to_card
-from spades_env.files import atomic_write
 from spades_env.rules import Rules
 from spades_env.state import DealError, deal_hands, first_dealer, parse_deals, splitmix64
+from spades_env.tooling.files import atomic_write
 
 FORMAT = "spades-deals"
 FORMAT_VERSION = 1

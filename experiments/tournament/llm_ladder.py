@@ -1,7 +1,7 @@
 """The short ladder for language models, and how many requests a run will make.
 
 **LLM ladder 1** (`spades evaluate SPEC --ladder llm`). The evaluation protocol
-(`experiments.tournament.protocol`) needs 1450 to 2300 duplicate deals per opponent, about
+(`experiments.tournament.ladder_protocol`) needs 1450 to 2300 duplicate deals per opponent, about
 100,000 decisions of the candidate per rung: far beyond a paid model's budget. This ladder
 is sized for one instead: standard rules, hand mode, duplicate deals of one fixed deal set
 (`DEAL_SEED`, its SHA-256 printed with every result), `DEALS` deals against each of
@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from experiments.tournament.config import TournamentConfig
-from experiments.tournament.protocol import deals_for, slug
+from experiments.tournament.ladder_protocol import deals_for, slug
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
-from spades_env.stats import t975
+from spades_env.tooling.stats import t975
 
 PROTOCOL = "spades-llm-ladder"
 VERSION = 1

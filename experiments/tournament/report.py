@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from agents.base import ReportTable
+from agents.registry import summary_sections
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -126,49 +129,45 @@ def bids_table(summary: dict[str, Any]) -> Table:
     return bids
 
 
-def llm_table(summary: dict[str, Any]) -> Table | None:
-    """Language-model agents (`llm:`): per decision, the re-asks, the illegal and the
-    unreadable answers, the fallbacks, tokens in and out and seconds (None: no such
-    agent played)."""
-    stats = summary.get("llm")
-    if not stats:
-        return None
-    table = Table(
-        title="Language-model agents (per decision)",
-        caption="re-asks: answers refused and asked again; illegal / unreadable: refused "
-        "answers; fallback: decisions the fallback agent played; cached: replayed from the "
-        "run's response cache",
-    )
-    cols = ("agent", "model", "decisions", "re-asks", "illegal", "unreadable", "fallback",
-            "tokens in", "tokens out", "seconds", "cached")  # fmt: skip
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("agent", "model") else "right")
-    for agent, s in stats.items():
-        table.add_row(
-            agent,
-            str(s.get("model")),
-            str(s["decisions"]),
-            f"{s['reasks_per_decision']:.3f}",
-            f"{s['illegal_per_decision']:.3f}",
-            f"{s['unreadable_per_decision']:.3f}",
-            f"{s['fallbacks_per_decision']:.3f}",
-            f"{s['tokens_in_per_decision']:.0f}",
-            f"{s['tokens_out_per_decision']:.1f}",
-            f"{s['seconds_per_decision']:.3f}",
-            str(s["cached"]),
-        )
+def agent_table(spec: ReportTable) -> Table:
+    """A table an agent kind gives for its section of the summary (`report_tables`, a
+    run hook of `agents.base.BaseAgent`), drawn as the others."""
+    table = Table(title=spec.title, caption=spec.caption or None)
+    for col in spec.columns:
+        table.add_column(col, justify="left" if col in spec.left else "right")
+    for row in spec.rows:
+        table.add_row(*row)
     return table
+
+
+#: the keys of a summary that are the tournament's own (any other is an agent kind's)
+_OWN_KEYS = frozenset(
+    ("tournament", "config", "play_rules", "mode", "rows", "pairs", "ratings", "bids")
+)
+
+
+def agent_tables(summary: dict[str, Any]) -> list[Table]:
+    """The tables of the agent kinds of the run that wrote a section of the summary
+    (`agents.registry.summary_sections`): none when the summary holds no such section."""
+    if not set(summary) - _OWN_KEYS:
+        return []  # (no agent's spec is read)
+    agents = summary.get("config", {}).get("agents", ())
+    return [
+        agent_table(spec)
+        for key, kind in summary_sections(agents).items()
+        if summary.get(key)
+        for spec in kind.report_tables(summary[key])
+    ]
 
 
 def _tables(summary: dict[str, Any]) -> list[Table]:
     tables = [pairs_table(summary), ratings_table(summary), bids_table(summary)]
-    llm = llm_table(summary)
-    return tables if llm is None else [*tables, llm]
+    return [*tables, *agent_tables(summary)]
 
 
 def print_summary(summary: dict[str, Any], console: Console) -> None:
-    """The summary as tables: pairs, ratings, bid accuracy (and the language-model
-    agents' requests, when one played)."""
+    """The summary as tables: pairs, ratings, bid accuracy (and the tables of the agent
+    kinds that report on the run, e.g. the language-model agents' requests)."""
     for table in _tables(summary):
         console.print(table)
 

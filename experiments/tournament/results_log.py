@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spades_env.files import atomic_write, open_append, refuse_link, unshare, write_all
+from spades_env.tooling.files import atomic_write, open_append, refuse_link, unshare, write_all
 
 #: The field holding a row's checksum (`row_check`): a changed byte is found on reading.
 CHECK_FIELD = "check"

@@ -1,7 +1,7 @@
 """An exclusive lock on a tournament's run folder: one process writes a log at a time.
 
 `hold(run_dir)` takes an `flock` on `run_dir/.lock` without waiting, and writes the
-holder (pid, host, start time) into the file (`spades_env.files.lock_folder`). A second
+holder (pid, host, start time) into the file (`spades_env.tooling.files.lock_folder`). A second
 process is refused at once with a `RunLockedError` naming the holder. The kernel releases
 the lock when its process ends, however it ends (kill -9 included), so a lock file left
 behind never blocks the next run: only a live holder does. The descriptor is not
@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from experiments.tournament.config import TournamentError
-from spades_env.files import LOCK_FILE, FolderLockedError, UnsafeFileError, lock_folder
+from spades_env.tooling.files import LOCK_FILE, FolderLockedError, UnsafeFileError, lock_folder
 
 __all__ = ["LOCK_FILE", "RunLockedError", "hold"]
 

@@ -36,7 +36,7 @@ deal set, reusable with `--deal-file`; a resume checks it against the tournament
 `log.jsonl` (see `experiments.tournament.results_log`), `summary.json` (written at the
 end), `.lock` (`experiments.tournament.run_lock`: one process at a time works in a run
 folder; a second is refused, naming the holder). Every file is written whole
-(`spades_env.files.atomic_write`) and never through a link.
+(`spades_env.tooling.files.atomic_write`) and never through a link.
 
 **One driver.** `drive` is the one sequence every caller runs (the Python API
 `run_tournament`, `spades tournament`, each rung of `spades evaluate`): hold the folder,
@@ -48,388 +48,61 @@ progress, and each unit's rows as they are logged.
 the driver kills them: `experiments.tournament.local_pool`) and ends the run at once;
 the log then ends with whole units, or a partial last unit that `--resume` cuts off
 before playing what is missing.
+
+**Modules.** The run folder's life (made, locked, opened or resumed, its log repaired,
+summarised) is `experiments.tournament.folder`; the scheduling of the units (workers,
+backends, the log's appends, progress) `experiments.tournament.schedule`; this module is
+the driver on top of both, and every public name of the two is importable from here.
+The driver knows no agent kind: what a kind keeps in the run folder, and adds to the
+summary, it says through its run hooks (`agents.base.BaseAgent`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shutil
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import closing, contextmanager
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.llm.store import RUN_DIR_ENV, run_stats
-from agents.processes import check_workers
-from agents.registry import AgentImportError, AgentSpecError, entry_of
 from experiments.tournament import deals as deals_mod
-from experiments.tournament import run_lock
-from experiments.tournament.config import (
-    RunContext,
-    TournamentConfig,
-    TournamentError,
-    tournament_id,
-)
+from experiments.tournament.config import RunContext, TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
-from experiments.tournament.local_pool import WorkerDiedError, ordered_results
-from experiments.tournament.ray_backend import ray_results
-from experiments.tournament.report import TournamentResult
-from experiments.tournament.results_log import append_unit, iter_rows, repair, seal
-from experiments.tournament.summary import summarize
-from experiments.tournament.units import execute_unit, unit_rows
-from spades_env.agent_calls import Limits, current_limits, set_limits
-from spades_env.files import atomic_write, is_tmp_of
-
-BACKENDS = ("local", "ray")
-CONFIG_FILE, DEALS_FILE, LOG_FILE, SUMMARY_FILE = (
-    "config.json",
-    "deals.json",
-    "log.jsonl",
-    "summary.json",
+from experiments.tournament.folder import (
+    CONFIG_FILE,
+    DEALS_FILE,
+    LOG_FILE,
+    SUMMARY_FILE,
+    create_run,
+    finish,
+    load_context,
+    open_run,
+    pending_units,
+    run_folder,
 )
+from experiments.tournament.report import TournamentResult
+from experiments.tournament.schedule import BACKENDS, play_units, unit_deals
 
-
-def _worker_context(arg: tuple[str, TournamentConfig, str, Limits]) -> RunContext:
-    """A local worker's context: the driver's config, a value it trusts (its agents and
-    rules were parsed and checked once, in the driver), and the deals of the run folder;
-    and its driver's limits on agent calls (the decision time limit,
-    `spades_env.agent_calls`)."""
-    run_dir, config, tid, agent_limits = arg
-    set_limits(agent_limits)
-    for agent in config.agents:
-        try:
-            entry_of(agent)  # a file, module or plugin imported once, here
-        except AgentSpecError as exc:
-            raise TournamentError(
-                f"the tournament in {run_dir!r} plays an agent this process cannot import: "
-                f"{exc}; then --resume again"
-            ) from None
-    return RunContext(config, tid, deals_mod.load(config.play_rules(), Path(run_dir) / DEALS_FILE))
-
-
-# ----------------------------------------------------------------------------- run folder
-def load_context(run_dir: Path) -> RunContext:
-    """Reopen a run folder: its config, and its deals checked against the tournament id."""
-    try:
-        saved = json.loads((run_dir / CONFIG_FILE).read_text())
-        config = TournamentConfig.from_dict(saved["config"])
-        tid = saved["tournament"]
-    except AgentImportError as exc:  # the file is fine: the agent's code is not here
-        raise TournamentError(
-            f"the tournament in {str(run_dir)!r} plays an agent this process cannot import: "
-            f"{exc}; then --resume again"
-        ) from None
-    except AgentSpecError as exc:  # e.g. an option a newer release renamed
-        raise TournamentError(
-            f"the tournament in {str(run_dir)!r} plays an agent this installation cannot "
-            f"build: {exc}"
-        ) from None
-    except (FileNotFoundError, NotADirectoryError):
-        raise TournamentError(
-            f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
-        ) from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise TournamentError(
-            f"{str(run_dir / CONFIG_FILE)!r} is damaged ({type(exc).__name__}: {exc})"
-        ) from None
-    deal_set = deals_mod.load(config.play_rules(), run_dir / DEALS_FILE)
-    if tournament_id(saved["config"], deal_set) != tid:  # the config as it was written
-        raise TournamentError(
-            f"{str(run_dir / DEALS_FILE)!r} is not the deal set of tournament {tid} (it was "
-            "replaced or edited); put the original back, or start a new run"
-        )
-    return RunContext(config, tid, deal_set)
-
-
-@contextmanager
-def run_folder(
-    run_dir: Path, create: bool = False, deal_set: DealSet | None = None, *, fresh: bool = False
-) -> Iterator[None]:
-    """Hold the run folder's lock (`run_lock`) for the block; with `create`, make the
-    folder first (refusing one that holds anything but a killed start's files, and, given
-    `deal_set`, a deals.json of other deals). A folder made here is removed when the
-    block fails before the log has a row (a refused run, or one whose first unit failed;
-    not one stopped by Ctrl-C or an OSError, which --resume finishes), so a refused run
-    leaves nothing behind; `fresh` says the caller has just made the (empty) folder, which
-    is then removed the same way. A run refused by the lock removes nothing: the folder
-    is the holder's."""
-    if run_dir.exists() and not run_dir.is_dir():
-        raise TournamentError(f"run folder {str(run_dir)!r} is a file; choose a folder")
-    if create:
-        _check_new_folder(run_dir)
-        if deal_set is not None:
-            _check_left_deals(run_dir, deal_set)
-    elif run_dir.is_dir() and not _is_tournament_config(run_dir / CONFIG_FILE):
-        # before the lock file is made: a folder of another kind gets nothing written
-        if not (run_dir / CONFIG_FILE).exists():
-            raise TournamentError(
-                f"{str(run_dir)!r} holds no tournament ({CONFIG_FILE} is missing)"
-            )
-        raise TournamentError(
-            f"{str(run_dir / CONFIG_FILE)!r} is not a tournament's config (damaged, or "
-            "another kind of run); put the original back, or choose another --out"
-        )
-    made = run_dir if fresh else None
-    if create and not run_dir.exists():
-        top = run_dir
-        while not top.parent.exists():
-            top = top.parent
-        try:
-            run_dir.mkdir(parents=True)
-            made = top
-        except FileExistsError:  # another process made it just now: its lock decides
-            pass
-    elif not run_dir.is_dir():
-        raise TournamentError(f"{str(run_dir)!r} holds no tournament (no such folder)")
-    with run_lock.hold(run_dir):  # refused: nothing is removed, the folder is the holder's
-        try:
-            yield
-        except BaseException as exc:
-            log = run_dir / LOG_FILE
-            no_rows = not log.exists() or log.stat().st_size == 0
-            # a new run that failed before its first row for a reason a rerun meets again
-            # (a bad agent value) leaves nothing; one stopped by Ctrl-C or by the system (a
-            # full disk, a lost connection: OSError) stays, for --resume
-            failed = no_rows and not isinstance(exc, KeyboardInterrupt | OSError)
-            if made is not None and (failed or not (run_dir / CONFIG_FILE).exists()):
-                shutil.rmtree(made, ignore_errors=True)
-            raise
-
-
-#: What a folder may hold when a new tournament starts in it: a start killed before its
-#: config was written leaves these (and deals.json, checked against the new deals).
-_START_LEFTOVERS = {run_lock.LOCK_FILE, DEALS_FILE}
-
-
-def _is_start_leftover(name: str) -> bool:
-    return name in _START_LEFTOVERS or any(is_tmp_of(name, f) for f in (DEALS_FILE, CONFIG_FILE))
-
-
-def _check_new_folder(run_dir: Path) -> None:
-    """A new tournament starts in a new or empty folder, or one a killed start left;
-    a folder of another kind of run, or with anything else in it, is refused untouched."""
-    if not run_dir.is_dir():
-        return
-    names = {p.name for p in run_dir.iterdir()}
-    if CONFIG_FILE in names or LOG_FILE in names:
-        if CONFIG_FILE in names and not _is_tournament_config(run_dir / CONFIG_FILE):
-            raise TournamentError(
-                f"run folder {str(run_dir)!r} holds another kind of run ({CONFIG_FILE} is not "
-                "a tournament's); choose another --out"
-            )
-        raise TournamentError(
-            f"run folder {str(run_dir)!r} already holds a tournament; "
-            "add --resume to finish it, or choose another --out"
-        )
-    others = sorted(n for n in names if not _is_start_leftover(n))
-    if others:
-        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
-        raise TournamentError(
-            f"run folder {str(run_dir)!r} holds files that are not a tournament's ({shown}); "
-            "choose a new or empty folder for --out"
-        )
-
-
-def _check_left_deals(run_dir: Path, deal_set: DealSet) -> None:
-    """A deals.json already in a new run's folder (a killed start's) must be these deals."""
-    old = run_dir / DEALS_FILE
-    if old.is_file() and old.read_bytes() != deals_mod.encode(deal_set):
-        raise TournamentError(
-            f"run folder {str(run_dir)!r} holds the {DEALS_FILE} of another tournament; "
-            "choose a new or empty folder for --out"
-        )
-
-
-def _is_tournament_config(path: Path) -> bool:
-    try:
-        saved = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(saved, dict) and {"tournament", "config"} <= set(saved)
-
-
-def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> RunContext:
-    """Start a run folder: the deals, then the config (its presence marks a valid run)."""
-    if (run_dir / CONFIG_FILE).exists() or (run_dir / LOG_FILE).exists():
-        raise TournamentError(
-            f"run folder {str(run_dir)!r} already holds a tournament; "
-            "add --resume to finish it, or choose another --out"
-        )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    deal_set = deal_set.head(config.deals)
-    _check_left_deals(run_dir, deal_set)
-    deals_mod.save(deal_set, run_dir / DEALS_FILE)
-    tid = tournament_id(config, deal_set)
-    _write_json(run_dir / CONFIG_FILE, {"tournament": tid, "config": config.to_dict()})
-    return RunContext(config, tid, deal_set)
-
-
-def _write_json(path: Path, data: Any) -> None:
-    atomic_write(path, json.dumps(data, indent=2) + "\n")
-
-
-def unit_deals(config: TournamentConfig, unit: int) -> int:
-    """How many deals unit `unit` plays (the last chunk may be short)."""
-    chunk = unit // len(config.pairs)
-    return min(config.chunk, config.deals - chunk * config.chunk)
-
-
-def open_run(
-    run_dir: Path,
-    config: TournamentConfig | None = None,
-    deal_set: DealSet | None = None,
-    resume: bool = False,
-) -> RunContext:
-    """Start a new run folder, or (`resume`) reopen one. Without `deal_set`, the deals
-    are generated from `config.seed`."""
-    if resume:
-        return load_context(run_dir)
-    if config is None:
-        raise TournamentError("a new tournament needs a config")
-    if deal_set is None:
-        deal_set = deals_mod.generate(config.play_rules(), config.seed, config.deals)
-    return create_run(run_dir, config, deal_set)
-
-
-def pending_units(
-    run_dir: Path, ctx: RunContext, on_note: Callable[[str], None] | None = None
-) -> list[int]:
-    """Repair the log (drop a partial last unit, units logged twice) and list the units
-    still to play; `on_note` hears what was repaired beyond a torn end."""
-    found = repair(run_dir / LOG_FILE, ctx.tournament)
-    for note in found.notes():
-        if on_note is not None:
-            on_note(f"log {str(run_dir / LOG_FILE)!r}: {note}")
-    return [u for u in range(ctx.config.num_units) if u not in found.done]
-
-
-def play_units(
-    run_dir: Path,
-    ctx: RunContext,
-    todo: list[int],
-    workers: int | None = 2,
-    on_unit: Callable[[int, int], None] | None = None,
-    *,
-    backend: str = "local",
-    address: str | None = None,
-    on_rows: Callable[[int, list[dict[str, Any]]], None] | None = None,
-) -> None:
-    """Play the units `todo`, appending each to the log as it completes, in order.
-
-    `on_rows(unit, rows)` hears each unit's rows as they are logged, then `on_unit(unit,
-    deals)` is called. `backend="ray"` plays
-    the units as Ray tasks (`experiments.tournament.ray_backend`; `address` is the cluster's, and
-    `workers` caps the tasks in flight); the driver writes the log either way.
-    """
-    if backend not in BACKENDS:
-        raise TournamentError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
-    if not todo:
-        return
-    with _run_dir_env(run_dir):  # agents that keep records (llm:) find the run folder
-        _play_units(run_dir, ctx, todo, workers, on_unit, backend, address, on_rows)
-
-
-@contextmanager
-def _run_dir_env(run_dir: Path) -> Iterator[None]:
-    """`RUN_DIR_ENV` names the run folder for the block (worker processes inherit it)."""
-    old = os.environ.get(RUN_DIR_ENV)
-    os.environ[RUN_DIR_ENV] = str(Path(run_dir).resolve())
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(RUN_DIR_ENV, None)
-        else:
-            os.environ[RUN_DIR_ENV] = old
-
-
-def _play_units(
-    run_dir: Path,
-    ctx: RunContext,
-    todo: list[int],
-    workers: int | None,
-    on_unit: Callable[[int, int], None] | None,
-    backend: str,
-    address: str | None,
-    on_rows: Callable[[int, list[dict[str, Any]]], None] | None,
-) -> None:
-    log = run_dir / LOG_FILE
-    if backend == "ray":
-        results = ray_results(ctx, todo, workers, address)
-        try:
-            _append_all(log, todo, results, ctx, on_unit, on_rows)
-        finally:
-            results.close()  # cancels the tasks in flight on an error, stops a Ray started here
-        return
-    workers = 2 if workers is None else workers
-    try:
-        check_workers(min(workers, len(todo)))  # each worker costs about 230 MB
-    except ValueError as exc:
-        raise TournamentError(str(exc)) from None
-    if workers <= 1 or len(todo) == 1:
-        _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit, on_rows)
-        return
-    arg = (str(run_dir), ctx.config, ctx.tournament, current_limits())
-    results = ordered_results(todo, min(workers, len(todo)), _worker_context, execute_unit, arg)
-    with closing(results):  # an interrupt or error kills the workers at once (local_pool)
-        try:
-            _append_all(log, todo, results, ctx, on_unit, on_rows)
-        except WorkerDiedError as exc:
-            raise _named(exc, ctx.config) from None
-
-
-def _named(exc: WorkerDiedError, config: TournamentConfig) -> TournamentError:
-    """A worker's death, with the agents and deals of the unit it was playing."""
-    if exc.unit is None:
-        return TournamentError(f"{exc}; the log keeps every finished unit: finish with --resume")
-    i, j = config.pairs[exc.unit % len(config.pairs)]
-    start = exc.unit // len(config.pairs) * config.chunk
-    deals = f"deals {start}-{start + unit_deals(config, exc.unit) - 1}"
-    return TournamentError(
-        f"{exc} ({config.labels[i]} vs {config.labels[j]}, {deals}): one of these agents may "
-        "have crashed the process or used up its memory; the log keeps every finished unit: "
-        "finish with --resume"
-    )
-
-
-def _append_all(
-    log: Path,
-    todo: list[int],
-    results: Iterable[list[dict[str, Any]]],
-    ctx: RunContext,
-    on_unit: Callable[[int, int], None] | None,
-    on_rows: Callable[[int, list[dict[str, Any]]], None] | None = None,
-) -> None:
-    for unit, rows in zip(todo, results, strict=True):
-        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
-        for row in rows:
-            row["logged_at"] = stamp
-            seal(row)
-        append_unit(log, rows)
-        if on_rows is not None:
-            on_rows(unit, rows)
-        if on_unit is not None:
-            on_unit(unit, unit_deals(ctx.config, unit))
-
-
-def finish(run_dir: Path, ctx: RunContext) -> dict[str, Any]:
-    """Summarise the complete log and write `summary.json` (the log is read row by row:
-    the memory does not grow with its length)."""
-    summary = summarize(iter_rows(run_dir / LOG_FILE), ctx.config.labels)  # streamed
-    llm = run_stats(run_dir)  # llm: agents' requests, re-asks, fallbacks, tokens, seconds
-    if llm:
-        summary["llm"] = llm
-    summary = {
-        "tournament": ctx.tournament,
-        "config": ctx.config.to_dict(),
-        "play_rules": ctx.config.play_rules().to_dict(),
-        **summary,
-    }
-    _write_json(run_dir / SUMMARY_FILE, summary)
-    return summary
+__all__ = [
+    "BACKENDS",
+    "CONFIG_FILE",
+    "DEALS_FILE",
+    "LOG_FILE",
+    "SUMMARY_FILE",
+    "Hooks",
+    "OnUnit",
+    "create_run",
+    "drive",
+    "finish",
+    "load_context",
+    "load_result",
+    "open_run",
+    "pending_units",
+    "play_units",
+    "run_folder",
+    "run_tournament",
+    "unit_deals",
+]
 
 
 #: `Hooks.progress`'s answer: called after each unit is logged with (unit, its deals)

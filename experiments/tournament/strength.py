@@ -25,7 +25,7 @@ from experiments.tournament.config import TournamentConfig
 from experiments.tournament.results_log import read_rows
 from experiments.tournament.runner import CONFIG_FILE, LOG_FILE, run_tournament
 from experiments.tournament.summary import summarize
-from spades_env.files import atomic_write
+from spades_env.tooling.files import atomic_write
 
 AGENTS = ("pimc:worlds=16,policy=greedy", "ismcts:iterations=200", "heuristic")
 

@@ -29,7 +29,7 @@ from typing import Any
 from experiments.tournament.bid_stats import BidLines
 from experiments.tournament.ratings import Rater
 from spades_env.duplicate import deal_margin
-from spades_env.stats import mean_ci, t975
+from spades_env.tooling.stats import mean_ci, t975
 
 __all__ = [
     "Summary",

@@ -36,14 +36,12 @@ from experiments.web.game import (
     DECISION_TIMEOUT,
     Event,
     ResumeError,
-    SeatInfo,
     Table,
     TableError,
     create_table,
     load_table,
-    read_game,
-    token_hash,
 )
+from experiments.web.records import SeatInfo, read_game, token_hash
 from experiments.web.seats import SeatError
 from experiments.web.views import seat_state
 
@@ -84,8 +82,10 @@ class Manager:
         decision_timeout: float = DECISION_TIMEOUT,
         max_games: int = 1000,
         tables_per_minute: int = 0,
+        datasets: bool = True,
     ) -> None:
         self.root = root
+        self.datasets = datasets  # the games keep the people's decisions as datasets
         self.games = root / "web"
         self.pace = pace
         self.max_tables = max_tables
@@ -155,6 +155,7 @@ class Manager:
                     self.catalogue.spec,
                     self.decision_timeout,
                     f"web/{table_id}/game.json",
+                    self.datasets,
                 )
             except ResumeError as exc:
                 raise TableError(str(exc)) from None
@@ -224,6 +225,7 @@ class Manager:
                 hint,
                 table_id,
                 self.decision_timeout,
+                self.datasets,
             )
         except OSError as exc:
             raise TableError(

@@ -14,7 +14,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starlette.requests import Request
+
+from experiments.web.catalogue import Catalogue
+from experiments.web.game import TableError
+from experiments.web.guards import same_origin
+from experiments.web.records import SeatInfo
+from spades_env.rules import Rules
+
 MAX_MESSAGE = 2048  # bytes; the largest real message is well under 300
+MAX_BODY = 16_384  # bytes of a request's body (the lobby's form)
 
 #: type -> {field: (python type, required)}
 SCHEMAS: dict[str, dict[str, tuple[type, bool]]] = {
@@ -93,3 +102,76 @@ def parse_message(raw: str | bytes, seat: int) -> dict[str, Any]:
     if "seat" in msg and msg["seat"] != seat:
         raise MessageError("forged message: this connection sits in another seat")
     return msg
+
+
+# ----------------------------------------------------------------------------- the lobby's form
+async def read_body(request: Request) -> dict[str, Any]:
+    # JSON only, and from this server's own pages: another site's page cannot make a
+    # cross-site JSON request without a CORS preflight, which this server never grants
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise TableError("send the request as application/json")
+    if not same_origin(request.headers, request.headers.get("host")):
+        raise TableError("requests come from this server's own pages only")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise TableError(f"request too large (over {MAX_BODY} bytes)")
+    try:
+        data = load_json(raw or b"{}")
+    except ValueError as exc:
+        raise TableError(f"the request body: {exc}") from None
+    if not isinstance(data, dict):
+        raise TableError("the request body is a JSON object")
+    return data
+
+
+def _text(data: dict[str, Any], key: str, default: str, limit: int = 300) -> str:
+    value = data.get(key, default)
+    if value is None:
+        value = default
+    if not isinstance(value, str) or len(value) > limit:
+        raise TableError(f"{key}: a text of at most {limit} characters")
+    return value.strip()
+
+
+def parse_new_table(
+    data: dict[str, Any], catalogue: Catalogue
+) -> tuple[Rules, list[SeatInfo], tuple[str, Any]]:
+    """The rules, seats and hint agent a lobby form asks for, every field checked; agents
+    only from the server's `catalogue`."""
+    preset = _text(data, "rules", "standard", 40) or "standard"
+    options = data.get("options", [])
+    if isinstance(options, str):
+        if len(options) > 2000:
+            raise TableError("options: at most 2000 characters")
+        options = [o for o in options.replace("\n", ",").split(",") if o.strip()]
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise TableError("options: a list of NAME=VALUE texts")
+    if len(options) > 30 or any(len(o) > 200 for o in options):
+        raise TableError("options: at most 30, each at most 200 characters")
+    # one item, so that options that only make sense together are taken together
+    joined = ",".join(o.strip() for o in options if o.strip())
+    rules = Rules.build(preset, [joined] if joined else [])
+    seats_in = data.get("seats")
+    if not isinstance(seats_in, list) or len(seats_in) != rules.num_players:
+        raise TableError(f"seats: a list of {rules.num_players} seats for {rules.name}")
+    seats = []
+    for s, seat in enumerate(seats_in):
+        if not isinstance(seat, dict):
+            raise TableError(f"seat {s}: an object with kind and name")
+        kind = seat.get("kind")
+        if kind == "human":
+            name = _text(seat, "name", "", 40) or f"player{s}"
+            if not all(ch.isalnum() or ch in " _.-" for ch in name):
+                raise TableError(f"seat {s}: a name of letters, digits, space, _ . -")
+            seats.append(SeatInfo("human", name))
+        elif kind == "agent":
+            text = _text(seat, "name", "")
+            spec = catalogue.spec(text, rules, f"seat {s}")
+            seats.append(SeatInfo("agent", text, spec=spec))
+        else:
+            raise TableError(f"seat {s}: kind is human or agent")
+    hint_text = _text(data, "hint", "heuristic") or "heuristic"
+    hint = catalogue.spec(hint_text, rules, "hint")
+    return rules, seats, (hint_text, hint)

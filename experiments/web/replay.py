@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from experiments.play.screen import card_label, seat_title
+from experiments.table.words import card_label, seat_title
 from experiments.tournament.results_log import CHECK_FIELD, TIMING_FIELDS, row_check
 from experiments.tournament.summary import pair_of
 from spades_env.cards import NUM_CARDS, str_to_action, str_to_card
@@ -481,7 +481,7 @@ def _saved_rows(root: Path, path: Path, name: str) -> _Log:
     through the engine as `session.load` replays them, but from the bytes read safely here
     and without building its agents: a saved game may name any agent spec, a file of code
     included, and showing it must not run that."""
-    from experiments.play.session import SAVE_FORMAT, SAVE_VERSION
+    from experiments.table.session import SAVE_FORMAT, SAVE_VERSION
 
     data = _read_all(_open(root, path, name, MAX_SAVE_BYTES), name, MAX_SAVE_BYTES)
     try:
@@ -586,7 +586,7 @@ def start_state(record: dict[str, Any]):
 
 
 def _cards(mask: int) -> list[dict[str, Any]]:
-    from experiments.play.screen import sort_hand
+    from experiments.table.words import sort_hand
 
     return [
         {"id": c, "label": card_label(c), "suit": c // 13 if c < 52 else 4}

@@ -2,7 +2,7 @@
 
 For a finished hand record (`spades_env.records`): the tricks each team makes double
 dummy from the start of the play (the hands after any exchange, the actual leader),
-read from and written to the project's double-dummy cache (`agents.dd.tables.DDCache`);
+read from and written to the project's double-dummy cache (`agents.dd.cache.DDCache`);
 and for every card played, the tricks its team could still take with the best card
 against the tricks it could take after the card played (`agents.dd.DDSolver.move_values`):
 the difference is the card's double-dummy cost, so the first card that gave away a
@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.dd.cache import DDCache, DDCacheError, dd_key
 from agents.dd.position import Position, PositionError, check_rules
 from agents.dd.solver import DDSolver
-from agents.dd.tables import DDCache, DDCacheError, dd_key
-from experiments.play.screen import card_label
+from experiments.table.words import card_label
 from experiments.web.replay import start_state
 from spades_env.cards import str_to_action
 from spades_env.engine import step

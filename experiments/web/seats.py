@@ -41,7 +41,12 @@ from typing import Any
 from agents.spec import AgentSpec
 
 #: modules the fork server loads once, so each table's child starts warm
-PRELOAD = ["experiments.web.seats", "experiments.play.session", "agents.heuristic.agent"]
+PRELOAD = [
+    "experiments.web.seats",
+    "experiments.table.session",
+    "agents.heuristic.agent",
+    "experiments.web.seats_warmup",  # the compiled kernels loaded once, before any fork
+]
 _ctx_lock = threading.Lock()
 _ctx: Any = None
 
@@ -324,7 +329,7 @@ class _Replica:
         self, op: str, actions: list[tuple[int, int]], seat: int, spec: AgentSpec | None
     ) -> Any:
         from agents.registry import make_agent
-        from experiments.play.session import ask_agent, bot_seed
+        from experiments.table.session import ask_agent, bot_seed
 
         self._sync([(int(s), int(a)) for s, a in actions])
         g = self.game

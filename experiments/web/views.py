@@ -15,13 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from experiments.play.screen import card_label, contract_label, seat_title, team_name, visible_hand
-from experiments.play.session import action_label, hint_label
-from experiments.web.game import Table, card_list, team_seats
+from experiments.table.words import (
+    action_label,
+    card_label,
+    contract_label,
+    hint_label,
+    seat_title,
+    sort_hand,
+    team_name,
+    team_seats,
+    visible_hand,
+)
+from experiments.web.game import Table
 from spades_env.cards import NUM_CARDS, SUIT_NAMES
-from spades_env.draw import stock_left
 from spades_env.observation import seat_view
 from spades_env.state import PHASE_NAMES, PLAY
+from spades_env.stock_draw import stock_left
 
 
 def card(c: int) -> dict[str, Any]:
@@ -145,7 +154,7 @@ def seat_state(table: Table, seat: int) -> dict[str, Any]:
         "reviews": sorted(table.reviews),
         "game_over": g.done,
         "winner": int(g.winner) if g.done else -1,
-        "hint_agent": table.session.setup.hint_agent,
+        "hint_agent": table.hint_name,
         # a seat whose agent failed: who, and what it did (the person chooses what to do)
         "failure": dict(table.failure) if table.failure is not None else None,
     }
@@ -156,3 +165,7 @@ def seat_state(table: Table, seat: int) -> dict[str, Any]:
             for s, h in enumerate(g.state.hands[0].tolist())
         ]
     return state
+
+
+def card_list(mask: int) -> list[int]:
+    return [c for c in sort_hand(int(mask)) if c < NUM_CARDS]

@@ -85,3 +85,39 @@ def test_a_damaged_stored_agent_is_refused():
     for bad in ({"spec": "random"}, {"spec": 3, "name": "x"}, 7, ["random"]):
         with pytest.raises(ValueError):
             agent_from_json(bad)
+
+
+def test_the_factory_takes_a_value_only():
+    """Text is read once, at the edge, by parse_agent: the factory refuses it."""
+    from agents.registry import check_agent_rules
+    from spades_env.rules import Rules
+
+    with pytest.raises(TypeError, match=r"make_agent takes an AgentSpec: parse the text once"):
+        make_agent("heuristic", seed=0)
+    with pytest.raises(TypeError, match="check_agent_rules takes an AgentSpec"):
+        check_agent_rules("heuristic", Rules())
+    assert make_agent(parse_agent("random"), seed=0, rules=Rules()).name == "random"
+
+
+def test_the_text_helpers_warn_and_work_for_one_release(tmp_path):
+    import agents.registry as registry
+
+    with pytest.warns(DeprecationWarning, match=r"display_name is deprecated .* use parse_agent"):
+        assert registry.display_name("bot.py:Low:depth=2") == "bot.py:Low:depth=2"
+    with pytest.warns(DeprecationWarning, match="canonical_spec is deprecated"):
+        assert registry.canonical_spec(f"{tmp_path}/../x/b.py:B") == f"{tmp_path.parent}/x/b.py:B"
+    with pytest.warns(DeprecationWarning, match="parse_spec is deprecated"):
+        assert registry.parse_spec("pimc:worlds=64") == ("pimc", {"worlds": 64})
+    with pytest.warns(DeprecationWarning, match="split_spec is deprecated"):
+        parts = registry.split_spec("h=heuristic:aggression=0.2")
+    assert (parts.label, parts.target, parts.options, parts.kind) == (
+        "h",
+        "heuristic",
+        "aggression=0.2",
+        "registry",
+    )
+    assert (parts.spec, parts.display) == ("h=heuristic:aggression=0.2", "h")
+    with pytest.warns(DeprecationWarning, match="resolve is deprecated"):
+        parsed, entry, params = registry.resolve("heuristic:aggression=0.2")
+    assert isinstance(parsed, registry.ParsedSpec) and params == {"aggression": 0.2}
+    assert entry is registry.REGISTRY["heuristic"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
+from agents.registry import make_agent, parse_agent
 from spades_env import Rules, init, step
 from spades_env.cards import NAME_TRUMP, NUM_ACTIONS
 from spades_env.engine import random_legal_actions
@@ -51,7 +51,7 @@ BEFORE = [int(a) for a in _BEFORE_TEXT.split(",") if a]
 
 def shipped_actions() -> list[int]:
     """The shipped agent's greedy actions on the 720 standard positions of `BEFORE`."""
-    agent = make_agent("ppo")
+    agent = make_agent(parse_agent("ppo"))
     rng = np.random.default_rng(2024)
     state = init(Rules(), 60, rng)
     out: list[int] = []
@@ -68,7 +68,7 @@ def test_converted_checkpoint_plays_exactly_as_before_on_standard_rules():
 
 
 def test_converted_checkpoint_has_zero_rows_for_the_trump_actions():
-    agent = make_agent("ppo")
+    agent = make_agent(parse_agent("ppo"))
     weight = agent.net.policy.weight.detach()
     bias = agent.net.policy.bias.detach()
     assert weight.shape[0] == NUM_ACTIONS

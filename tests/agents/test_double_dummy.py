@@ -294,7 +294,7 @@ def test_full_deals_with_spades_broken_equal_bridge_double_dummy(seed: int) -> N
 
 
 def test_positions_from_a_seat_view_and_sampled_worlds() -> None:
-    from agents.search.sampling import sample_worlds
+    from agents.montecarlo.sampling import sample_worlds
     from spades_env.observation import seat_view
 
     rng = np.random.default_rng(9)

@@ -9,8 +9,8 @@ from agents.dd import DDSolver, Position, score_objective
 from agents.dd.endgame_kernel import solve_rows
 from agents.heuristic.agent import HeuristicAgent
 from agents.learned.endgame import EndgameSolver, live_nil, opponent_live_nil, value_table
-from agents.registry import AgentSpecError, make_agent
-from agents.search.sampling import sample_worlds, world_violations
+from agents.montecarlo.sampling import sample_worlds, world_violations
+from agents.registry import AgentSpecError, make_agent, parse_agent
 from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
@@ -67,7 +67,7 @@ def test_sampled_worlds_agree_with_what_the_seat_knows():
 def _play_hands(spec: str, seed: int, n: int = 4):
     """Hands of `spec` (seats 0, 2) against the heuristic; the actions of every step."""
     st = init(Rules(), n, np.random.default_rng(7))
-    agent, h = make_agent(spec, seed=seed), HeuristicAgent(3)
+    agent, h = make_agent(parse_agent(spec), seed=seed), HeuristicAgent(3)
     seen = []
     while (st.phase != DONE).any() and not (st.hand_no > 0).any():
         view, obs, mask = seat_view(st), encode(st), legal_action_mask(st)
@@ -116,11 +116,13 @@ def test_the_solver_plays_only_the_last_tricks(monkeypatch):
 def test_endgame_zero_is_the_network_alone():
     st = _late(4, 2, 0, seed=3)
     view, obs, mask = seat_view(st), encode(st), legal_action_mask(st)
-    plain = make_agent("learned:endgame=0", seed=0)
+    plain = make_agent(parse_agent("learned:endgame=0"), seed=0)
     assert plain.endgame is None
     np.testing.assert_array_equal(
         plain.act(view, obs, mask),
-        make_agent("checkpoint:agents/learned/checkpoints/learned.pt").act(view, obs, mask),
+        make_agent(parse_agent("checkpoint:agents/learned/checkpoints/learned.pt")).act(
+            view, obs, mask
+        ),
     )
 
 
@@ -138,18 +140,18 @@ def test_endgame_zero_is_the_network_alone():
 @pytest.mark.torch
 def test_bad_endgame_options_are_refused_in_one_line(spec, message):
     with pytest.raises(AgentSpecError, match=message) as info:
-        make_agent(spec)
+        make_agent(parse_agent(spec))
     assert "\n" not in str(info.value)
 
 
 @pytest.mark.torch
 def test_the_options_parse():
-    agent = make_agent("learned:endgame=5,worlds=32", seed=0)
+    agent = make_agent(parse_agent("learned:endgame=5,worlds=32"), seed=0)
     assert (agent.endgame.tricks, agent.endgame.worlds) == (5, 32)
     assert agent.needs_view
-    plain = make_agent("learned")
+    plain = make_agent(parse_agent("learned"))
     assert (plain.endgame.tricks, plain.endgame.nil) == (3, 4)
-    assert make_agent("learned:endgame=0,nil=5").endgame.nil == 5
+    assert make_agent(parse_agent("learned:endgame=0,nil=5")).endgame.nil == 5
 
 
 def _nil_table(nil: int, team: int, hand_size: int = 13) -> np.ndarray:
@@ -253,7 +255,7 @@ def test_the_setnil_values_are_the_chance_to_force_the_opponents_nil_to_take_a_t
 
 @pytest.mark.slow  # plain `learned` (nil=4) is checked for a seed above
 def test_nil_options_parse_and_stay_deterministic():
-    agent = make_agent("learned:nil=5,nilplay=heuristic", seed=0)
+    agent = make_agent(parse_agent("learned:nil=5,nilplay=heuristic"), seed=0)
     assert agent.endgame.nil == 5 and agent.nil_player is not None and agent.needs_view
     a, _ = _play_hands("learned:endgame=2,nil=4,worlds=2,nilplay=heuristic", seed=5, n=16)
     b, _ = _play_hands("learned:endgame=2,nil=4,worlds=2,nilplay=heuristic", seed=5, n=16)

@@ -12,7 +12,7 @@ import pytest
 from agents.heuristic.agent import HeuristicAgent
 from agents.heuristic.bidding import estimate_tricks
 from agents.random_agent import RandomAgent
-from agents.registry import AgentSpecError, make_agent
+from agents.registry import AgentSpecError, make_agent, parse_agent
 from spades_env import Rules, init, step
 from spades_env.cards import (
     BID_BASE,
@@ -69,11 +69,13 @@ def decide(state: State, agent: HeuristicAgent | None = None) -> str:
 
 # ----------------------------------------------------------------------------- registry
 def test_registry_builds_the_heuristic_with_its_parameters():
-    agent = make_agent("heuristic:aggression=0.2,nil_risk=-1,blind_deficit=150", seed=3)
+    agent = make_agent(
+        parse_agent("heuristic:aggression=0.2,nil_risk=-1,blind_deficit=150"), seed=3
+    )
     assert isinstance(agent, HeuristicAgent)
     assert (agent.aggression, agent.nil_risk, agent.blind_deficit) == (0.2, -1.0, 150)
     with pytest.raises(AgentSpecError, match="aggression"):
-        make_agent("heuristic:boldness=1")
+        make_agent(parse_agent("heuristic:boldness=1"))
 
 
 # ----------------------------------------------------------------------------- play

@@ -12,11 +12,11 @@ from agent_helpers import assert_acts_legally, random_position, tree_stats
 
 from agents.kernels.play import GREEDY, RANDOM, play_out, play_out_state
 from agents.kernels.streams import below, new_stream, next_u64
-from agents.registry import make_agent
-from agents.search import ismcts as ismcts_mod
-from agents.search.common import state_from_world
-from agents.search.ismcts import FastGame, ISMCTSAgent, Node
-from agents.search.reference import ReferenceISMCTSAgent, select_child
+from agents.montecarlo import ismcts as ismcts_mod
+from agents.montecarlo.common import state_from_world
+from agents.montecarlo.ismcts import FastGame, ISMCTSAgent, Node
+from agents.montecarlo.reference import ReferenceISMCTSAgent, select_child
+from agents.registry import make_agent, parse_agent
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
@@ -155,7 +155,7 @@ def test_fast_game_matches_the_engine_to_the_end_of_the_hand():
 
 @pytest.mark.parametrize("policy", ["random", "greedy"])
 def test_ismcts_plays_legal_actions(policy):
-    agent = make_agent(f"ismcts:iterations=60,policy={policy}", seed=2)
+    agent = make_agent(parse_agent(f"ismcts:iterations=60,policy={policy}"), seed=2)
     assert_acts_legally(agent, Rules(blind_nil="always"), games=2, seed=9, turns=64, every=3)
 
 

@@ -1,4 +1,4 @@
-"""ISMCTS before the card play in the numba kernel (agents/search/ismcts_bid_kernel.py): the
+"""ISMCTS before the card play in the numba kernel (agents/montecarlo/ismcts_bid_kernel.py): the
 very tree, decision and generator states of the reference Python loop over `iterate`,
 from bids, blind-nil choices and the RULES.md §2 exchange, over the §6 bid constraints;
 its pieces (the rollouts' bid, the team score tables) against the Python originals."""
@@ -10,11 +10,11 @@ import pytest
 from agent_helpers import tree_stats
 
 from agents.kernels.play import quick_bid_hand
-from agents.search.common import quick_bid
-from agents.search.ismcts import FastGame, ISMCTSAgent
-from agents.search.ismcts_bid_kernel import bid_search, team_tables
-from agents.search.ismcts_kernel import Tree
-from agents.search.reference import ReferenceISMCTSAgent
+from agents.montecarlo.common import quick_bid
+from agents.montecarlo.ismcts import FastGame, ISMCTSAgent
+from agents.montecarlo.ismcts_bid_kernel import bid_search, team_tables
+from agents.montecarlo.ismcts_kernel import Tree
+from agents.montecarlo.reference import ReferenceISMCTSAgent
 from spades_env.cards import BID_BASE, CARD_RANK, CARD_SUIT, NUM_CARDS, SPADES
 from spades_env.engine import random_legal_actions, step
 from spades_env.observation import seat_view

@@ -11,7 +11,7 @@ from cli_helpers import one_line_error, run_module
 
 from agents.heuristic.agent import HeuristicAgent
 from agents.heuristic.trick_model import FEATURES, load
-from agents.registry import AgentSpecError, make_agent
+from agents.registry import AgentSpecError, make_agent, parse_agent
 from spades_env.engine import legal_action_mask, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
@@ -27,7 +27,7 @@ def _turn(st):
 @pytest.mark.parametrize("bid", ["model", "rules"])
 def test_bids_are_the_heuristics(bid: str) -> None:
     st = init(Rules(), 12, np.random.default_rng(3))
-    agent = make_agent(f"learned:bid={bid}", seed=1)
+    agent = make_agent(parse_agent(f"learned:bid={bid}"), seed=1)
     heuristic = HeuristicAgent(1, bid=bid)
     for _ in range(4):
         assert (st.phase == BID).all()
@@ -57,10 +57,10 @@ def test_a_mixed_batch_splits_by_phase() -> None:
     bidding = init(Rules(), 3, np.random.default_rng(1))
     playing = _playing(3, 2)
     view, obs, mask = _turn(_concat(bidding, playing))
-    acts = make_agent("learned:bid=model", seed=2).act(view, obs, mask)
+    acts = make_agent(parse_agent("learned:bid=model"), seed=2).act(view, obs, mask)
     heuristic = HeuristicAgent(2, bid="model")
     np.testing.assert_array_equal(acts[:3], heuristic.act(seat_view(bidding), None, mask[:3]))
-    plain = make_agent("learned", seed=2)
+    plain = make_agent(parse_agent("learned"), seed=2)
     np.testing.assert_array_equal(acts[3:], plain.act(seat_view(playing), obs[3:], mask[3:]))
     assert mask[np.arange(6), acts].all()
 
@@ -68,12 +68,12 @@ def test_a_mixed_batch_splits_by_phase() -> None:
 @pytest.mark.parametrize("spec", ["learned:bid=search", "ppo:bid=nets"])
 def test_an_unknown_bidder_is_refused_in_one_line(spec: str) -> None:
     with pytest.raises(AgentSpecError, match=r"bid .*use net, model, rules"):
-        make_agent(spec)
+        make_agent(parse_agent(spec))
 
 
 def test_a_model_file_needs_bid_model() -> None:
     with pytest.raises(AgentSpecError, match="add bid=model"):
-        make_agent("learned:model=agents/heuristic/data/trick_model.json")
+        make_agent(parse_agent("learned:model=agents/heuristic/data/trick_model.json"))
 
 
 @pytest.mark.cli
@@ -90,7 +90,7 @@ def test_a_trick_model_fitted_to_the_networks_card_play_bids_for_it(tmp_path) ->
     assert "--player learned" in model.meta["recipe"]
     assert model.weights[FEATURES.index("count")] > 0  # rule text 000's count: more tricks
     st = init(Rules(), 6, np.random.default_rng(4))
-    agent = make_agent(f"learned:bid=model,model={out}", seed=0)
+    agent = make_agent(parse_agent(f"learned:bid=model,model={out}"), seed=0)
     own = HeuristicAgent(0, bid="model", model=str(out))
     view, obs, mask = _turn(st)
     np.testing.assert_array_equal(agent.act(view, obs, mask), own.act(view, None, mask))

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from agent_helpers import assert_acts_legally, random_position
 
-import agents.search.pimc as pimc_mod
+import agents.montecarlo.pimc as pimc_mod
 from agents.dd import DDSolver, Position, score_objective
-from agents.registry import make_agent
-from agents.search.common import greedy_actions, state_from_world
-from agents.search.pimc import PIMCAgent
+from agents.montecarlo.common import greedy_actions, state_from_world
+from agents.montecarlo.pimc import PIMCAgent
+from agents.registry import make_agent, parse_agent
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
 from spades_env.engine import legal_action_mask, random_legal_actions, step
@@ -75,7 +75,7 @@ def test_greedy_policy_is_legal(rules):
 
 @pytest.mark.parametrize("spec", ["evaluator=rollout,policy=greedy", "policy=random,rollouts=2"])
 def test_pimc_plays_legal_actions(spec):
-    agent = make_agent(f"pimc:worlds=4,{spec}", seed=1)
+    agent = make_agent(parse_agent(f"pimc:worlds=4,{spec}"), seed=1)
     assert_acts_legally(agent, Rules(blind_nil="always"), games=3, seed=5, turns=60, every=4)
 
 

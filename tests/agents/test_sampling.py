@@ -10,14 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from agents.search.sampling import (
+from agents.montecarlo.sampling import (
     WorldSampler,
     knowledge,
     sample_worlds,
     sample_worlds_batch,
     world_violations,
 )
-from agents.search.world_weights import bid_probability, hand_tricks, world_bid_weights
+from agents.montecarlo.world_weights import bid_probability, hand_tricks, world_bid_weights
 from spades_env.cards import (
     BID_BASE,
     SPADE_MASK,

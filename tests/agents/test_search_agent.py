@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch")  # the train extra: the search agent's network
 
 from agents.netsearch.agent import SearchAgent
-from agents.registry import AgentSpecError, make_agent
+from agents.registry import AgentSpecError, make_agent, parse_agent
 from spades_env.engine import legal_action_mask, random_legal_actions, step
 from spades_env.observation import encode, seat_view
 from spades_env.rules import Rules
@@ -96,4 +96,4 @@ def test_on_rules_the_network_was_not_trained_for_the_search_bids():
 )
 def test_bad_options_are_one_line(spec, message):
     with pytest.raises((AgentSpecError, ValueError), match=message):
-        make_agent(spec, seed=0)
+        make_agent(parse_agent(spec), seed=0)

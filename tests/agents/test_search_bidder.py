@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents.heuristic.agent import HeuristicAgent
-from agents.registry import AgentSpecError, make_agent
+from agents.registry import AgentSpecError, make_agent, parse_agent
 from spades_env.engine import step
 from spades_env.observation import seat_view
 from spades_env.rules import Rules
@@ -35,7 +35,7 @@ def _playing(n: int, seed: int):
 def test_bids_are_the_heuristics(spec: str, bidder: str, heuristic_bid: str) -> None:
     """`bid=heuristic` bids as `heuristic:bid=rules`; `bid=model` as `heuristic` (trick model)."""
     st = _bidding(12, 3)
-    agent = make_agent(f"{spec},bid={bidder}", seed=1)
+    agent = make_agent(parse_agent(f"{spec},bid={bidder}"), seed=1)
     heuristic = HeuristicAgent(1, bid=heuristic_bid)
     for _ in range(4):  # each seat's bid in turn
         view = seat_view(st)
@@ -49,8 +49,8 @@ def test_bids_are_the_heuristics(spec: str, bidder: str, heuristic_bid: str) -> 
 def test_card_play_is_the_search(spec: str) -> None:
     st = _playing(4, 7)
     view = seat_view(st)
-    split = make_agent(spec + ",bid=heuristic", seed=5).act(view, None, None)
-    plain = make_agent(spec, seed=5).act(view, None, None)
+    split = make_agent(parse_agent(spec + ",bid=heuristic"), seed=5).act(view, None, None)
+    plain = make_agent(parse_agent(spec), seed=5).act(view, None, None)
     np.testing.assert_array_equal(split, plain)
 
 
@@ -64,14 +64,16 @@ def _concat(a: State, b: State) -> State:
 def test_a_mixed_batch_splits_by_phase() -> None:
     bidding, playing = _bidding(2, 1), _playing(2, 2)
     view = seat_view(_concat(bidding, playing))
-    acts = make_agent("pimc:worlds=8,policy=greedy,bid=heuristic", seed=5).act(view, None, None)
+    acts = make_agent(parse_agent("pimc:worlds=8,policy=greedy,bid=heuristic"), seed=5).act(
+        view, None, None
+    )
     rules = HeuristicAgent(5, bid="rules")
     np.testing.assert_array_equal(acts[:2], rules.act(seat_view(bidding), None, None))
-    plain = make_agent("pimc:worlds=8,policy=greedy", seed=5)
+    plain = make_agent(parse_agent("pimc:worlds=8,policy=greedy"), seed=5)
     np.testing.assert_array_equal(acts[2:], plain.act(seat_view(playing), None, None))
 
 
 @pytest.mark.parametrize("name", ["pimc", "ismcts"])
 def test_unknown_bidder_is_refused(name: str) -> None:
     with pytest.raises(AgentSpecError, match="bid 'dd'; use search, heuristic or model"):
-        make_agent(f"{name}:bid=dd")
+        make_agent(parse_agent(f"{name}:bid=dd"))

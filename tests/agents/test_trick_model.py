@@ -27,7 +27,7 @@ from agents.heuristic.trick_model import (
     applies,
     load,
 )
-from agents.registry import AgentSpecError, make_agent
+from agents.registry import AgentSpecError, make_agent, parse_agent
 from spades_env.cards import BID_BASE, str_to_card
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
@@ -174,19 +174,19 @@ def test_heuristic_refuses_a_bad_model_file_or_bidder(tmp_path):
     path = tmp_path / "model.json"
     path.write_text("[]")
     with pytest.raises(AgentSpecError, match="not a trick model"):
-        make_agent(f"heuristic:model={path}")
+        make_agent(parse_agent(f"heuristic:model={path}"))
     with pytest.raises(AgentSpecError, match="bid 'guess'; use model or rules"):
-        make_agent("heuristic:bid=guess")
+        make_agent(parse_agent("heuristic:bid=guess"))
     # aggression and nil_risk shade rule text 000's count: they select it, and refuse the model
-    assert make_agent("heuristic:aggression=0.5").bid == "rules"
-    assert make_agent("heuristic:nil_risk=-2").bid == "rules"
-    assert make_agent("heuristic").bid == "model"
+    assert make_agent(parse_agent("heuristic:aggression=0.5")).bid == "rules"
+    assert make_agent(parse_agent("heuristic:nil_risk=-2")).bid == "rules"
+    assert make_agent(parse_agent("heuristic")).bid == "model"
     with pytest.raises(AgentSpecError, match="use them with bid=rules"):
-        make_agent("heuristic:bid=model,aggression=0.5")
+        make_agent(parse_agent("heuristic:bid=model,aggression=0.5"))
     for agent in ("pimc", "ismcts"):
         with pytest.raises(AgentSpecError, match="use search, heuristic or model"):
-            make_agent(f"{agent}:bid=guess")
-        assert make_agent(f"{agent}:bid=model")._bidder.bid == "model"
+            make_agent(parse_agent(f"{agent}:bid=guess"))
+        assert make_agent(parse_agent(f"{agent}:bid=model"))._bidder.bid == "model"
 
 
 @pytest.mark.parametrize(

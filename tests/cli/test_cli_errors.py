@@ -161,20 +161,21 @@ def test_analyze_out_at_a_file_is_one_line(small_run, tmp_path):
 
 
 FULL_DISK = """
-import errno, sys
-from experiments.tournament import runner
+import errno, importlib, sys
 
 def full(path, *rest):
     raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-setattr(runner, sys.argv[1], full)
+module, _, name = sys.argv[1].rpartition(".")
+setattr(importlib.import_module("experiments.tournament." + module), name, full)
 from experiments.cli.app import main
 raise SystemExit(main(sys.argv[2:]))
 """
 
 
 def full_disk(where: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """`spades ARGS` with the disk full when the run writes `where` (a runner function)."""
+    """`spades ARGS` with the disk full when the run writes `where` (`module.function` of
+    experiments.tournament: the run folder's `folder`, the units' `schedule`)."""
     return subprocess.run(
         [sys.executable, "-c", FULL_DISK, where, *args],
         cwd=REPO,
@@ -187,7 +188,8 @@ def full_disk(where: str, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_full_disk_at_the_start_is_one_line_and_leaves_no_folder(tmp_path):
     out_dir = tmp_path / "r"
     # deals_mod.save is reached through the module; fail the run folder's first write
-    line = one_line_error(full_disk("_write_json", "tournament", *SMALL, "--out", str(out_dir)))
+    out = full_disk("folder._write_json", "tournament", *SMALL, "--out", str(out_dir))
+    line = one_line_error(out)
     assert "No space left on device" in line
     assert not out_dir.exists()
 
@@ -195,7 +197,7 @@ def test_a_full_disk_at_the_start_is_one_line_and_leaves_no_folder(tmp_path):
 def test_a_full_disk_mid_run_is_one_line_and_the_run_resumes(tmp_path):
     out_dir = tmp_path / "r"
     args = ["tournament", *SMALL, "--workers", "1", "--out", str(out_dir)]
-    out = full_disk("append_unit", *args)
+    out = full_disk("schedule.append_unit", *args)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     line = out.stderr.strip().splitlines()[-1]  # after the run's header line
     assert line.startswith("spades tournament: error:")

@@ -1,7 +1,7 @@
 """`spades evaluate SPEC` and `spades leaderboard`, run as a user would (subprocesses).
 
 Every run here uses `--test-deals` (a few deals per opponent): it checks the machinery,
-not the protocol's numbers (`experiments.tournament.protocol` fixes those)."""
+not the protocol's numbers (`experiments.tournament.ladder_protocol` fixes those)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from cli_helpers import one_line_error, spades
 
-from experiments.tournament import protocol
+from experiments.tournament import ladder_protocol
 from experiments.tournament.results_log import TIMING_FIELDS, read_rows
 
 TINY = ["--test-deals", "2", "--workers", "1", "--no-progress"]
-OPPONENTS = [r.opponent for r in protocol.LADDER]
+OPPONENTS = [r.opponent for r in ladder_protocol.LADDER]
 
 
 def evaluate(spec: str, folder: Path, *extra: str):
@@ -42,12 +42,15 @@ def heuristic_eval(tmp_path_factory):
 def test_evaluate_prints_one_table_with_the_protocol_and_deal_set_and_writes_json(heuristic_eval):
     root, out = heuristic_eval
     result = json.loads((root / "h.json").read_text())
-    assert result["protocol"] == protocol.PROTOCOL and result["version"] == protocol.VERSION
-    assert result["deal_set_sha256"] == protocol.deal_set_hash()
+    assert (
+        result["protocol"] == ladder_protocol.PROTOCOL
+        and result["version"] == ladder_protocol.VERSION
+    )
+    assert result["deal_set_sha256"] == ladder_protocol.deal_set_hash()
     assert result["official"] is False and result["test_deals"] == 2
     assert [r["opponent"] for r in result["rungs"]] == OPPONENTS
     assert all(r["deals"] == 2 for r in result["rungs"])
-    assert f"protocol {protocol.PROTOCOL} {protocol.VERSION}" in out.stdout
+    assert f"protocol {ladder_protocol.PROTOCOL} {ladder_protocol.VERSION}" in out.stdout
     assert result["deal_set_sha256"][:16] in out.stdout
     assert "NOT THE PROTOCOL" in out.stdout
     for name in OPPONENTS:
@@ -58,12 +61,12 @@ def test_evaluate_prints_one_table_with_the_protocol_and_deal_set_and_writes_jso
     (vs_random,) = [r for r in result["rungs"] if r["opponent"] == "random"]
     summary = json.loads((Path(vs_random["run"]) / "summary.json").read_text())
     assert summary["config"]["agents"] == ["heuristic", "random"]
-    assert summary["config"]["seed"] == protocol.DEAL_SEED
+    assert summary["config"]["seed"] == ladder_protocol.DEAL_SEED
     # each rung records both sides' nils and contracts; at a two-agent table the nils one
     # side faced are the other side's nils, and its sets are the other's failures
     for r in result["rungs"]:
         me, them = r["play"]["candidate"], r["play"]["opponent"]
-        assert set(me) == set(protocol.PLAY_FIGURES)
+        assert set(me) == set(ladder_protocol.PLAY_FIGURES)
         for a, b in ((me, them), (them, me)):
             assert a["opponent_nils"] == b["nil_attempts"]
             if b["nil_attempts"]:
@@ -105,7 +108,7 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
     out = spades("leaderboard", str(root / "h.json"), str(tmp_path / "r.json"), "--out", str(page))
     assert out.returncode == 0, out.stderr
     text = page.read_text()
-    assert protocol.deal_set_hash() in text and "NOT THE PROTOCOL" in text
+    assert ladder_protocol.deal_set_hash() in text and "NOT THE PROTOCOL" in text
     margins, play = text.split("## Nils, sets and bags")
     table = [line for line in margins.splitlines() if line.startswith("| `")]
     assert [line.split("`")[1] for line in table] == ["heuristic", "random"]  # best first
@@ -123,7 +126,7 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
     assert "`learned`" in missing and "`heuristic`" not in missing
 
     other = json.loads((tmp_path / "r.json").read_text())
-    other["version"] = protocol.VERSION + 1
+    other["version"] = ladder_protocol.VERSION + 1
     (tmp_path / "v2.json").write_text(json.dumps(other))
     mixed = spades("leaderboard", str(root / "h.json"), str(tmp_path / "v2.json"))
     assert "one page holds one protocol" in one_line_error(mixed)
@@ -132,11 +135,11 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
 
 
 def test_the_ladders_deal_counts_follow_from_its_sd_and_the_target_interval():
-    for rung in protocol.LADDER:
-        assert rung.deals == protocol.deals_for(rung.pilot_sd)
+    for rung in ladder_protocol.LADDER:
+        assert rung.deals == ladder_protocol.deals_for(rung.pilot_sd)
         half = 1.959963984540054 * rung.pilot_sd / rung.deals**0.5
-        assert half <= protocol.TARGET_HALF_WIDTH < half + 0.1  # about ±2.5, not far under
-    assert len(protocol.deal_set()) == max(r.deals for r in protocol.LADDER)
+        assert half <= ladder_protocol.TARGET_HALF_WIDTH < half + 0.1  # about ±2.5, not far under
+    assert len(ladder_protocol.deal_set()) == max(r.deals for r in ladder_protocol.LADDER)
 
 
 def test_the_shipped_leaderboard_is_what_the_command_makes_of_the_shipped_results():

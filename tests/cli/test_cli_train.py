@@ -14,7 +14,7 @@ from slow_cases import first_by_default
 
 pytest.importorskip("torch")  # the train extra: training's arguments
 
-from spades_env.flags import FlagParser, add_flags, field_docs
+from spades_env.tooling.flags import FlagParser, add_flags, field_docs
 from training.session import SessionArgs, migrate_args
 
 pytestmark = pytest.mark.torch

@@ -205,7 +205,7 @@ def test_the_benchmark_page_describes_every_section():
 
 # ----------------------------------------------------------------------------- cards
 def test_one_card_notation_on_every_screen(small_run):
-    from experiments.play.screen import card_label
+    from experiments.table.words import card_label
     from spades_env.cards import HEARTS, NUM_RANKS, card_to_str, str_to_card
     from spades_env.table_image import _card_text
 

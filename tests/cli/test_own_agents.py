@@ -19,7 +19,7 @@ from cli_helpers import REPO, kill_9, one_line_error, spades, start, wait_for_ro
 
 from agents import from_function, from_module
 from agents.adapters import sources
-from agents.registry import AgentSpecError, make_agent, split_specs
+from agents.registry import AgentSpecError, make_agent, parse_agent, split_specs
 from experiments.cli.app import main
 from experiments.tournament.results_log import read_rows
 
@@ -246,7 +246,7 @@ def test_checkpoint_given_an_sb3_zip_names_the_sb3_prefix(tmp_path, foreign_file
 )
 def test_checkpoint_given_another_foreign_file_says_what_it_is(foreign_files, kind, words):
     with pytest.raises(AgentSpecError) as info:
-        make_agent(f"checkpoint:{foreign_files[kind]}")
+        make_agent(parse_agent(f"checkpoint:{foreign_files[kind]}"))
     for word in words:
         assert word in str(info.value)
 
@@ -288,10 +288,10 @@ def test_named_agents_in_the_comma_list():
 
 
 def test_file_spec_options_are_typed_by_the_signature(user_file):
-    agent = make_agent(f"hi={user_file}:LowCard:high=true", seed=3)
+    agent = make_agent(parse_agent(f"hi={user_file}:LowCard:high=true"), seed=3)
     assert agent.name == "hi" and agent.high is True and agent.seed == 3
     with pytest.raises(AgentSpecError, match="no parameter 'depth'; known: high"):
-        make_agent(f"{user_file}:LowCard:depth=2")
+        make_agent(parse_agent(f"{user_file}:LowCard:depth=2"))
 
 
 def test_gym_and_vector_env_take_spec_strings_as_opponents():
@@ -397,7 +397,7 @@ def test_from_function_and_from_module_play_legal_actions(tmp_path):
         "import numpy as np\nfrom agents import from_function\n"
         "bot = from_function(lambda o, m, rng: rng.choice(np.flatnonzero(m)))\n"
     )
-    a, b = (make_agent(f"{tmp_path / 'bots.py'}:bot", seed=5) for _ in range(2))
+    a, b = (make_agent(parse_agent(f"{tmp_path / 'bots.py'}:bot"), seed=5) for _ in range(2))
     assert a is not b and a.name == "bots.py:bot"
     assert (a.act(view, obs, mask) == b.act(view, obs, mask)).all()
 
@@ -424,14 +424,14 @@ def test_sb3_models_play_legal_actions_with_the_mask(tmp_path):
     state = init(Rules(), 16, np.random.default_rng(1))
     view, obs, mask = seat_view(state), encode(state), legal_action_mask(state)
     for algo in ("ppo", "dqn", "maskable_ppo"):
-        agent = make_agent(f"m=sb3:{tmp_path / algo}.zip", seed=0)
+        agent = make_agent(parse_agent(f"m=sb3:{tmp_path / algo}.zip"), seed=0)
         assert agent.algo == algo and agent.name == "m"
         assert mask[np.arange(16), agent.act(view, obs, mask)].all()
 
 
 def test_a_module_spec_builds_the_class_it_names(plugin_site, monkeypatch):
     monkeypatch.syspath_prepend(str(plugin_site))
-    agent = make_agent("lowish_plugin:Lowish", seed=1)
+    agent = make_agent(parse_agent("lowish_plugin:Lowish"), seed=1)
     assert type(agent).__name__ == "Lowish" and agent.name == "lowish_plugin:Lowish"
 
 

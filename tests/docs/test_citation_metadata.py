@@ -46,13 +46,15 @@ def test_the_addresses_agree_where_there_are_any():
 
 
 def test_the_protocol_has_its_own_page():
-    from experiments.tournament import protocol
+    from experiments.tournament import ladder_protocol
 
     page = (ROOT / "docs" / "results" / "protocol.md").read_text(encoding="utf-8")
     for heading in ("## What it measures", "## The deal set and the ladder", "## Reporting a row"):
         assert heading in page
-    assert protocol.deal_set_hash() in page
-    assert f"version {protocol.VERSION}" in page
-    assert [v for v, _ in protocol.VERSION_HISTORY] == list(range(1, protocol.VERSION + 1))
+    assert ladder_protocol.deal_set_hash() in page
+    assert f"version {ladder_protocol.VERSION}" in page
+    assert [v for v, _ in ladder_protocol.VERSION_HISTORY] == list(
+        range(1, ladder_protocol.VERSION + 1)
+    )
     index = (ROOT / "docs" / "results" / "index.md").read_text(encoding="utf-8")
     assert "\nprotocol\n" in index, "the protocol page is in the results' toctree"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import agents.registry as registry
+import agents.registry.grammar as grammar
 from experiments.cli import tournament as cli_tournament
 from experiments.cli.app import build_parser
 from experiments.tournament import TournamentConfig, run_tournament
@@ -26,11 +26,11 @@ SHIPPED = REPO / "agents" / "learned" / "checkpoints" / "ppo_small.pt"
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Count each reading of a spec's text (`agents.registry._parse`, the one place it is
+    """Count each reading of a spec's text (`agents.registry.grammar._parse`, the one place it is
     read) and each built and checked `Rules` (its `__post_init__`)."""
     specs: Counter[str] = Counter()
     rules: list[Rules] = []
-    parse, post_init = registry._parse, Rules.__post_init__
+    parse, post_init = grammar._parse, Rules.__post_init__
 
     def counting_parse(text):
         specs[text] += 1
@@ -40,7 +40,7 @@ def counted(monkeypatch):
         post_init(self)
         rules.append(self)
 
-    monkeypatch.setattr(registry, "_parse", counting_parse)
+    monkeypatch.setattr(grammar, "_parse", counting_parse)
     monkeypatch.setattr(Rules, "__post_init__", counting_post_init)
     return specs, rules
 

@@ -23,7 +23,6 @@ from play_helpers import ROOT, WAIT, Driver, assert_loaded_as_saved, hand_on_scr
 from rich.console import Console
 
 from experiments.play import screen as ui
-from experiments.play.screen import card_label
 from experiments.play.session import (
     InputError,
     PlayError,
@@ -33,6 +32,7 @@ from experiments.play.session import (
     parse_move,
     prompt_line,
 )
+from experiments.table.words import card_label
 from spades_env.cards import (
     BLIND_NIL,
     CARD_SUIT,
@@ -443,7 +443,7 @@ def test_blind_nil_exchange_asks_for_cards_to_pass():
 def test_the_screen_shows_no_card_the_person_may_not_see():
     session = advance(new_session(), lambda s: s.human_to_act and s.game.tricks_played == 3)
     out = Console(record=True, width=100, file=io.StringIO())
-    out.print(ui.screen(session.view(), list(session.setup.players), 2, "", None, []))
+    out.print(ui.screen(session.view(), session.setup.names, 2, "", None, []))
     table = out.export_text().split("Your hand")[0]  # all but the person's own cards
     g = session.game
     for seat in (0, 1, 3):

@@ -25,19 +25,18 @@ from experiments.play.session import (
     InputError,
     PlayError,
     PlaySession,
-    describe,
-    hint_label,
     load,
     make_setup,
     parse_move,
     prompt_line,
-    why_illegal,
 )
+from experiments.table.session import why_illegal
+from experiments.table.words import card_label, describe, hint_label
 from spades_env.cards import DRAW_DISCARD, DRAW_KEEP, mask_to_cards, str_to_action, str_to_card
-from spades_env.draw import stock_left
 from spades_env.rules import PRESETS, Rules
 from spades_env.single import SingleGame
 from spades_env.state import BID, DRAW, PLAY
+from spades_env.stock_draw import stock_left
 
 NAMES = ("North", "East", "South", "West", "Seat 4")  # seat 4: RULES.md §6 cutthroat_5
 TEAMS = ("North–South", "East–West")
@@ -185,14 +184,14 @@ def test_load_restores_a_game_mid_hand_exactly(tmp_path, preset):
 # ----------------------------------------------------------------------------- seats
 def test_one_player_teams_have_no_partner_and_every_other_seat_is_an_opponent():
     setup = make_setup(Rules.preset("cutthroat"), 1, opponents="random")
-    assert setup.players == ("random", "random", "human", "random")
+    assert setup.names == ["random", "random", "human", "random"]
     with pytest.raises(PlayError, match="cutthroat has one-player teams, so there is no partner"):
         make_setup(Rules.preset("cutthroat"), 1, partner="random")
 
 
 def test_the_partner_sits_opposite_in_partnerships():  # RULES.md §1
     setup = make_setup(Rules(), 1, human=1, partner="random", opponents="heuristic")
-    assert setup.players == ("heuristic", "human", "heuristic", "random")
+    assert setup.names == ["heuristic", "human", "heuristic", "random"]
 
 
 def test_a_seat_missing_at_the_table_is_refused_and_two_players_default_to_north():
@@ -242,7 +241,7 @@ def test_the_draw_prompt_names_the_card_the_person_looks_at():
     top = int(session.view().looking[0])
     assert top >= 0
     assert prompt_line(session) == (
-        f"You see {ui.card_label(top)}: keep it, or discard it and take the next card"
+        f"You see {card_label(top)}: keep it, or discard it and take the next card"
         " — legal: keep, discard"
     )
 
@@ -290,7 +289,7 @@ def test_keep_puts_the_seen_card_in_the_hand_and_says_so():
     session = _my_draw()
     top = int(session.view().looking[0])
     events, _ = session.apply(DRAW_KEEP)
-    assert events == [f"You keep {ui.card_label(top)}"]
+    assert events == [f"You keep {card_label(top)}"]
     assert session.hand() == [top]
 
 
@@ -300,9 +299,7 @@ def test_discard_takes_the_next_card_and_names_both():
     events, _ = session.apply(DRAW_DISCARD)
     (taken,) = set(session.hand()) - before
     assert taken != top and top not in session.hand()
-    assert events == [
-        f"You discard {ui.card_label(top)} and take the next card ({ui.card_label(taken)})"
-    ]
+    assert events == [f"You discard {card_label(top)} and take the next card ({card_label(taken)})"]
 
 
 def test_the_opponents_draws_reveal_nothing():
@@ -335,15 +332,15 @@ def test_the_draw_screen_shows_the_top_card_the_stock_and_the_growing_hand():
     g, v = session.game, session.view()
     out = Console(record=True, width=100, file=io.StringIO())
     left = int(stock_left(g.state)[0])
-    out.print(ui.screen(v, list(session.setup.players), 0, "", None, [], left))
+    out.print(ui.screen(v, session.setup.names, 0, "", None, [], left))
     text = out.export_text()
     assert f"drawing: {left} cards left in the stock" in text
     assert left == 52 - 2 * (len(session.hand()) + len(mask_to_cards(g.hands[1])))
-    assert f"On top of the stock, for you: {ui.card_label(int(v.looking[0]))}" in text
+    assert f"On top of the stock, for you: {card_label(int(v.looking[0]))}" in text
     assert len(session.hand()) == 3
-    assert all(ui.card_label(c) in text for c in session.hand())
+    assert all(card_label(c) in text for c in session.hand())
     for card in mask_to_cards(g.hands[1]):  # nothing of the opponent's hand
-        assert ui.card_label(card) not in text
+        assert card_label(card) not in text
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from cli_helpers import REPO, outcome_report, spades, without_timing
 from fault_cases import error_line, start_command, tmp_files
 
 from experiments.tournament.results_log import read_rows
-from spades_env.files import atomic_write, new_folder
+from spades_env.tooling.files import atomic_write, new_folder
 
 #: (commands run as a subprocess; a case that trains also needs torch)
 pytestmark = pytest.mark.cli
@@ -222,8 +222,9 @@ def test_two_dataset_generations_in_one_folder(tmp_path):
     its shards; the data is what one process alone writes."""
     folder, alone = tmp_path / "data", tmp_path / "alone"
     code = (
-        "import sys; from training.bc_data import DatasetSpec, generate; "
-        "generate(sys.argv[1], DatasetSpec('heuristic', '', 3, 3, 4))"
+        "import sys; from agents.registry import parse_agent; "
+        "from training.bc_data import DatasetSpec, generate; "
+        "generate(sys.argv[1], DatasetSpec.from_fields(parse_agent('heuristic'), '', 3, 3, 4))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     procs = [

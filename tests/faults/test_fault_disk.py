@@ -23,7 +23,7 @@ from cli_helpers import default_and_slow, outcome_report, spades, without_timing
 from fault_cases import command, error_line, fill, set_read_only, small_disk, tmp_files
 
 from experiments.tournament.results_log import read_rows
-from spades_env import files
+from spades_env.tooling import files
 
 #: (commands run as a subprocess; a case that trains also needs torch)
 pytestmark = pytest.mark.cli
@@ -46,7 +46,7 @@ def disk_line(out) -> str:
 
 # ----------------------------------------------------------------------------- in-process
 class Injected:
-    """Make the `n`-th call of `os.<name>` in `spades_env.files` fail with ENOSPC."""
+    """Make the `n`-th call of `os.<name>` in `spades_env.tooling.files` fail with ENOSPC."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str, n: int) -> None:
         self.calls, self.n = 0, n
@@ -134,22 +134,24 @@ def test_a_checkpoint_on_a_full_disk_is_an_oserror_with_no_part_file(tmp_path, m
 def test_a_damaged_evaluation_header_is_said_and_recovered(tmp_path):
     """The issue's repro: a full disk left a 0-byte evaluation.json; a rerun said "already
     holds an evaluation; add --resume" and --resume said "Expecting value"."""
-    from experiments.tournament import protocol
+    from experiments.tournament import ladder_protocol
 
     root = tmp_path / "ev"
     root.mkdir()
-    (root / protocol.HEADER_FILE).write_bytes(b"")
+    (root / ladder_protocol.HEADER_FILE).write_bytes(b"")
     notes: list[str] = []
-    protocol._open_folder(root, protocol.header_of("random", 2), False, notes.append)
-    assert json.loads((root / protocol.HEADER_FILE).read_text()) == protocol.header_of("random", 2)
+    ladder_protocol._open_folder(root, ladder_protocol.header_of("random", 2), False, notes.append)
+    assert json.loads(
+        (root / ladder_protocol.HEADER_FILE).read_text()
+    ) == ladder_protocol.header_of("random", 2)
     assert len(notes) == 1 and "damaged" in notes[0]
-    (root / protocol.HEADER_FILE).write_bytes(b'{"proto')  # cut short, now on --resume
+    (root / ladder_protocol.HEADER_FILE).write_bytes(b'{"proto')  # cut short, now on --resume
     (root / "1-random").mkdir()
     (root / "1-random" / "config.json").write_text("{}")
-    with pytest.raises(protocol.TournamentError, match=r"damaged.*--resume"):
-        protocol._open_folder(root, protocol.header_of("random", 2), False)
-    protocol._open_folder(root, protocol.header_of("random", 2), True, notes.append)
-    assert json.loads((root / protocol.HEADER_FILE).read_text())["candidate"] == "random"
+    with pytest.raises(ladder_protocol.TournamentError, match=r"damaged.*--resume"):
+        ladder_protocol._open_folder(root, ladder_protocol.header_of("random", 2), False)
+    ladder_protocol._open_folder(root, ladder_protocol.header_of("random", 2), True, notes.append)
+    assert json.loads((root / ladder_protocol.HEADER_FILE).read_text())["candidate"] == "random"
     OUTCOMES["empty evaluation.json: recovered"] += 1
 
 
@@ -212,7 +214,7 @@ def test_dd_table_on_a_full_disk_leaves_no_table_and_calls_the_cache_intact(tmp_
 
 
 def test_the_dd_cache_on_a_read_only_disk_is_not_called_damaged(tmp_path):
-    from agents.dd.tables import DDCache, DDCacheError
+    from agents.dd.cache import DDCache, DDCacheError
 
     with small_disk(tmp_path / "disk", "1m") as disk:
         cache = DDCache(disk / "dd.sqlite")

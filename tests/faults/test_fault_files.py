@@ -25,6 +25,7 @@ torch = pytest.importorskip("torch")  # the train extra
 from cli_helpers import default_and_slow, one_line_error, outcome_report, snapshot, spades
 
 from agents.learned.checkpoint import CheckpointError, save_checkpoint
+from agents.registry import parse_agent
 from training.bc_data import DatasetError, DatasetSpec, generate, load_dataset, shard_path
 
 pytestmark = pytest.mark.torch
@@ -99,7 +100,7 @@ def test_a_checkpoint_with_nan_weights_is_never_saved(tmp_path):
 
 
 # ----------------------------------------------------------------------------- datasets
-SPEC = DatasetSpec(teacher="heuristic", rules="", seed=3, shards=2, hands_per_shard=10)
+SPEC = DatasetSpec.from_fields(parse_agent("heuristic"), "", seed=3, shards=2, hands_per_shard=10)
 
 
 @pytest.fixture(scope="module")

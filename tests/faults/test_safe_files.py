@@ -1,4 +1,4 @@
-"""`spades_env.files`, the one way the project writes its files: each kind of link at the
+"""`spades_env.tooling.files`, the one way the project writes its files: each kind of link at the
 path of each way of writing (atomic replace, append, lock), in-process.
 
 A write either leaves the file outside the link as it was (and a dangling link's target
@@ -15,7 +15,7 @@ import pytest
 from cli_helpers import REPO
 from fault_cases import LINK_KINDS, plant, tmp_files
 
-from spades_env import files
+from spades_env.tooling import files
 
 
 def _append(path):
@@ -70,7 +70,7 @@ def test_unshare_gives_a_hard_link_a_copy_of_its_own(tmp_path):
 
 def test_a_folder_lock_names_its_holder_and_waits_when_asked(tmp_path):
     code = (
-        "import pathlib, sys, time; from spades_env.files import lock_folder\n"
+        "import pathlib, sys, time; from spades_env.tooling.files import lock_folder\n"
         "with lock_folder(sys.argv[1]):\n"
         "    print('held', flush=True); time.sleep(2)\n"
         "    pathlib.Path(sys.argv[1], 'done').write_text('x')\n"

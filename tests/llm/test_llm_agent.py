@@ -21,7 +21,7 @@ import pytest
 from cli_helpers import kill_9, spades, start, wait_for_rows, without_timing
 
 from agents.llm.store import CACHE_FILE, EXCHANGES_FILE, read_records
-from agents.registry import AgentSpecError, make_agent
+from agents.registry import AgentSpecError, make_agent, parse_agent
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.llm_ladder import planned_requests
 from experiments.tournament.results_log import read_rows
@@ -169,7 +169,7 @@ def test_resume_after_kill_9_sends_no_answered_prompt_again(tmp_path, make_serve
 def test_a_key_in_a_spec_is_refused_without_echo(tmp_path):
     secret = "sk-should-never-be-echoed-123"
     with pytest.raises(AgentSpecError) as err:
-        make_agent(f"llm:model=x,api_key={secret}")
+        make_agent(parse_agent(f"llm:model=x,api_key={secret}"))
     assert secret not in str(err.value) and "api_key_env" in str(err.value)
     out = spades("tournament", "--agents", f"llm:model=x,api_key={secret};heuristic",
                  "--out", str(tmp_path / "r"))  # fmt: skip
@@ -179,7 +179,7 @@ def test_a_key_in_a_spec_is_refused_without_echo(tmp_path):
 
 def test_missing_key_variable_is_one_clear_error(tmp_path, fake_server, monkeypatch):
     monkeypatch.delenv("FAKE_LLM_KEY", raising=False)
-    agent = make_agent(fake_server.spec(store=str(tmp_path)), seed=1)
+    agent = make_agent(parse_agent(fake_server.spec(store=str(tmp_path))), seed=1)
     from agents.llm.agent import LLMError
     from spades_env.state import init
 

@@ -1,4 +1,4 @@
-"""The game as text (spades_env/text.py): complete, seat-private, and read back exactly.
+"""The game as text (spades_env/text/): complete, seat-private, and read back exactly.
 
 On every decision of random hands of every preset (and the open-hands and exchange
 options), for every seat: the JSON view turned back into the encoding equals the engine's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,8 +18,10 @@ from slow_cases import first_by_default
 torch = pytest.importorskip("torch")  # the train extra
 
 from agents.learned.checkpoint import CheckpointError, read_checkpoint
+from agents.registry import AgentSpec, parse_agent
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_VERSION
+from spades_env.rules import Rules
 from training import bc, ppo_selfplay
 from training.bc_data import (
     COLUMNS,
@@ -26,11 +29,23 @@ from training.bc_data import (
     DatasetSpec,
     generate,
     load_dataset,
+    open_dataset,
+    play_shard,
+    read_meta,
     shard_path,
+    spec_of,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = DatasetSpec(teacher="heuristic", rules="", seed=3, shards=3, hands_per_shard=20)
+
+
+def dataset(teacher: str = "heuristic", **kw) -> DatasetSpec:
+    """A dataset of `teacher` (parsed), the standard rules unless `rules` gives options."""
+    fields = {"rules": "", "seed": 3, "shards": 3, "hands_per_shard": 20, **kw}
+    return DatasetSpec.from_fields(parse_agent(teacher), **fields)
+
+
+SPEC = dataset()
 
 
 def tiny_bc(runs: Path, **kw) -> bc.Args:
@@ -101,11 +116,12 @@ def _same_rows(a: Path, b: Path) -> None:
 
 @pytest.mark.cli
 def test_a_killed_generation_resumes_without_lost_or_doubled_shards(tmp_path):
-    spec = DatasetSpec(teacher="heuristic", rules="", seed=4, shards=8, hands_per_shard=60)
+    spec = dataset(seed=4, shards=8, hands_per_shard=60)
     generate(tmp_path / "whole", spec)
     code = (
-        "import sys; from training.bc_data import DatasetSpec, generate; "
-        f"generate(sys.argv[1], DatasetSpec(**{spec.__dict__!r}))"
+        "import sys; from agents.registry import parse_agent; "
+        "from training.bc_data import DatasetSpec, generate; "
+        "generate(sys.argv[1], DatasetSpec.from_fields(parse_agent('heuristic'), '', 4, 8, 60))"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     killed = tmp_path / "killed"
@@ -127,7 +143,7 @@ def test_a_killed_generation_resumes_without_lost_or_doubled_shards(tmp_path):
 def test_a_grown_dataset_keeps_its_shards(tmp_path):
     generate(tmp_path / "d", SPEC)
     first = shard_path(tmp_path / "d", 0).stat().st_mtime_ns
-    grown = DatasetSpec(**{**SPEC.__dict__, "shards": 4})
+    grown = dataclasses.replace(SPEC, shards=4)
     generate(tmp_path / "d", grown)
     assert shard_path(tmp_path / "d", 0).stat().st_mtime_ns == first
     generate(tmp_path / "e", grown)
@@ -135,7 +151,7 @@ def test_a_grown_dataset_keeps_its_shards(tmp_path):
 
 
 def test_shards_made_by_two_processes_are_the_shards_of_one(tmp_path):
-    spec = DatasetSpec(teacher="heuristic", rules="", seed=5, shards=4, hands_per_shard=30)
+    spec = dataset(seed=5, shards=4, hands_per_shard=30)
     generate(tmp_path / "one", spec)
     seen = []
     generate(tmp_path / "two", spec, progress=lambda done, total: seen.append((done, total)),
@@ -152,7 +168,7 @@ def test_a_student_dataset_holds_the_states_of_the_students_play(bc_run, tmp_pat
     bc.train(args)
     meta = json.loads((tmp_path / "data" / "random__1" / "meta.json").read_text())
     assert meta["student"] == str(bc_run) and meta["student_frac"] == 1.0
-    teacher_only = DatasetSpec(teacher="random", rules="", seed=1, shards=2, hands_per_shard=30)
+    teacher_only = dataset("random", seed=1, shards=2, hands_per_shard=30)
     generate(tmp_path / "teacher", teacher_only)
     a, b = load_dataset(tmp_path / "data" / "random__1"), load_dataset(tmp_path / "teacher")
     assert len(a["obs"]) != len(b["obs"]) or (a["obs"] != b["obs"]).any()  # other states
@@ -184,9 +200,84 @@ def test_the_anchor_keeps_the_network_near_its_start(bc_run, tmp_path):
 
 def test_another_dataset_in_the_same_folder_is_refused(tmp_path):
     generate(tmp_path / "d", SPEC)
-    other = DatasetSpec(**{**SPEC.__dict__, "teacher": "random"})
+    other = dataclasses.replace(SPEC, teacher=parse_agent("random"))
     with pytest.raises(DatasetError, match=r"holds other data .*teacher"):
         generate(tmp_path / "d", other)
+
+
+def test_meta_json_holds_the_text_the_spec_was_given_as(tmp_path):
+    """In memory the teacher and the rules are values; meta.json holds the text they were
+    given as (the teacher as written, the options on top of the preset), its keys in the
+    order they always had, and reads back (its rules built once) to the same data."""
+    rules = Rules.build("standard", ["target=300", "nil_tricks=count"])
+    spec = DatasetSpec(parse_agent(" random "), rules, 1, 2, 3,
+                       options="target=300,nil_tricks=count", teacher_text=" random ")  # fmt: skip
+    folder = open_dataset(tmp_path / "d", spec)
+    assert (folder / "meta.json").read_text() == json.dumps(spec.meta(), indent=1)
+    meta = read_meta(folder)
+    assert list(meta) == [
+        "format", "format_version", "obs_version", "num_actions", "rules_dict", "teacher",
+        "rules", "seed", "shards", "hands_per_shard", "student", "student_frac",
+    ]  # fmt: skip
+    assert meta["teacher"] == " random " and meta["rules"] == "target=300,nil_tricks=count"
+    assert meta["rules_dict"] == rules.to_dict()
+    back = spec_of(meta)
+    assert back.teacher == " random " and back.rules == rules
+    assert back.meta() == spec.meta() and back.dataset_id == spec.dataset_id
+    assert back.fields() == {
+        **{k: meta[k] for k in spec.fields() if k in meta},
+        "preset": "standard",
+    }
+    other = DatasetSpec.from_fields(parse_agent("random"), "", 1, 2, 3, preset="cutthroat")
+    assert list(other.meta())[-1] == "preset" and other.meta()["preset"] == "cutthroat"
+    assert spec_of(other.meta()).rules == other.rules == Rules.build("cutthroat")
+
+
+def test_a_dataset_of_a_persons_decisions_is_named_not_played(tmp_path):
+    """A person's decisions (a web table's) have a name, not an agent spec: the dataset
+    is written and read back under it, and no shard is played from it."""
+    spec = DatasetSpec.from_fields("human:p1", "", 0, 1, 1)
+    meta = read_meta(open_dataset(tmp_path / "d", spec))
+    assert meta["teacher"] == "human:p1" and spec_of(meta).teacher == "human:p1"
+    with pytest.raises(DatasetError, match="human:p1"):
+        play_shard(spec, 0)
+    with pytest.raises(TypeError, match="from_fields"):
+        DatasetSpec(parse_agent("random"), "", 0, 1, 1)  # the rules' text, not a Rules
+
+
+def test_check_args_reads_each_spec_once_and_builds_no_agent(tmp_path, monkeypatch):
+    seen = []
+    real = bc.parse_agent
+    monkeypatch.setattr(
+        bc, "parse_agent", lambda text, rules=None: seen.append(text) or real(text, rules)
+    )
+    monkeypatch.setattr(bc, "make_agent", lambda *a, **k: pytest.fail("an agent was built"))
+    checked = bc.check_args(tiny_bc(tmp_path, teacher="random", eval_search="heuristic"))
+    assert seen == ["random", "heuristic"]
+    assert isinstance(checked.teacher, AgentSpec) and checked.teacher.text == "random"
+    assert checked.eval_search is not None and checked.eval_search.text == "heuristic"
+    assert checked.rules == Rules()
+
+
+def test_a_distillation_run_reads_its_teacher_and_rules_once(tmp_path, monkeypatch):
+    """The teacher's text is read once, where the flag comes in, and is the evaluation's
+    heuristic too; the rules are built from the flags once: reading back the run's own
+    dataset (its training and held-out shards, the summary) builds them no more."""
+    parsed, built = [], []
+    real_parse, real_build = bc.parse_agent, Rules.build.__func__
+
+    def build(cls, preset="standard", options=()):
+        built.append((preset, tuple(options)))
+        return real_build(cls, preset, options)
+
+    monkeypatch.setattr(
+        bc, "parse_agent", lambda text, rules=None: parsed.append(text) or real_parse(text, rules)
+    )
+    monkeypatch.setattr(Rules, "build", classmethod(build))
+    bc.train(tiny_bc(tmp_path, hands=40, hands_per_shard=20, epochs=1, eval_deals=2,
+                     option=("target=300",)))  # fmt: skip
+    assert parsed == ["heuristic"]
+    assert built == [("standard", ("target=300",))]
 
 
 @pytest.mark.parametrize(
@@ -206,7 +297,7 @@ def test_a_corrupt_or_foreign_shard_gets_a_clear_error(damage, message, tmp_path
     elif damage == "truncated":
         target.write_bytes(target.read_bytes()[:1000])
     elif damage == "foreign":  # the same shard index of another dataset
-        other = DatasetSpec(**{**SPEC.__dict__, "seed": 99})
+        other = dataclasses.replace(SPEC, seed=99)
         generate(tmp_path / "o", other)
         target.write_bytes(shard_path(tmp_path / "o", 1).read_bytes())
     else:
@@ -307,13 +398,13 @@ def test_cli_init_refuses_a_foreign_checkpoint_in_one_line(bc_run, tmp_path):
 
 def test_the_learned_agent_is_shipped_with_its_recipe():
     from agents.learned.agent import LEARNED
-    from agents.registry import make_agent
+    from agents.registry import make_agent, parse_agent
     from spades_env.engine import legal_action_mask
     from spades_env.rules import Rules
     from spades_env.state import init
 
     assert LEARNED.stat().st_size < 5_000_000
-    agent = make_agent("learned")
+    agent = make_agent(parse_agent("learned"))
     state = init(Rules(), 4, np.random.default_rng(0))
     actions = agent.act_state(state)
     assert actions.shape == (4,) and legal_action_mask(state)[np.arange(4), actions].all()
@@ -325,22 +416,22 @@ def test_the_learned_agent_is_shipped_with_its_recipe():
 def test_learned2_is_the_network_alone_and_differs_from_learned():
     """`learned2` plays from its own file, without the solver unless asked."""
     from agents.learned.agent import LEARNED, LEARNED2
-    from agents.registry import make_agent
+    from agents.registry import make_agent, parse_agent
     from spades_env.engine import legal_action_mask
     from spades_env.observation import encode
     from spades_env.rules import Rules
     from spades_env.state import init
 
     assert LEARNED2.stat().st_size < 5_000_000
-    agent = make_agent("learned2")
+    agent = make_agent(parse_agent("learned2"))
     assert agent.path == str(LEARNED2) and agent.endgame is None
-    assert make_agent("learned2:endgame=3").endgame is not None
+    assert make_agent(parse_agent("learned2:endgame=3")).endgame is not None
     state = init(Rules(), 64, np.random.default_rng(0))
     actions = agent.act_state(state)
     assert legal_action_mask(state)[np.arange(64), actions].all()
     obs, mask = encode(state), legal_action_mask(state)
     new = agent.preferences(obs, mask)
-    old = make_agent("learned:endgame=0").preferences(obs, mask)
+    old = make_agent(parse_agent("learned:endgame=0")).preferences(obs, mask)
     assert not np.allclose(new, old)  # other weights
     meta = json.loads(LEARNED2.with_suffix(".json").read_text())
     assert meta["file"] == LEARNED2.name and meta["recipe_wall_minutes"] <= 120

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("torch")  # the train extra: training
 
 from agents.learned.checkpoint import read_checkpoint
-from agents.registry import make_agent
+from agents.registry import make_agent, parse_agent
 from experiments.cli.app import main as spades
 from spades_env.rules import Rules
 from spades_env.state import init
@@ -136,7 +136,7 @@ def test_ray_run_logs_evaluates_and_checkpoints(ppo_run):
 
 def test_the_ray_checkpoint_plays_a_legal_hand(ppo_run):
     final, _ = ppo_run
-    agent = make_agent(f"checkpoint:{final}")
+    agent = make_agent(parse_agent(f"checkpoint:{final}"))
     state = init(Rules(), 4, np.random.default_rng(3))
     owner = np.ones((4, 4), dtype=np.int64)  # the agent in every seat
     hands = play_hands(state, owner, learner=None, opponents=[agent])  # the engine checks

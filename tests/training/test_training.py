@@ -18,7 +18,7 @@ from agents.learned.agent import (
 )
 from agents.learned.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
 from agents.learned.networks import PolicyValueNet
-from agents.registry import AgentSpecError, make_agent, parse_spec
+from agents.registry import AgentSpecError, make_agent, parse_agent, parse_spec
 from experiments.cli.app import main as spades
 from experiments.tournament.config import TournamentConfig
 from experiments.tournament.runner import run_tournament
@@ -230,7 +230,7 @@ def test_a_bad_checkpoint_is_refused_with_its_reason(kind, ppo_ckpt, tmp_path):
     with pytest.raises(CheckpointError, match=BROKEN[kind]):
         RLAgent(path=path)
     with pytest.raises(AgentSpecError, match=BROKEN[kind]):
-        make_agent(f"checkpoint:{path}")
+        make_agent(parse_agent(f"checkpoint:{path}"))
 
 
 @pytest.mark.parametrize("kind", sorted(BROKEN))
@@ -400,7 +400,7 @@ def test_shipped_checkpoint_is_small_and_plays():
     path = SHIPPED  # agents/learned/checkpoints/ppo_small.pt, which the `ppo` entry loads
     assert path.exists(), f"{path}: the shipped checkpoint is missing"
     assert path.stat().st_size < 5_000_000
-    agent = make_agent("ppo")
+    agent = make_agent(parse_agent("ppo"))
     state = init(Rules(), 4, np.random.default_rng(0))
     assert agent.act_state(state).shape == (4,)
     meta = json.loads(path.with_suffix(".json").read_text())
@@ -422,6 +422,7 @@ def test_the_fixed_opponent_is_the_agent_opponent_names():
     scores far more against random than against the shipped `learned`."""
     from training.backend import fixed_opponent, mix_rollout
     from training.evaluation import greedy_fn
+    from training.session import prepare_args
 
     rules = Rules()
     torch.manual_seed(0)
@@ -431,12 +432,13 @@ def test_the_fixed_opponent_is_the_agent_opponent_names():
     for spec in ("random", "learned"):
         args = tiny("ppo", Path("unused"), num_games=64, selfplay_frac=0.0,
                     heuristic_frac=1.0, opponent=spec)  # fmt: skip
-        opponent = fixed_opponent(args, rules, 0)
+        opponent = fixed_opponent(prepare_args(args, "ppo").opponent, 0)
         assert opponent.name == spec
         hands = mix_rollout(args, rules, learner, opponent, [], np.random.default_rng(1))
         owner = hands.owner == LEARNER
         means[spec] = float(hands.seat_returns(rules, 1.0)[owner].mean())
     assert means["random"] > means["learned"] + 50
+    assert type(fixed_opponent(None, 0)).__name__ == "HeuristicAgent"  # no --opponent
 
 
 def test_an_unknown_opponent_is_refused_before_the_run(tmp_path):

@@ -213,7 +213,7 @@ def test_a_tournament_deal_replays_step_by_step(browser, server, small_run):
     for _ in range(len(logged)):
         page.keyboard.press("ArrowRight")
         seen.append(page.locator(".side[data-side='0'] .last-action").inner_text())
-    from experiments.play.screen import card_label
+    from experiments.table.words import card_label
     from spades_env.cards import NUM_CARDS, str_to_action
 
     def label(text):

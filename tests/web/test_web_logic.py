@@ -13,8 +13,9 @@ pytest.importorskip("starlette")
 
 from experiments.tournament.results_log import read_rows
 from experiments.web.catalogue import Catalogue
-from experiments.web.game import SeatInfo, TableError, create_table, load_table
+from experiments.web.game import TableError, create_table, load_table
 from experiments.web.protocol import MessageError, parse_message
+from experiments.web.records import SeatInfo
 from experiments.web.replay import ReplayError, deal_data, deal_list, first_difference, resolve
 from experiments.web.views import seat_state
 from spades_env.cards import mask_to_cards
@@ -234,7 +235,7 @@ def test_peoples_decisions_are_a_behaviour_cloning_dataset(tmp_path):
     table = _table(tmp_path)
     rng = random.Random(6)
     records = [_play_hand(table, rng), _play_hand(table, rng)]
-    folder = table.bc_folder(2)
+    folder = table.decisions.seat_folder(2)
     assert read_meta(folder)["teacher"] == "human:p2"
     data = load_dataset(folder)
     mine = [str_to_action(a) for r in records for s, a in r["actions"] if s == 2]
@@ -245,7 +246,7 @@ def test_peoples_decisions_are_a_behaviour_cloning_dataset(tmp_path):
     assert all(any(a == b for b in it) for a in data["action"].tolist())  # a subsequence
     assert len(data["action"]) >= 20
     again = load_table(table.folder, CATALOGUE.spec)  # a resume writes the same shards again
-    assert again.bc_folder(2) == folder
+    assert again.decisions.seat_folder(2) == folder
     assert (load_dataset(folder)["action"] == data["action"]).all()
 
 
@@ -307,7 +308,7 @@ def test_spades_train_bc_trains_on_a_web_game(tmp_path):
     _play_hand(table, rng)
     out = spades(
         "train", "bc", "--hands", "20", "--hands-per-shard", "10", "--epochs", "1",
-        "--eval-deals", "0", "--extra-data", str(table.bc_folder(2)),
+        "--eval-deals", "0", "--extra-data", str(table.decisions.seat_folder(2)),
         "--runs-dir", str(tmp_path / "runs"),
     )  # fmt: skip
     assert out.returncode == 0, out.stderr

@@ -1,0 +1,333 @@
+"""The grammar of an agent spec: its text -> an `AgentSpec`, read once (`parse_agent`).
+
+A spec is `[NAME=]TARGET[:key=value,key=value]` (`agents.registry` says what TARGET may
+be). `parse_agent` takes it apart, finds its agent (the table's entry, or a file, module
+or plugin imported), converts each option to its declared type within its bounds, runs
+the entry's check and makes every path absolute; `split_specs` cuts a list of specs
+apart, `agent_from_json` reads one back from a run's config.json, and
+`check_agent_rules` refuses rules a parsed spec's agent cannot play.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.adapters.sources import AgentEntry, is_file_target, literal, load_entry, plugin_points
+from agents.registry.table import AGENT_NAME, REGISTRY, entry_of, known_names, lazy
+from agents.spec import AgentImportError, AgentSpec, AgentSpecError
+from spades_env.rules import Rules, parse_value
+
+#: Bounds of a declared numeric parameter no entry lists: an int32 (what the compiled
+#: search kernels hold), a float of at most a million either way. NaN and infinities
+#: never pass, nor does a NaN or infinite option of an undeclared type (`literal`).
+_DEFAULT_BOUNDS: dict[type, tuple[float, float]] = {
+    int: (-(2**31), 2**31 - 1),
+    float: (-1e6, 1e6),
+}
+
+#: an option that would carry a secret in a spec (seen by process listings, logs, configs)
+_SECRET_OPTION = re.compile(r"(?:^|[,:])\s*(?:api_key|key|token|secret|password)\s*=", re.I)
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's text on one line: a path or a value it quotes may hold a line break."""
+    return str(exc).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _convert(name: str, key: str, raw: str, kind: Any, entry: AgentEntry | None = None) -> Any:
+    """The value of parameter `key` from its text: a bool, an int or a finite float within
+    the entry's `bounds` (NaN, infinities and numbers beyond the bounds are refused, so
+    that no agent is built with a value it would overflow or loop on), else the text."""
+    if kind is literal:
+        value = literal(raw)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise AgentSpecError(f"agent {name!r}: parameter {key}={raw!r} is not finite")
+        return value
+    try:
+        value = parse_value(raw, kind)
+    except ValueError:
+        raise AgentSpecError(
+            f"agent {name!r}: parameter {key}={raw!r} is not a valid {kind.__name__}"
+        ) from None
+    if kind in _DEFAULT_BOUNDS:
+        bounds = entry.bounds if entry is not None else {}
+        lo, hi = bounds.get(key, _DEFAULT_BOUNDS[kind])
+        if not lo <= value <= hi:  # False for NaN too
+            raise AgentSpecError(
+                f"agent {name!r}: parameter {key}={raw!r} is out of range: "
+                f"{kind(lo)!r}..{kind(hi)!r}"
+            )
+    return value
+
+
+# ----------------------------------------------------------------------------- the parts
+#: a spec taken apart, nothing imported: (label or None, kind, target, the options' text)
+_Parts = tuple[str | None, str, str, str]
+
+
+def _text(label: str | None, target: str, options: str) -> str:
+    """The spec's text again, label included."""
+    head = "" if label is None else f"{label}="
+    return head + target + (f":{options}" if options else "")
+
+
+def _shown(label: str | None, kind: str, target: str, options: str) -> str:
+    """The agent's name in tables and logs: its label, else its spec, a file shown by its
+    file name alone."""
+    if label is not None:
+        return label
+    if kind == "file":
+        path, _, attr = target.rpartition(":")
+        shown = f"{Path(path).name}:{attr}"
+        return shown + (f":{options}" if options else "")
+    return target + (f":{options}" if options else "")
+
+
+def _split(spec: str) -> _Parts:
+    """Take a spec apart (nothing is imported): `bot=path/x.py:Cls:depth=2` ->
+    label "bot", kind "file", target "path/x.py:Cls", options "depth=2"."""
+    text = spec.strip()
+    if _SECRET_OPTION.search(text):  # refused without echoing the spec
+        raise AgentSpecError(
+            "an agent spec never holds an API key (it would show in process listings, logs "
+            "and the run's config); put the key in an environment variable and name the "
+            "variable: api_key_env=VAR"
+        )
+    label: str | None = None
+    head, eq, rest = text.partition("=")
+    if eq and ":" not in head and not is_file_target(head):
+        label, text = head.strip(), rest.strip()
+        if not AGENT_NAME.fullmatch(label):
+            raise AgentSpecError(f"agent name {label!r}: use letters, digits, _ . + -")
+        if not text:
+            raise AgentSpecError(f"agent name {label!r} names no agent: write {label}=SPEC")
+    name, _, rest = text.partition(":")
+    if name in REGISTRY:
+        return label, "registry", name, rest
+    if is_file_target(name):
+        attr, _, options = rest.partition(":")
+        if not attr.replace(".", "_").isidentifier():
+            raise AgentSpecError(
+                f"agent {text!r}: name the agent in the file: {name}:Class (or :factory)"
+            )
+        return label, "file", f"{name}:{attr}", options
+    if name in plugin_points():
+        return label, "plugin", name, rest
+    attr, _, options = rest.partition(":")
+    if attr and attr.replace(".", "_").isidentifier() and name.replace(".", "_").isidentifier():
+        return label, "module", f"{name}:{attr}", options
+    raise AgentImportError(  # an import error too: a plugin not installed here
+        f"unknown agent {name!r}; known agents: {', '.join(known_names())}; an installed "
+        "plugin's: install its package here; your own: path/to/file.py:Class, "
+        "package.module:Class"
+    )
+
+
+def _absolute_file(parts: _Parts) -> _Parts:
+    """A file spec's parts with the file's path made absolute (others as they are)."""
+    label, kind, target, options = parts
+    if kind != "file":
+        return parts
+    path, _, attr = target.rpartition(":")
+    return label, kind, f"{os.path.abspath(os.path.expanduser(path))}:{attr}", options
+
+
+def _entry(kind: str, target: str) -> AgentEntry:
+    if kind == "registry":
+        return REGISTRY[target]
+    return load_entry(kind, target, known_names)
+
+
+# ----------------------------------------------------------------------------- specs
+def split_specs(text: str) -> tuple[str, ...]:
+    """A list of agent specs -> the specs: `"pimc:worlds=16,policy=greedy,heuristic"` ->
+    `("pimc:worlds=16,policy=greedy", "heuristic")`.
+
+    Specs are separated by `;` or by `,`. After a `,`, an item `key=value` (an `=` and no
+    `:` before it) continues the previous spec's options when `key` is one of them;
+    else it starts a named agent (`NAME=SPEC`) if its value holds a `:` or a path
+    (`bot=path/x.py:Cls`) or is an agent's name (`h2=heuristic`), and continues the
+    options otherwise (so that an unknown option is named as such)."""
+    specs: list[str] = []
+    for group in text.split(";"):
+        current: list[str] = []
+        for item in (p.strip() for p in group.split(",")):
+            if not item:
+                continue
+            key, eq, value = item.partition("=")
+            if current and eq and ":" not in key and not _starts_agent(current[-1], key, value):
+                current[-1] += "," + item
+            else:
+                current.append(item)
+        specs += current
+    return tuple(specs)
+
+
+def _starts_agent(previous: str, key: str, value: str) -> bool:
+    """After `previous`, does the item `key=value` name a new agent (`NAME=SPEC`)? Not
+    when `key` is an option of the previous agent (`model=agents/heuristic/data/x.json`)."""
+    try:
+        _, kind, target, _ = _split(previous)
+        entry: AgentEntry | None = _entry(kind, target)
+    except AgentSpecError:
+        entry = None
+    if entry is not None and key.strip() in entry.params:
+        return False
+    value = value.strip()
+    if ":" in value or is_file_target(value):
+        return True
+    return value in REGISTRY or value in plugin_points()
+
+
+def parse_agent(spec: str | AgentSpec, rules: Rules | None = None) -> AgentSpec:
+    """A spec's text -> its `AgentSpec`, parsed and checked once: the agent is found
+    (a file, module or plugin imported), its options converted to their types and checked
+    (`AgentSpecError`, `AgentImportError`: one line), every path made absolute. An
+    `AgentSpec` is returned as it is: a value is trusted, never read again. With `rules`,
+    rules the agent cannot play are refused too (`check_agent_rules`)."""
+    value = spec if isinstance(spec, AgentSpec) else _parse(spec)
+    if rules is not None:
+        check_agent_rules(value, rules)
+    return value
+
+
+def _parse(spec: str) -> AgentSpec:
+    """The one place a spec's text is read (see `parse_agent`)."""
+    label, kind, target, given = _absolute_file(_split(spec))
+    entry = _entry(kind, target)
+    name = _shown(label, kind, target, given)
+    params: dict[str, Any] = {}
+    items: list[str] = []  # the options' text, a path option made absolute
+    for i, item in enumerate(filter(None, (p.strip() for p in given.split(",")))):
+        key, eq, raw = item.partition("=")
+        positional = i == 0 and not eq and entry.positional is not None
+        if positional:
+            key, eq, raw = entry.positional, "=", item
+        if key not in entry.params and not entry.any_params:
+            known = ", ".join(sorted(entry.params)) or "none"
+            raise AgentSpecError(f"agent {name!r} has no parameter {key!r}; known: {known}")
+        if not eq:
+            raise AgentSpecError(f"agent {name!r}: write parameters as {key}=VALUE")
+        if key in params:
+            raise AgentSpecError(f"agent {name!r}: parameter {key} is given twice; give it once")
+        params[key] = _convert(name, key, raw, entry.params.get(key, literal), entry)
+        items.append(item)
+    if entry.check is not None:
+        try:
+            lazy(entry.check)(params)  # the paths as written: its errors quote them so
+        except ValueError as exc:
+            raise AgentSpecError(f"agent {spec.strip()!r}: {one_line(exc)}") from None
+    options = given
+    for k, (key, value) in enumerate(params.items()):
+        if key in entry.paths and isinstance(value, str):
+            absolute = os.path.abspath(os.path.expanduser(value))
+            if absolute != value:
+                params[key] = absolute
+                items[k] = absolute if items[k] == value else f"{key}={absolute}"
+                options = ",".join(items)
+    written = kind == "file" or options != given  # else the text as given
+    text = _text(label, target, options) if written else spec.strip()
+    return AgentSpec(label, kind, target, tuple(params.items()), text, name)
+
+
+def agent_from_json(data: Any) -> AgentSpec:
+    """A spec as a run's config.json stores it (`AgentSpec.to_json`: its text, or
+    `{"spec": text, "name": shown}`) -> the `AgentSpec`, parsed and checked once."""
+    if isinstance(data, str):
+        return _parse(data)
+    if isinstance(data, dict) and set(data) == {"spec", "name"}:
+        spec, shown = data["spec"], data["name"]
+        if isinstance(spec, str) and isinstance(shown, str) and shown:
+            return dataclasses.replace(_parse(spec), display=shown)
+    raise ValueError(f"an agent must be a spec's text or {{spec, name}}, not {data!r}")
+
+
+def check_agent_rules(spec: AgentSpec, rules: Rules) -> None:
+    """Refuse rules the agent of `spec` cannot play (AgentSpecError, one line)."""
+    if not isinstance(spec, AgentSpec):
+        raise TypeError(
+            "check_agent_rules takes an AgentSpec: parse the text once with "
+            "agents.registry.parse_agent"
+        )
+    entry = entry_of(spec)
+    if entry.rules_check is None:
+        return
+    try:
+        lazy(entry.rules_check)(rules, spec.target)
+    except (ValueError, NotImplementedError) as exc:  # e.g. RulesError
+        raise AgentSpecError(f"agent {spec.text!r}: {one_line(exc)}") from None
+
+
+# ----------------------------------------------------------------------------- deprecated
+# The text helpers of the release before `AgentSpec`, kept for one release: each warns.
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"agents.registry.{old} is deprecated and will be removed in the next release; use {new}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    """Deprecated (`split_spec`'s result): use `parse_agent(...)`, an `AgentSpec`."""
+
+    label: str | None
+    target: str
+    options: str
+    kind: str  # "registry" | "plugin" | "file" | "module"
+
+    @property
+    def spec(self) -> str:
+        """The spec text again, label included."""
+        return _text(self.label, self.target, self.options)
+
+    @property
+    def display(self) -> str:
+        """The agent's name in tables and logs (`AgentSpec.display`)."""
+        return _shown(self.label, self.kind, self.target, self.options)
+
+
+def split_spec(spec: str) -> ParsedSpec:
+    """Deprecated: use `parse_agent(spec)` (an `AgentSpec`: label, kind, target, options)."""
+    _deprecated("split_spec", "parse_agent(...), an AgentSpec")
+    label, kind, target, options = _split(spec)
+    return ParsedSpec(label, target, options, kind)
+
+
+def canonical_spec(spec: str) -> str:
+    """Deprecated: use `parse_agent(spec).text`."""
+    _deprecated("canonical_spec", "parse_agent(...).text")
+    parts = _split(spec)
+    if parts[1] != "file":
+        return spec.strip()
+    label, _, target, options = _absolute_file(parts)
+    return _text(label, target, options)
+
+
+def display_name(spec: str) -> str:
+    """Deprecated: use `parse_agent(spec).display`."""
+    _deprecated("display_name", "parse_agent(...).display")
+    return _shown(*_split(spec))
+
+
+def parse_spec(spec: str | AgentSpec) -> tuple[str, dict[str, Any]]:
+    """Deprecated: use `parse_agent(spec)`: its `target` and `params`."""
+    _deprecated("parse_spec", "parse_agent(...).target and .params")
+    value = parse_agent(spec)
+    return value.target, value.params
+
+
+def resolve(spec: str | AgentSpec) -> tuple[ParsedSpec, AgentEntry, dict[str, Any]]:
+    """Deprecated: use `parse_agent(spec)` and `entry_of` of it."""
+    _deprecated("resolve", "parse_agent(...) and entry_of(...)")
+    value = parse_agent(spec)
+    label, kind, target, options = _split(value.text)
+    return ParsedSpec(label, target, options, kind), entry_of(value), value.params

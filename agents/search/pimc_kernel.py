@@ -1,0 +1,8 @@
+"""Renamed `agents.montecarlo.pimc_kernel` (the Monte Carlo searches, PIMC and ISMCTS;
+the `search` agent is `agents.netsearch`); this path warns on import and goes in the next
+release."""
+
+from agents.montecarlo import pimc_kernel
+from spades_env.tooling.renamed import renamed
+
+renamed(globals(), pimc_kernel)
