@@ -474,6 +474,12 @@ class Rules:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def changed_options(self) -> list[str]:
+        """`NAME=VALUE` of every option that differs from this rules' preset (RULES.md §6),
+        in field order: what a label or a dataset's meta.json shows on top of the name."""
+        base = _preset_dict(self.name)
+        return [f"{k}={v}" for k, v in self.to_dict().items() if base.get(k) != v]
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         data = dict(data)
@@ -554,3 +560,9 @@ def _parse_value(key: str, raw: str) -> Any:
         except ValueError:
             raise RulesError(f"rules option {key} needs true or false, got {raw!r}") from None
     return raw
+
+
+@functools.cache
+def _preset_dict(name: str) -> dict[str, Any]:
+    """A preset's options, built once per process (`Rules.changed_options`)."""
+    return Rules.preset(name).to_dict()

@@ -127,9 +127,7 @@ class Terminal:
 
 # ----------------------------------------------------------------------------- the game
 def _rules_label(rules: Rules) -> str:
-    base = Rules.preset(rules.name).to_dict()
-    changed = [f"{k}={v}" for k, v in rules.to_dict().items() if base.get(k) != v]
-    return ", ".join([rules.name, *changed])
+    return ", ".join([rules.name, *rules.changed_options()])
 
 
 def _header(session: PlaySession) -> str:

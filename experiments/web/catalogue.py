@@ -74,13 +74,14 @@ class Offer:
         }
 
 
-def _builtin_offers() -> dict[str, Offer]:
-    offers = {}
+def _builtin_offers() -> tuple[dict[str, Offer], dict[str, AgentSpec]]:
+    """The registry's agents a client may seat, and each one's spec (parsed here, once)."""
+    offers, parsed = {}, {}
     for name, entry in REGISTRY.items():
         if name in NOT_OFFERED or (entry.positional and entry.positional in entry.paths):
             continue
         try:  # an agent whose extra is missing here (torch) is not offered
-            parse_agent(name)
+            parsed[name] = parse_agent(name)
         except (AgentSpecError, ImportError):
             continue
         options = {
@@ -89,14 +90,17 @@ def _builtin_offers() -> dict[str, Offer]:
             if k not in DENIED and k not in entry.paths and t in (int, float, bool, str)
         }
         offers[name] = Offer(name, entry.help.split(";")[0].split(":")[0].strip(), options)
-    return offers
+    return offers, parsed
 
 
 class Catalogue:
     """The agents a server offers (see the module docstring)."""
 
     def __init__(self, listed: str | None = None, builtins: bool = True) -> None:
-        self.offers: dict[str, Offer] = _builtin_offers() if builtins else {}
+        self.offers: dict[str, Offer] = {}
+        self._parsed: dict[str, AgentSpec] = {}  # a client's text -> its spec, read once
+        if builtins:
+            self.offers, self._parsed = _builtin_offers()
         for text in split_specs(listed or ""):
             spec = parse_agent(text)  # AgentSpecError: the flag's error, at start
             if spec.label is None:
@@ -148,10 +152,13 @@ class Catalogue:
                     raise TableError(f"{what}: {offer.name}: {key} is given twice")
                 seen.add(key)
                 _check_value(what, offer.name, key, raw, offer.options[key])
-            try:
-                spec = parse_agent(offer.name + (":" + ",".join(items) if items else ""))
-            except AgentSpecError as exc:
-                raise TableError(f"{what}: {exc}") from None
+            text = offer.name + (":" + ",".join(items) if items else "")
+            spec = self._parsed.get(text)
+            if spec is None:  # each text read once per server
+                try:
+                    spec = self._parsed[text] = parse_agent(text)
+                except AgentSpecError as exc:
+                    raise TableError(f"{what}: {exc}") from None
         try:
             check_agent_rules(spec, rules)
         except AgentSpecError as exc:

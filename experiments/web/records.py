@@ -242,8 +242,7 @@ class Decisions:
         from training.bc_data import DatasetSpec, open_dataset, shard_path, write_shard
 
         hand = record["hand_no"]
-        base = Rules.preset(rules.name).to_dict()
-        options = ",".join(f"{k}={v}" for k, v in rules.to_dict().items() if base.get(k) != v)
+        options = ",".join(rules.changed_options())
         net = [p - q for p, q in zip(record["points"], record["penalty"], strict=True)]
         for seat, rows in self.pending.items():
             team = rules.team_of(seat)
