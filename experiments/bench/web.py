@@ -53,6 +53,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments.web.seats import process_tree
+
 Row = dict[str, Any]
 LIMIT_MS = 200.0
 THINK = 0.5  # seconds a scripted person waits before each move
@@ -79,28 +81,6 @@ class Memory:
     server_rss_mb: float
     tree_pss_mb: float | None
     processes: int
-
-
-def process_tree(pid: int) -> list[int]:
-    """`pid` and every process under it (children, their children, ...), from the parent
-    ids of /proc/*/stat."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = Path(entry.path, "stat").read_text()
-        except OSError:  # ended meanwhile
-            continue
-        # "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses
-        ppid = int(text[text.rindex(")") + 2 :].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    tree, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        tree.append(p)
-        todo += children.get(p, [])
-    return tree
 
 
 def _available_mb() -> float | None:

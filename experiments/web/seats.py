@@ -211,20 +211,27 @@ def _fits(op: str, value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("action"), int)
 
 
-def _children() -> dict[int, list[int]]:
-    """Every process's children, from /proc (Linux; empty elsewhere)."""
-    tree: dict[int, list[int]] = {}
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process under it (children, their children, ...), from the parent
+    ids of /proc/*/stat (Linux; `[pid]` elsewhere)."""
+    children: dict[int, list[int]] = {}
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
                 continue
             try:
                 with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
+                    text = f.read()
+            except OSError:  # ended meanwhile
                 continue
-            ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
-            tree.setdefault(ppid, []).append(int(entry.name))
+            # "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses
+            ppid = int(text[text.rfind(b")") + 2 :].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += children.get(p, [])
     return tree
 
 
@@ -234,13 +241,7 @@ def end_tree(pid: int) -> None:
     parent ended, or that left the child's session, is still below it."""
     stopped: set[int] = set()
     for _ in range(20):
-        tree = _children()
-        found, todo = [], [pid]
-        while todo:
-            p = todo.pop()
-            found.append(p)
-            todo += tree.get(p, [])
-        fresh = [p for p in found if p not in stopped]
+        fresh = [p for p in process_tree(pid) if p not in stopped]
         if not fresh:
             break
         for p in fresh:
