@@ -296,10 +296,17 @@ def run_evaluation(
     candidate = parse_agent(spec)  # read once, for every rung
     configs = [rung_config(candidate, r, rung_deals(r, test_deals)) for r in LADDER]
     # (the configs check the spec and its rules before any folder is made)
-    _check_folder(root, resume)
+    # a folder that holds a lock file may be another evaluation's, just begun: its lock
+    # is taken before the folder is judged, so a second process is told "in use", not
+    # "not empty"; a folder without one is judged before anything is written into it
+    locked_first = (root / LOCK_FILE).exists()
+    if not locked_first:
+        _check_folder(root, resume)
     root.mkdir(parents=True, exist_ok=True)
     try:
         with lock_folder(root, "evaluation folder", "wait for it to end, or choose another --dir"):
+            if locked_first:
+                _check_folder(root, resume)
             return _evaluate(root, header, configs, resume, workers, backend, address,
                              on_rung, on_start, on_note)  # fmt: skip
     except FolderLockedError as exc:
