@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.cli.checks import add_overwrite_input, output_file
 from experiments.cli.values import (
     MAX_SEED,
     add_rules_arguments,
@@ -55,12 +56,13 @@ def add_parser(sub) -> None:
         "--out", metavar="FILE", help="also write seeds, deals and tables to FILE (.npz)"
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_overwrite_input(p)
     add_rules_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.dd.cache import DDCache, seeded_deals, tricks_tables
+    from agents.dd.cache import DDCache, default_cache_path, seeded_deals, tricks_tables
     from agents.dd.position import check_rules
 
     rules = build_rules(args.rules or "standard", args.option or [])
@@ -73,10 +75,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix != ".npz":
         raise ValueError(f"--out {args.out!r}: give a .npz file")
-    if out is not None:
-        from experiments.cli.checks import output_file
-
-        output_file(out)  # before anything is solved
+    if out is not None:  # before anything is solved; never over the cache it reads
+        cache_file = Path(args.cache) if args.cache else default_cache_path()
+        output_file(out, inputs={"the double-dummy cache": cache_file}, allow=args.overwrite_input)
     deals = seeded_deals(args.deals, args.seed, rules)
     cache = DDCache(args.cache)
     counts: dict[str, int] = {}

@@ -24,7 +24,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agents.processes import check_workers
-from experiments.cli.checks import output_file
+from experiments.cli.checks import add_overwrite_input, output_file, spec_files
 from experiments.cli.progress import counting_bar
 from experiments.cli.values import add_decision_timeout, agent_limits, whole_number
 from experiments.tournament import ladder_protocol
@@ -48,6 +48,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("spec", metavar="SPEC", help="the agent to evaluate (an agent spec)")
     p.add_argument("--out", metavar="FILE", help="also write the result JSON here")
+    add_overwrite_input(p)
     p.add_argument(
         "--dir",
         metavar="DIR",
@@ -115,6 +116,17 @@ def _removed_if_unused(folder: Path | None) -> Iterator[None]:
         raise
 
 
+def _spec_inputs(spec: str) -> dict[str, str | Path | None]:
+    """The files the candidate's spec reads (a checkpoint, an agent's file); none for a
+    spec that does not parse (the evaluation names that error itself)."""
+    from agents.registry import AgentSpecError, parse_agent
+
+    try:
+        return dict(spec_files([parse_agent(spec)]))
+    except (AgentSpecError, ValueError, OSError):
+        return {}
+
+
 def _bar(progress: Progress, opponent: str, total: int, done: int) -> Callable[[int, int], None]:
     task = progress.add_task(f"vs {opponent}", total=total, completed=done)
     return lambda _unit, deals: progress.advance(task, deals)
@@ -180,10 +192,14 @@ def run(args: argparse.Namespace) -> int:
     out_file = Path(args.out) if args.out else None
     if out_file is not None and out_file.is_dir():
         raise TournamentError(f"--out {str(out_file)!r} is a folder; give a .json file")
-    if out_file is not None:
-        output_file(out_file)  # before the ladder is played, not after
+    if out_file is not None:  # before the ladder is played, not after
+        output_file(out_file, inputs=_spec_inputs(args.spec), allow=args.overwrite_input)
     made_here = not args.dir and not args.resume
     root = _folder(args)
+    if out_file is not None:  # never inside the evaluation's own run folders
+        output_file(
+            out_file, run_folders={"the evaluation folder": root}, allow=args.overwrite_input
+        )
     err = Console(stderr=True)
     progress = counting_bar(err, disable=args.no_progress)
     try:
@@ -220,6 +236,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _llm_folder(args: argparse.Namespace) -> Path:
+    """The folder of the llm ladder: --dir, else runs/llm-ladder-<agent>."""
+    return (
+        Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(args.spec)}"
+    )
+
+
 def _llm_ladder(args: argparse.Namespace) -> int:
     """`--dry-run` (either ladder): the requests it would make; `--ladder llm`: play the
     short ladder for language models and print its table."""
@@ -234,6 +257,18 @@ def _llm_ladder(args: argparse.Namespace) -> int:
             )
             for r in ladder_protocol.LADDER
         ]
+    if args.out and not args.dry_run:  # checked before the ladder is played
+        folder = (
+            Path(args.dir)
+            if args.dir
+            else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(args.spec)}"
+        )
+        output_file(
+            args.out,
+            inputs=_spec_inputs(args.spec),
+            run_folders={"the evaluation folder": folder},
+            allow=args.overwrite_input,
+        )
     if args.dry_run:
         total: dict[str, dict] = {}
         for cfg in configs:
@@ -244,14 +279,12 @@ def _llm_ladder(args: argparse.Namespace) -> int:
         for line in llm_ladder.dry_run_lines(total, "hand"):
             print(line)
         return 0
-    root = (
-        Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(args.spec)}"
-    )
+    root = _llm_folder(args)
     result = llm_ladder.run_ladder(args.spec, root, workers=args.workers or 1)
     text = json.dumps(result, indent=2) + "\n"
-    (root / ladder_protocol.RESULT_FILE).write_text(text)
+    atomic_write(root / ladder_protocol.RESULT_FILE, text)  # whole, or not at all
     if args.out:
-        Path(args.out).write_text(text)
+        atomic_write(Path(args.out), text)
     table = Table(
         title=f"spades evaluate {args.spec} --ladder llm (version {llm_ladder.VERSION})",
         caption=f"{llm_ladder.DEALS} duplicate deals per opponent: the intervals are wide "

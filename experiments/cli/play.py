@@ -23,6 +23,7 @@ import numpy as np
 from rich.console import Console, RenderableType
 from rich.text import Text
 
+from experiments.cli.checks import add_overwrite_input, output_file, spec_files
 from experiments.cli.values import add_rules_arguments, agent_limits, build_rules, seed_number
 from experiments.play import screen as ui
 from experiments.play import sheets
@@ -87,6 +88,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--save", metavar="FILE", help="save the game here as it goes")
     p.add_argument("--load", metavar="FILE", help="resume a saved game")
+    add_overwrite_input(p)
     p.set_defaults(run=run)
 
 
@@ -335,8 +337,13 @@ def run(args: argparse.Namespace) -> int:
             )
         session = _new_session(args)
     if save_to:
-        from experiments.cli.checks import output_file
-
-        output_file(save_to, "--save")  # before the first move, not at the first save
+        setup = session.setup  # never over an agent's file (the game file itself: resumed)
+        specs = [b.spec for b in setup.players if getattr(b, "spec", None) is not None]
+        output_file(
+            save_to,
+            "--save",
+            inputs=spec_files([*specs, setup.hint_agent]),
+            allow=args.overwrite_input,
+        )
     with agent_limits(args):  # a bot that hangs is stopped; its prints go to stderr
         return play(session, Terminal(), save_to)

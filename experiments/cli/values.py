@@ -20,23 +20,40 @@ from experiments.tournament.config import MAX_DEALS, MAX_SEED
 from spades_env.agent_calls import Limits, limits
 from spades_env.rules import Rules
 
+#: The largest whole number a flag takes unless it says less: what numpy's int64 holds.
+MAX_WHOLE = 2**63 - 1
+#: The longest duration a flag takes (a day): a run, a pause or a time limit longer than
+#: that is a typing error, and seconds past it overflow the clocks' timestamps.
+MAX_SECONDS = 86_400.0
+#: The shortest duration above 0 a flag takes (a millisecond, the clocks' resolution
+#: that matters here): 5e-324 is "above 0" yet no time at all.
+MIN_SECONDS = 0.001
 
-def whole_number(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
-    """An argparse `type` that takes a whole number in `minimum..maximum` (either end
-    open when None); the error names the value, and argparse adds the flag."""
+
+def whole_number(minimum: int | None = None, maximum: int = MAX_WHOLE) -> Callable[[str], int]:
+    """An argparse `type` that takes a whole number in `minimum..maximum` (`minimum` open
+    when None; `maximum` at most what an int64 holds); the error names the value, and
+    argparse adds the flag."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"needs a whole number, got {_shown(text)}") from None
         if minimum is not None and value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        if maximum is not None and value > maximum:
+        if value > maximum:
             raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {value}")
         return value
 
     return parse
+
+
+def _shown(text: str) -> str:
+    """A value as an error quotes it: repr, cut to 60 characters (a 10,000-character
+    value stays one readable line)."""
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def seed_number(text: str) -> int:
@@ -45,39 +62,50 @@ def seed_number(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"needs a whole number, got {_shown(text)}") from None
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be 0..2**64-1 (a 64-bit seed), got {value}")
     return value
 
 
-def positive_seconds(text: str) -> float:
-    """A duration in seconds: a finite number above 0 (NaN and infinity would never end)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
-    return value
-
-
-def seconds_between(minimum: float, maximum: float) -> Callable[[str], float]:
+def seconds_between(
+    minimum: float, maximum: float, zero: str | None = None
+) -> Callable[[str], float]:
     """An argparse `type` that takes a number of seconds in `minimum..maximum`, both ends
-    included: finite (NaN passes no comparison and infinity would never end)."""
+    included, and (with `zero`, what 0 means, e.g. "no limit") exactly 0. Refused: NaN
+    (it passes no comparison), infinity (it never ends), and a number that is not 0 as
+    written but reads as 0 (`1e-400` underflows: it must not turn into "no limit")."""
+    allowed = f"{minimum:g} to {maximum:g}"
+    if zero is not None:
+        allowed = f"0 ({zero}) or {allowed}"
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"needs a number of seconds, got {text!r}") from None
-        if not (math.isfinite(value) and minimum <= value <= maximum):
             raise argparse.ArgumentTypeError(
-                f"must be a finite number {minimum:g} to {maximum:g}, got {text!r}"
-            )
+                f"needs a number of seconds, got {_shown(text)}"
+            ) from None
+        if zero is not None and value == 0 and _written_zero(text):
+            return 0.0
+        if not (math.isfinite(value) and minimum <= value <= maximum) or (
+            value == 0 and not _written_zero(text)
+        ):
+            raise argparse.ArgumentTypeError(f"must be {allowed} seconds, got {_shown(text)}")
         return value
 
     return parse
+
+
+def _written_zero(text: str) -> bool:
+    """Whether `text` is 0 as written (0, 0.0, -0, 0e5), not a number that underflows."""
+    mantissa = text.strip().lower().lstrip("+-").split("e")[0]
+    return mantissa.replace("0", "").replace(".", "").replace("_", "") == ""
+
+
+#: A duration above 0 (`--seconds`, a server's decision time limit): NaN, infinity, a
+#: subnormal and more than a day are refused.
+positive_seconds = seconds_between(MIN_SECONDS, MAX_SECONDS)
 
 
 deal_count = whole_number(1, MAX_DEALS)
@@ -89,17 +117,8 @@ deal_count = whole_number(1, MAX_DEALS)
 DECISION_TIMEOUT = 60.0
 
 
-def timeout_seconds(text: str) -> float:
-    """A time limit in seconds: 0 (none) or a finite number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(
-            f"must be 0 (no limit) or a finite number above 0, got {text!r}"
-        )
-    return value
+#: A decision time limit: 0 (none), or a millisecond to a day.
+timeout_seconds = seconds_between(MIN_SECONDS, MAX_SECONDS, zero="no limit")
 
 
 def add_decision_timeout(p: argparse.ArgumentParser) -> None:
@@ -110,7 +129,8 @@ def add_decision_timeout(p: argparse.ArgumentParser) -> None:
         default=DECISION_TIMEOUT,
         metavar="SECONDS",
         help="stop the run with an error naming the agent when one call of an agent (a "
-        f"batch of games) takes longer (default {DECISION_TIMEOUT:g}; 0: no limit)",
+        f"batch of games) takes longer: {MIN_SECONDS:g} to {MAX_SECONDS:g}, or 0 for no "
+        f"limit (default {DECISION_TIMEOUT:g})",
     )
 
 

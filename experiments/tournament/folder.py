@@ -15,6 +15,7 @@ keep files of its own there and add a section to the summary (its run hooks,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -70,11 +71,44 @@ def load_context(run_dir: Path) -> RunContext:
         ) from None
     deal_set = deals_mod.load(config.play_rules(), run_dir / DEALS_FILE)
     if tournament_id(saved["config"], deal_set) != tid:  # the config as it was written
-        raise TournamentError(
-            f"{str(run_dir / DEALS_FILE)!r} is not the deal set of tournament {tid} (it was "
-            "replaced or edited); put the original back, or start a new run"
-        )
+        raise TournamentError(_edited(run_dir, saved, deal_set, tid))
     return RunContext(config, tid, deal_set)
+
+
+def fingerprint(config: dict[str, Any], deal_set: DealSet) -> dict[str, str]:
+    """{field of the config, and `deals.json`: a short hash of its value as written}, kept
+    in config.json so that a resume refused for an edit names the file and field edited."""
+
+    def digest(value: Any) -> str:
+        return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:12]
+
+    marks = {name: digest(value) for name, value in config.items()}
+    marks[DEALS_FILE] = digest(deals_mod.to_dict(deal_set))
+    return marks
+
+
+def _edited(run_dir: Path, saved: dict[str, Any], deal_set: DealSet, tid: str) -> str:
+    """Which file, and which field of config.json, no longer matches the tournament id."""
+    marks = saved.get("fingerprint")
+    where = f"the tournament {tid} in {str(run_dir)!r}"
+    fix = "put the original back, or start a new run"
+    if not isinstance(marks, dict):  # a run folder of an earlier release: no field marks
+        return f"{CONFIG_FILE} or {DEALS_FILE} of {where} was edited; {fix}"
+    now = fingerprint(saved["config"], deal_set)
+    fields = sorted(k for k in now.keys() | marks.keys() if now.get(k) != marks.get(k))
+    deals_edited = DEALS_FILE in fields
+    fields = [k for k in fields if k != DEALS_FILE]
+    if fields:
+        named = ", ".join(repr(f) for f in fields)
+        return (
+            f"{str(run_dir / CONFIG_FILE)!r}: field {named} differs from {where} as it was "
+            f"started (the file was edited{f', and {DEALS_FILE} too' if deals_edited else ''}); "
+            f"{fix}"
+        )
+    return (
+        f"{str(run_dir / DEALS_FILE)!r} is not the deal set of {where} (it was replaced or "
+        f"edited); {fix}"
+    )
 
 
 @contextmanager
@@ -196,7 +230,9 @@ def create_run(run_dir: Path, config: TournamentConfig, deal_set: DealSet) -> Ru
     _check_left_deals(run_dir, deal_set)
     deals_mod.save(deal_set, run_dir / DEALS_FILE)
     tid = tournament_id(config, deal_set)
-    _write_json(run_dir / CONFIG_FILE, {"tournament": tid, "config": config.to_dict()})
+    data = config.to_dict()
+    marks = fingerprint(data, deal_set)
+    _write_json(run_dir / CONFIG_FILE, {"tournament": tid, "config": data, "fingerprint": marks})
     return RunContext(config, tid, deal_set)
 
 

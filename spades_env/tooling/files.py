@@ -19,6 +19,8 @@ dataset shard, a saved game, a table) goes through these functions:
   one line, so that it is not mistaken for a damaged file.
 - `new_folder(parent, name)` makes a folder that no other process has: two runs started
   in the same second get `name` and `name-2`.
+- `check_output(path, inputs, run_folders)` refuses an output that is one of a
+  command's inputs or lies inside a run folder it reads (unless the user says so).
 - `lock_folder(folder)` takes an exclusive lock on `folder/.lock` for one process at a
   time (`FolderLockedError` names the holder), refusing a linked lock file.
 """
@@ -301,3 +303,55 @@ def _names_a_dead_process(text: str) -> bool:
     except PermissionError:  # alive, another user's
         return False
     return False
+
+
+#: The flag with which a user says that a command may write where it reads.
+OVERWRITE_INPUT_FLAG = "--overwrite-input"
+
+
+class OverwritesInputError(UnsafeFileError):
+    """An output that is one of the command's inputs, or inside a run folder it reads."""
+
+
+def _same_place(a: Path, b: Path) -> bool:
+    """Whether two paths name the same file: the same inode when both exist (a link, a
+    `./x` and an `x`), else the same resolved path."""
+    with suppress(OSError):
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def check_output(
+    output: str | Path,
+    inputs: dict[str, str | Path | None] | None = None,
+    run_folders: dict[str, str | Path | None] | None = None,
+    *,
+    flag: str = "--out",
+    allow: bool = False,
+) -> Path:
+    """Refuse (`OverwritesInputError`, one line) an `output` path that is one of the
+    command's `inputs` ({what: path}, e.g. {"the log": ...}) or lies inside one of the
+    `run_folders` it reads ({what: folder}): writing it would destroy what the command
+    reads, and a failure half-way would leave neither. `allow` (the user gave
+    `--overwrite-input`) lets it through. A None input is skipped. Returns `output`."""
+    out = Path(output)
+    if allow:
+        return out
+    way_out = f"give another path, or add {OVERWRITE_INPUT_FLAG} to write there anyway"
+    for what, path in (inputs or {}).items():
+        if path is not None and _same_place(out, Path(path)):
+            raise OverwritesInputError(
+                f"{flag} {str(out)!r} is {what} this command reads ({str(path)!r}); "
+                f"writing it would destroy it: {way_out}"
+            )
+    for what, folder in (run_folders or {}).items():
+        if folder is None:
+            continue
+        inside = out.resolve().is_relative_to(Path(folder).resolve())
+        if inside or _same_place(out, Path(folder)):
+            raise OverwritesInputError(
+                f"{flag} {str(out)!r} is inside {what} this command reads ({str(folder)!r}); "
+                f"{way_out}"
+            )
+    return out
