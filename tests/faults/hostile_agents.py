@@ -77,6 +77,7 @@ STATE = {
     "BlocksSigterm": "changed the blocked signals (SIGTERM)",
     "ReplacesStdout": "changed sys.stdout or sys.stderr",
 }
+FAULTS.update(STATE)  # each ends a run with one line naming the agent, as the others do
 #: seconds a leftover process or thread would live on if nothing ended it
 LINGER = 600
 #: a fault only a tournament sees (its units are played by processes in any order)
@@ -334,8 +335,14 @@ class LegalizesMask(Hostile):
 
 
 class LowersRecursion(Hostile):
+    """Leaves a recursion limit just above its own depth: the next agent called deeper
+    would fail for it."""
+
     def misbehave(self, good, mask):
-        sys.setrecursionlimit(60)
+        depth, frame = 0, sys._getframe()
+        while frame is not None:
+            depth, frame = depth + 1, frame.f_back
+        sys.setrecursionlimit(depth + 20)
         return good
 
 
