@@ -111,6 +111,7 @@ def _split(spec: str) -> _Parts:
     name, _, rest = text.partition(":")
     if name in REGISTRY:
         return label, "registry", name, rest
+    _refuse_colon_path(text, name)
     if is_file_target(name):
         attr, _, options = rest.partition(":")
         if not attr.replace(".", "_").isidentifier():
@@ -127,6 +128,25 @@ def _split(spec: str) -> _Parts:
         f"unknown agent {name!r}; known agents: {', '.join(known_names())}; an installed "
         "plugin's: install its package here; your own: path/to/file.py:Class, "
         "package.module:Class"
+    )
+
+
+#: a Python file's path inside a spec: up to the first `.py` followed by `:` or the end
+_FILE_PATH = re.compile(r"^(?P<path>.*?\.py)(?::|$)")
+
+
+def _refuse_colon_path(text: str, name: str) -> None:
+    """A file spec whose path holds a `:` (`runs/a:b/bot.py:Bot`): the colon ends the
+    path in a spec, so the path would be cut there; say so and how to give the file."""
+    match = _FILE_PATH.match(text)
+    if match is None or ":" not in match["path"]:
+        return
+    if name in plugin_points() or (not is_file_target(name) and not is_file_target(match["path"])):
+        return
+    raise AgentSpecError(
+        f"agent {text!r}: the file's path {match['path']!r} holds a ':', which a spec reads "
+        "as the end of the path; give the file by a path without one: rename the folder, or "
+        "link it (ln -s 'FOLDER:WITH:COLON' plainname) and give plainname/FILE.py:Class"
     )
 
 
@@ -161,6 +181,7 @@ def split_specs(text: str) -> tuple[str, ...]:
         for item in (p.strip() for p in group.split(",")):
             if not item:
                 continue
+            _refuse_cut_quote(item)
             key, eq, value = item.partition("=")
             if current and eq and ":" not in key and not _starts_agent(current[-1], key, value):
                 current[-1] += "," + item
@@ -168,6 +189,19 @@ def split_specs(text: str) -> tuple[str, ...]:
                 current.append(item)
         specs += current
     return tuple(specs)
+
+
+def _refuse_cut_quote(item: str) -> None:
+    """An item with an unmatched quote: a quoted text that held a `,` or `;` (`'a,b'=x`),
+    which the list cut there (quotes do not group in a spec list): say so, rather than
+    report an agent named by half of it."""
+    for quote in "'\"":
+        if item.count(quote) % 2:
+            raise AgentSpecError(
+                f"{item!r}: a quoted text was cut at a ',' or ';': quotes do not group in an "
+                "agent list, every , and ; separates; a name takes letters, digits, _ . + - "
+                "(no comma, no quotes)"
+            )
 
 
 def _starts_agent(previous: str, key: str, value: str) -> bool:

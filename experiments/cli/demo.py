@@ -19,6 +19,7 @@ from experiments.cli.values import (
     agent_specs,
     build_rules,
     seed_number,
+    whole_number,
 )
 from spades_env.agent_calls import AgentError, call_agent
 from spades_env.engine import legal_action_mask, seat_name, step
@@ -26,6 +27,9 @@ from spades_env.observation import encode, seat_view
 from spades_env.records import hand_records
 from spades_env.render import render_record
 from spades_env.state import init
+
+#: The most hands `demo` prints: a demonstration, not a run (`spades tournament` plays more).
+MAX_DEMO_HANDS = 10_000
 
 
 def add_parser(sub) -> None:
@@ -35,7 +39,12 @@ def add_parser(sub) -> None:
         description="Play a few seeded hands (random play, or the agents of --agents) and "
         "print each as text: the deal, the bids, every trick and the score.",
     )
-    p.add_argument("--hands", type=int, default=2, help="number of hands")
+    p.add_argument(
+        "--hands",
+        type=whole_number(1, MAX_DEMO_HANDS),
+        default=2,
+        help=f"number of hands, 1..{MAX_DEMO_HANDS:,} (default 2)",
+    )
     p.add_argument(
         "--seed", type=seed_number, default=0, help="seed of the deals and the play, 0..2**64-1"
     )
@@ -56,13 +65,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    if args.hands < 1:
-        raise ValueError("--hands must be at least 1")
     rules = build_rules(args.rules or "standard", args.option or [])
     rng = np.random.default_rng(args.seed)
     seats = None
     if args.agents is not None:
-        specs = agent_specs(args.agents)  # each read once
+        specs = agent_specs(args.agents, "--agents")  # each read once
         if not specs:
             raise ValueError("--agents names no agent")
         seats = [

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from experiments.cli.values import whole_number
 from experiments.tournament.results_log import iter_rows
 from experiments.tournament.summary import pair_of
 from spades_env.render import render_record
@@ -18,8 +19,10 @@ def add_parser(sub) -> None:
         description="Render one hand of a tournament log: every pair's both sides.",
     )
     p.add_argument("log", metavar="LOG", help="log.jsonl, or the run folder holding it")
-    p.add_argument("--deal", type=int, required=True, help="deal id (0-based)")
-    p.add_argument("--hand", type=int, default=0, help="hand of the game (game mode; 0-based)")
+    p.add_argument("--deal", type=whole_number(0), required=True, help="deal id (0-based)")
+    p.add_argument(
+        "--hand", type=whole_number(0), default=0, help="hand of the game (game mode; 0-based)"
+    )
     p.add_argument("--pair", metavar="A,B", help="only this pair of agents")
     p.set_defaults(run=run)
 

@@ -166,7 +166,13 @@ def agent_specs(text: str, flag: str | None = None) -> tuple[AgentSpec, ...]:
     """A list of agent specs (`--agents`, as `split_specs` cuts it) -> their values, each
     read once (`parse_agent`); with `flag`, an error names it: `--agents: unknown ...`."""
     specs = []
-    for spec in split_specs(text):
+    try:
+        items = split_specs(text)
+    except AgentSpecError as exc:
+        if flag is None:
+            raise
+        raise AgentSpecError(f"{flag}: {exc}") from None
+    for spec in items:
         try:
             specs.append(parse_agent(spec))
         except AgentSpecError as exc:

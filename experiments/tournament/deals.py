@@ -29,7 +29,7 @@ import numpy.typing as npt
 from spades_env.cards import card_to_str, mask_to_cards, str_to_card
 from spades_env.rules import Rules
 from spades_env.state import DealError, deal_hands, first_dealer, parse_deals, splitmix64
-from spades_env.tooling.files import atomic_write
+from spades_env.tooling.files import atomic_write, open_input
 
 FORMAT = "spades-deals"
 FORMAT_VERSION = 1
@@ -160,7 +160,7 @@ def save(deals: DealSet, path: str | Path) -> None:
 def load(rules: Rules, path: str | Path) -> DealSet:
     path = Path(path)
     try:
-        with open(path) as f:
+        with open_input(path, "deal file", "r") as f:  # never a FIFO or a device
             data = json.load(f)
     except FileNotFoundError:
         raise DealSetError(f"deal file {str(path)!r} does not exist") from None

@@ -37,7 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spades_env.tooling.files import atomic_write, open_append, refuse_link, unshare, write_all
+from spades_env.tooling.files import (
+    atomic_write,
+    open_append,
+    open_input,
+    refuse_link,
+    unshare,
+    write_all,
+)
 
 #: The field holding a row's checksum (`row_check`): a changed byte is found on reading.
 CHECK_FIELD = "check"
@@ -279,8 +286,8 @@ def iter_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     path = Path(path)
     if path.is_dir():
         path = path / "log.jsonl"
-    try:
-        f = open(path, "rb")  # noqa: SIM115 (closed by the generator's `with`)
+    try:  # a FIFO or a device is refused: it would block or never end
+        f = open_input(path, "log")
     except FileNotFoundError:
         raise LogError(f"log {str(path)!r} does not exist") from None
     except IsADirectoryError:

@@ -19,6 +19,8 @@ dataset shard, a saved game, a table) goes through these functions:
   one line, so that it is not mistaken for a damaged file.
 - `new_folder(parent, name)` makes a folder that no other process has: two runs started
   in the same second get `name` and `name-2`.
+- `open_input(path, what)` opens a file a command reads, refusing a named pipe, a device
+  or a folder (which would block or never end).
 - `check_output(path, inputs, run_folders)` refuses an output that is one of a
   command's inputs or lies inside a run folder it reads (unless the user says so).
 - `lock_folder(folder)` takes an exclusive lock on `folder/.lock` for one process at a
@@ -39,7 +41,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 #: The lock file `lock_folder` holds in a folder.
 LOCK_FILE = ".lock"
@@ -355,3 +357,30 @@ def check_output(
                 f"{way_out}"
             )
     return out
+
+
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def open_input(path: str | Path, what: str = "file", mode: str = "rb") -> IO[Any]:
+    """Open a file a command reads, refusing (`UnsafeFileError`, one line naming `what`)
+    anything but a regular file: a named pipe would block the open or the read forever,
+    and a device such as /dev/zero never ends. The open itself does not block (a FIFO with
+    no writer). `FileNotFoundError` passes through for the caller to word."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        for test, kind in _NOT_REGULAR:
+            if test(st.st_mode):
+                raise UnsafeFileError(f"{what} {str(path)!r} is {kind}, not a file; give a file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
