@@ -147,10 +147,22 @@ def random_opponent_action_one(game: Any) -> int:
 # ----------------------------------------------------------------------------- seats
 def learner_seats(seats: int | Sequence[int], rules: Rules) -> tuple[int, ...]:
     """Validate the learner's seats: one seat, or the two seats of one partnership."""
-    out = (int(seats),) if isinstance(seats, int | np.integer) else tuple(int(s) for s in seats)
     p, t = rules.num_players, rules.num_teams
+    whole = (int, np.integer)
+    if isinstance(seats, whole) and not isinstance(seats, bool):
+        out: tuple[int, ...] = (int(seats),)
+    elif (
+        isinstance(seats, Sequence)
+        and not isinstance(seats, str)
+        and all(isinstance(s, whole) and not isinstance(s, bool) for s in seats)
+    ):
+        out = tuple(int(s) for s in seats)
+    else:
+        raise TypeError(
+            f"seats must be one seat 0..{p - 1} or a pair of partners' seats; got {_shown(seats)}"
+        )
     if not out or any(not 0 <= s < p for s in out) or len(set(out)) != len(out):
-        raise ValueError(f"seats must be one seat 0..{p - 1} or two partners; got {seats!r}")
+        raise ValueError(f"seats must be one seat 0..{p - 1} or two partners; got {_shown(seats)}")
     if len(out) > 1 and (len(out) != p // t or len({s % t for s in out}) != 1):
         raise ValueError(
             f"seats {out} are not one partnership; partners sit opposite (e.g. (0, 2) or (1, 3))"
@@ -299,8 +311,17 @@ def env_rules(rules: Rules | str | None) -> Rules:
     if isinstance(rules, Rules):
         return rules
     if isinstance(rules, str):
-        return Rules.preset(rules)
-    raise TypeError(f"rules must be a Rules value or a preset name; got {rules!r}")
+        try:
+            return Rules.preset(rules)
+        except ValueError as exc:  # RulesError: named as the parameter it came from
+            raise type(exc)(f"rules={_shown(rules)}: {exc}") from None
+    raise TypeError(f"rules must be a Rules value or a preset name; got {_shown(rules)}")
+
+
+def _shown(value: object) -> str:
+    """A value as an error quotes it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_hand_limit(hand_limit: int | None) -> int | None:

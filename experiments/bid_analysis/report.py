@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from experiments.bid_analysis.analysis import BidAnalysis
+from experiments.tournament.report import markdown_text
 
 #: (column, header, kind): kind is `count`, `mean`, `signed` (a mean shown with its
 #: sign) or `rate` (shown in percent)
@@ -150,7 +151,8 @@ def _tendency(r: pd.Series) -> str:
 
 def _agent_sentences(r: pd.Series) -> list[str]:
     out = [
-        f"**{r['agent']}** bids {fmt(r['mean_bid'], 'mean')} on average (non-nil bids, "
+        f"**{markdown_text(r['agent'])}** bids {fmt(r['mean_bid'], 'mean')} on average "
+        f"(non-nil bids, "
         f"n={r['bids']}) and {_tendency(r)}; mean |tricks - bid| is "
         f"{fmt(r['mae'], 'mean')}, and {fmt(r['exact_rate'], 'rate')} of its bids are exact."
     ]
@@ -195,15 +197,16 @@ def reading(analysis: BidAnalysis) -> str:
         parts.append(" ".join(sentences + ([pos] if pos else [])))
     for _, t in analysis.bid_totals.iterrows():
         parts.append(
-            f"In {t['matchup']} the four bids add up to {cell(t, 'mean_total', 'mean')} on "
-            f"average; {cell(t, 'over_rate', 'rate')} of the {t['hands']} hands bid more "
+            f"In {markdown_text(t['matchup'])} the four bids add up to "
+            f"{cell(t, 'mean_total', 'mean')} on average; {cell(t, 'over_rate', 'rate')} of "
+            f"the {t['hands']} hands bid more "
             f"tricks than there are."
         )
     if analysis.dd_summary is not None:
         for _, d in analysis.dd_summary.iterrows():
             text = (
                 f"Against double dummy ({d['team_hands']} no-nil team-hands), "
-                f"{d['agent']}'s contract minus the makeable tricks is "
+                f"{markdown_text(d['agent'])}'s contract minus the makeable tricks is "
                 f"{cell(d, 'bid_vs_dd', 'signed')}, and its teams take "
                 f"{cell(d, 'play_vs_dd', 'signed')} tricks against the double-dummy result"
             )

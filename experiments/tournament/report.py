@@ -20,7 +20,9 @@ line calls it on the same summary.
 
 from __future__ import annotations
 
+import html
 import io
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,19 @@ from agents.registry import summary_sections
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TournamentResult", "print_summary", "render"]
+__all__ = ["TournamentResult", "markdown_text", "print_summary", "render"]
+
+#: Markdown's characters that would format a name, close a table cell or start a link
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def markdown_text(text: object) -> str:
+    """A name (an agent's, a file's) as Markdown shows it literally, in a sentence or a
+    table cell: on one line (a line break would end the row), HTML's `<`, `>` and `&` as
+    entities (a `<script>` is text, not a tag), and Markdown's `|`, `*`, `_`, `[`, ... each
+    escaped."""
+    one_line = " ".join(str(text).split())
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(one_line, quote=False))
 
 
 # ----------------------------------------------------------------------------- cells

@@ -22,6 +22,7 @@ from typing import Any
 
 from agents.registry import split_specs
 from experiments.tournament.config import TournamentConfig
+from experiments.tournament.report import markdown_text
 from experiments.tournament.results_log import read_rows
 from experiments.tournament.runner import CONFIG_FILE, LOG_FILE, run_tournament
 from experiments.tournament.summary import summarize
@@ -50,7 +51,8 @@ def table(out: Path) -> dict[str, Any]:
         m = pair["margin"]
         lo, hi = m["ci"]
         lines.append(
-            f"| {pair['a']} | {pair['b']} | {pair['deals']} | {m['mean']:+.1f} "
+            f"| {markdown_text(pair['a'])} | {markdown_text(pair['b'])} | {pair['deals']} "
+            f"| {m['mean']:+.1f} "
             f"| [{lo:+.1f}, {hi:+.1f}] |"
         )
     text = "\n".join(lines) + "\n"
