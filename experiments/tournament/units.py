@@ -14,7 +14,7 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.tournament.config import RunContext, TournamentError, agent_seed
 from experiments.tournament.match import play_batch
-from spades_env.agent_calls import AgentError
+from spades_env.agent_calls import AgentError, described
 from spades_env.duplicate import fold_made, fold_teams, seat_agents
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
@@ -44,16 +44,17 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     # on side 0 (team 0 with partnerships), the odd on side 1.
     seat_agent = seat_agents(rules, n)
     try:
-        played = play_batch(
-            rules,
-            agents,
-            seat_agent,
-            np.repeat(ds.game_seeds, 2),
-            np.repeat(ds.dealers, 2),
-            np.repeat(ds.hands, 2, axis=0),
-            one_hand=cfg.mode == "hand",
-            names=names,
-        )
+        with described(lambda game: game_where(cfg, unit, game)):  # for a watchdog's error
+            played = play_batch(
+                rules,
+                agents,
+                seat_agent,
+                np.repeat(ds.game_seeds, 2),
+                np.repeat(ds.dealers, 2),
+                np.repeat(ds.hands, 2, axis=0),
+                one_hand=cfg.mode == "hand",
+                names=names,
+            )
     except AgentError as exc:
         if exc.game is None:
             raise
