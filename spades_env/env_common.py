@@ -201,12 +201,15 @@ def _opponent(value: Any, rules: Rules, built: dict[str, Any]) -> Any:
     """One opponent: None, an agent, or the agent a spec string names (built once)."""
     if isinstance(value, str):
         if value not in built:
-            built[value] = resolve_spec(value, rules)
+            try:
+                built[value] = resolve_spec(value, rules)
+            except ValueError as exc:  # an AgentSpecError: named as the parameter it came from
+                raise type(exc)(f"opponents: {exc}") from None
         return built[value]
     if value is not None and not callable(getattr(value, "act", None)):
         raise TypeError(
-            f"an opponent must have act(view, obs, mask) or be an agent spec such as "
-            f"'heuristic'; got {value!r}"
+            f"opponents: an opponent must have act(view, obs, mask) or be an agent spec such "
+            f"as 'heuristic'; got {_shown(value)}"
         )
     return value
 

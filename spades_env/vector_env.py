@@ -123,7 +123,10 @@ class SpadesVectorEnv(VectorEnv):
         num_threads: int = 1,
     ) -> None:
         if render_mode is not None:
-            raise ValueError("the vector env does not render; render a single SpadesEnv")
+            raise ValueError(
+                f"render_mode={render_mode!r:.60}: the vector env does not render; render a "
+                "single SpadesEnv"
+            )
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer):
             raise ValueError(f"num_envs must be a whole number >= 1; got {num_envs!r}")
         if not 1 <= num_envs <= MAX_BATCH:
