@@ -14,6 +14,7 @@ import dataclasses
 import math
 import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,11 +254,12 @@ def _parse(spec: str) -> AgentSpec:
             raise AgentSpecError(f"agent {name!r}: parameter {key} is given twice; give it once")
         params[key] = _convert(name, key, raw, entry.params.get(key, literal), entry)
         items.append(item)
+    _refuse_special_files(name, params)
     if entry.check is not None:
         try:
             lazy(entry.check)(params)  # the paths as written: its errors quote them so
-        except ValueError as exc:
-            raise AgentSpecError(f"agent {spec.strip()!r}: {one_line(exc)}") from None
+        except (ValueError, OSError) as exc:  # OSError: a path too long, a folder, ...
+            raise AgentSpecError(f"agent {_cut(spec.strip())!r}: {one_line(exc)}") from None
     options = given
     for k, (key, value) in enumerate(params.items()):
         if key in entry.paths and isinstance(value, str):
@@ -269,6 +271,30 @@ def _parse(spec: str) -> AgentSpec:
     written = kind == "file" or options != given  # else the text as given
     text = _text(label, target, options) if written else spec.strip()
     return AgentSpec(label, kind, target, tuple(params.items()), text, name)
+
+
+def _cut(text: str, most: int = 200) -> str:
+    """A spec as an error quotes it: at most `most` characters (a 10,000-character
+    option stays one readable line)."""
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def _refuse_special_files(name: str, params: dict[str, Any]) -> None:
+    """An option that names a named pipe, a device or a socket (`model=/dev/zero`): any
+    agent that read it would block or never end, so it is refused here, for every agent
+    and option alike, before any agent's own check opens it."""
+    for key, value in params.items():
+        if not isinstance(value, str) or not value:
+            continue
+        try:
+            mode = os.stat(value).st_mode
+        except (OSError, ValueError):  # missing, a name too long, a NUL: the agent's check
+            continue
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise AgentSpecError(
+                f"agent {name!r}: parameter {key}={_cut(value, 60)!r} is a named pipe or a "
+                "device, not a file; give a file"
+            )
 
 
 def agent_from_json(data: Any) -> AgentSpec:

@@ -4,6 +4,7 @@ written at the end of the session."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,12 +17,16 @@ from edge_sweep import REPO, REPORT
 def fixture_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished two-deal tournament's run folder (log, config, deals, summary)."""
     root = tmp_path_factory.mktemp("edge-run")
+    argv = "tournament --agents a=random,b=random --decision-timeout 0 --deals 2 --chunk 1"
+    argv += " --workers 1 --no-progress --out run"
     done = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "tournament", "--agents", "a=random,b=random", "--decision-timeout", "0",
-         "--deals", "2", "--chunk", "1", "--workers", "1", "--no-progress", "--out", "run"],
-        cwd=root, capture_output=True, text=True, timeout=300,
-        env={**__import__("os").environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+        [sys.executable, "-m", "experiments.cli", *argv.split()],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 0, done.stderr
     return root / "run"
 

@@ -8,10 +8,12 @@ parser first) and all of them under `-m slow`."""
 
 from __future__ import annotations
 
+import argparse
 import os
 
 import pytest
 from edge_sweep import (
+    EDGES,
     REPORT,
     Case,
     build_parser,
@@ -69,3 +71,37 @@ def test_case_runs(case: Case, tmp_path, fixture_run, request) -> None:
     outcome = run(case, tmp_path, fixture_run, TIMEOUT)
     REPORT.add("run", f"{case.command} {case.flag}", case.value_class, outcome)
     assert not outcome.startswith("FAILED"), outcome
+
+
+def _train_cases() -> list[tuple[str, argparse.ArgumentParser, Case]]:
+    """`spades train ALGO`'s own flags (its script's `Args` fields, parsed once the
+    algorithm is known) x the edge values."""
+    import importlib
+
+    from experiments.cli.train import SCRIPTS
+    from spades_env.tooling.flags import _parser
+
+    out = []
+    for algo, module_name in SCRIPTS.items():
+        parser = _parser(importlib.import_module(module_name).Args, f"spades train {algo}")
+        for action in parser._actions:
+            if not action.option_strings or "--help" in action.option_strings:
+                continue
+            flag = action.option_strings[-1]
+            values = {"given": ""} if action.nargs == 0 else EDGES
+            for value_class, value in values.items():
+                argv = (flag,) if action.nargs == 0 else (f"{flag}={value}",)
+                out.append((algo, parser, Case(f"train {algo}", flag, value_class, argv)))
+    return out
+
+
+def test_every_train_flag_parses_or_names_its_flag() -> None:
+    """`spades train ppo|dmc|bc`'s script flags, in-process (argparse's converters)."""
+    pytest.importorskip("torch")
+    failed = []
+    for _algo, parser, case in _train_cases():
+        outcome = parse_outcome(parser, case)
+        REPORT.add("parse", f"{case.command} {case.flag}", case.value_class, outcome)
+        if outcome.startswith("FAILED"):
+            failed.append(f"{case.id}: {outcome}")
+    assert not failed, "\n".join(failed)
