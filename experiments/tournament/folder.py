@@ -90,7 +90,7 @@ def fingerprint(config: dict[str, Any], deal_set: DealSet) -> dict[str, str]:
 def _edited(run_dir: Path, saved: dict[str, Any], deal_set: DealSet, tid: str) -> str:
     """Which file, and which field of config.json, no longer matches the tournament id."""
     marks = saved.get("fingerprint")
-    where = f"the tournament {tid} in {str(run_dir)!r}"
+    where = f"tournament {tid} in {str(run_dir)!r}"
     fix = "put the original back, or start a new run"
     if not isinstance(marks, dict):  # a run folder of an earlier release: no field marks
         return f"{CONFIG_FILE} or {DEALS_FILE} of {where} was edited; {fix}"
