@@ -264,6 +264,8 @@ def entry_from_json(data: Any) -> AgentSpec | TeamSpec:
             text = f"{head}team({a.text};{b.text})"
             return TeamSpec(name, (a, b), text, name or f"{a.display}+{b.display}")
         raise ValueError(f"a team must be {{team: [agent, agent], name}}, not {data!r:.80}")
+    if isinstance(data, str) and is_team(data):
+        return parse_entry(data)
     return agent_from_json(data)
 
 

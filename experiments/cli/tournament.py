@@ -134,7 +134,7 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 def build_config(args: argparse.Namespace) -> TournamentConfig:
     v = {**DEFAULTS, **_given(args)}
     return TournamentConfig(
-        agents=agent_specs(v["agents"], "--agents"),  # the one reading of each spec
+        agents=agent_specs(v["agents"], "--agents", teams=True),  # the one reading of each spec
         mode=v["mode"],
         rules=build_rules(v["rules"], v["option"]),
         seed=v["seed"],
