@@ -72,23 +72,85 @@ def leader_first(pair: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- tables
+def model_shares(summary: dict[str, Any], entry: str) -> str | None:
+    """The fallback share and the share of answers not understood of the language-model
+    agents of `entry` (an agent, or a team's members: `teams`), over the run, as
+    `F / U` (`name: F / U` for a team's member; INVALID where the run marked it so);
+    None when no such agent plays in it."""
+    section = summary.get("llm") or {}
+    if not isinstance(section, dict):
+        return None
+    members = (summary.get("teams") or {}).get(entry) or [entry]
+    out = []
+    for name in dict.fromkeys(members):
+        s = section.get(name)
+        if not isinstance(s, dict):
+            continue
+        fallback = s.get("fallback_share", s.get("fallbacks_per_decision"))
+        unread = s.get("not_understood_share")
+        text = " / ".join("-" if x is None else f"{x:.1%}" for x in (fallback, unread))
+        if s.get("invalid"):
+            text += " INVALID"
+        out.append(text if len(members) == 1 or members[0] == members[-1] else f"{name}: {text}")
+    return "; ".join(out) or None
+
+
 def pairs_table(summary: dict[str, Any]) -> Table:
     game = summary["mode"] == "game"
     unit = "pts/hand" if game else "pts/deal"
-    pairs = Table(title=f"Duplicate results ({summary['mode']} mode)")
+    shares = any(
+        model_shares(summary, p[k]) is not None for p in summary["pairs"] for k in ("a", "b")
+    )
+    pairs = Table(
+        title=f"Duplicate results ({summary['mode']} mode)",
+        caption="A's and B's language-model agents: the share of their decisions the "
+        "fallback played and of their answers not understood, over the run"
+        if shares
+        else None,
+    )
     for col in ("A", "B", "deals", f"A - B ({unit})", "95% CI"):
         pairs.add_column(col, justify="right" if col not in ("A", "B") else "left")
     if game:
         for col in ("A wins", "95% CI ", "hands/game"):
             pairs.add_column(col, justify="right")
+    if shares:
+        for col in ("A fallback / not understood", "B fallback / not understood"):
+            pairs.add_column(col, justify="left")
     for p in map(leader_first, summary["pairs"]):
         cells = [p["a"], p["b"], str(p["deals"]), _num(p["margin"]["mean"], "{:+.1f}")]
         cells.append(_ci(p["margin"]))
         if game:
             wr = p["win_rate"]
             cells += [_pct(wr["mean"]), _ci(wr, "{:.0%}"), _num(p["hands_per_game"])]
+        if shares:
+            cells += [model_shares(summary, p[k]) or "-" for k in ("a", "b")]
         pairs.add_row(*cells)
     return pairs
+
+
+def agents_table(summary: dict[str, Any]) -> Table | None:
+    """Per agent, where teams of two agents play (`teams` in the summary): its rating
+    with teams of players and its team's duplicate margin pooled over its deals; None
+    in a tournament without such teams."""
+    if "agent_ratings" not in summary:
+        return None
+    unit = "pts/hand" if summary["mode"] == "game" else "pts/deal"
+    table = Table(
+        title="Per agent (teams of two agents)",
+        caption="rating: OpenSkill over the four seats of each duplicate match; margin: its "
+        "team's duplicate margin, pooled over its teams and opponents (a deal where both "
+        "teams hold it left out)",
+    )
+    for col in ("agent", "mu", "sigma", "mu - 3 sigma", "deals", f"margin ({unit})", "95% CI"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    margins = {m["agent"]: m["margin"] for m in summary.get("agent_margins", ())}
+    for r in summary["agent_ratings"]:
+        m = margins.get(r["agent"], {"n": 0, "mean": None, "ci": None})
+        table.add_row(
+            r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
+            str(m["n"]), _num(m["mean"], "{:+.1f}"), _ci(m),
+        )  # fmt: skip
+    return table
 
 
 def ratings_table(summary: dict[str, Any]) -> Table:
@@ -142,8 +204,9 @@ def agent_table(spec: ReportTable) -> Table:
 
 #: the keys of a summary that are the tournament's own (any other is an agent kind's)
 _OWN_KEYS = frozenset(
-    ("tournament", "config", "play_rules", "mode", "rows", "pairs", "ratings", "bids")
-)
+    ("tournament", "config", "play_rules", "mode", "rows", "pairs", "ratings", "bids", "teams",
+     "agent_ratings", "agent_margins")
+)  # fmt: skip
 
 
 def agent_tables(summary: dict[str, Any]) -> list[Table]:
@@ -162,6 +225,9 @@ def agent_tables(summary: dict[str, Any]) -> list[Table]:
 
 def _tables(summary: dict[str, Any]) -> list[Table]:
     tables = [pairs_table(summary), ratings_table(summary), bids_table(summary)]
+    per_agent = agents_table(summary)
+    if per_agent is not None:
+        tables.insert(2, per_agent)
     return [*tables, *agent_tables(summary)]
 
 
