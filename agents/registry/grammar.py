@@ -32,8 +32,15 @@ _DEFAULT_BOUNDS: dict[type, tuple[float, float]] = {
     float: (-1e6, 1e6),
 }
 
-#: an option that would carry a secret in a spec (seen by process listings, logs, configs)
-_SECRET_OPTION = re.compile(r"(?:^|[,:])\s*(?:api_key|key|token|secret|password)\s*=", re.I)
+#: an option that would carry a secret in a spec (seen by process listings, logs, configs),
+#: whatever it is called: a key-like option (``api_key=``, a mistyped ``apikey=``), a value
+#: shaped like an API key (``sk-...``), or a URL with credentials (``http://user:pw@host``)
+_SECRET_OPTION = re.compile(
+    r"(?:^|[,:])\s*(?:api[_-]?key|key|token|access[_-]?token|secret|password|passwd)\s*="
+    r"|\bsk-[A-Za-z0-9_\-]{6,}"
+    r"|://[^/@,;\s]*@",
+    re.I,
+)
 
 
 def one_line(exc: BaseException) -> str:
@@ -96,9 +103,10 @@ def _split(spec: str) -> _Parts:
     text = spec.strip()
     if _SECRET_OPTION.search(text):  # refused without echoing the spec
         raise AgentSpecError(
-            "an agent spec never holds an API key (it would show in process listings, logs "
-            "and the run's config); put the key in an environment variable and name the "
-            "variable: api_key_env=VAR"
+            "an agent spec never holds an API key or credentials (an option named like a "
+            "key, a value shaped like one, a URL with user:password@: it would show in "
+            "process listings, logs and the run's config); put the key in an environment "
+            "variable and name the variable: api_key_env=VAR"
         )
     label: str | None = None
     head, eq, rest = text.partition("=")
