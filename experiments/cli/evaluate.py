@@ -80,6 +80,13 @@ def add_parser(sub) -> None:
         "intervals, said in the result)",
     )
     p.add_argument(
+        "--partner",
+        metavar="SPEC",
+        help="play the candidate as one seat of a partnership, this agent (a bot) its "
+        "partner: the team team(SPEC, PARTNER) on every rung; a language model then makes "
+        "half the requests (a candidate written as team(A, B) plays as written)",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="say how many requests the llm: agent will make, and stop (plays nothing)",
@@ -177,6 +184,10 @@ def run(args: argparse.Namespace) -> int:
         check_workers(args.workers)  # before any folder is made
     if args.dry_run or args.ladder == "llm":
         return _llm_ladder(args)
+    if args.partner is not None:
+        from experiments.tournament.llm_ladder import with_partner
+
+        args.spec = with_partner(args.spec, args.partner)
     out_file = Path(args.out) if args.out else None
     if out_file is not None and out_file.is_dir():
         raise TournamentError(f"--out {str(out_file)!r} is a folder; give a .json file")
@@ -225,12 +236,13 @@ def _llm_ladder(args: argparse.Namespace) -> int:
     short ladder for language models and print its table."""
     from experiments.tournament import llm_ladder
 
+    candidate = llm_ladder.with_partner(args.spec, args.partner)
     if args.ladder == "llm":
-        configs = [llm_ladder.config(args.spec, o) for o in llm_ladder.OPPONENTS]
+        configs = [llm_ladder.config(candidate, o) for o in llm_ladder.OPPONENTS]
     else:
         configs = [
             ladder_protocol.rung_config(
-                args.spec, r, ladder_protocol.rung_deals(r, args.test_deals)
+                candidate, r, ladder_protocol.rung_deals(r, args.test_deals)
             )
             for r in ladder_protocol.LADDER
         ]
@@ -245,9 +257,9 @@ def _llm_ladder(args: argparse.Namespace) -> int:
             print(line)
         return 0
     root = (
-        Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(args.spec)}"
+        Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(candidate)}"
     )
-    result = llm_ladder.run_ladder(args.spec, root, workers=args.workers or 1)
+    result = llm_ladder.run_ladder(args.spec, root, workers=args.workers or 1, partner=args.partner)
     text = json.dumps(result, indent=2) + "\n"
     (root / ladder_protocol.RESULT_FILE).write_text(text)
     if args.out:

@@ -20,6 +20,15 @@ legal action, `experiments.bench.llm.standin_server`): the sd of 8 deals is itse
 The ladder tells a model that plays like random from one that plays like the heuristic,
 and says little finer; the protocol's ±2.5 needs about 220 times the deals.
 
+**Rungs with a bot partner** (`--partner BOT`). The candidate may play as one seat of
+a partnership whose other seat a bot holds (`team(SPEC, BOT)`, `agents.spec.TeamSpec`):
+a model with a bot partner. It then makes half the requests of a rung (one seat of its
+partnership on each side of a deal instead of two), and its margin reads as the team's:
+compare it with the bot partnering itself, `team(BOT, BOT)`, on the same ladder. The
+result names the partner (`partner`), and the leaderboard never puts a ladder with a
+partner in one row with a ladder without. A candidate written as a team is played as
+given.
+
 A change of opponents, deals, rules or deal seed is a new `VERSION`.
 
 `planned_requests(config)` counts the decisions (= first requests) an `llm:` agent will
@@ -32,7 +41,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from experiments.tournament.config import TournamentConfig
+from agents.registry import TeamSpec, members_of, parse_entry
+from experiments.tournament.config import TournamentConfig, TournamentError
 from experiments.tournament.ladder_protocol import deals_for, slug
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
@@ -54,6 +64,17 @@ def half_width(sd: float, deals: int = DEALS) -> float:
     return t975(deals - 1) * sd / math.sqrt(deals)
 
 
+def with_partner(candidate: str, partner: str | None) -> str:
+    """The candidate's entry: `candidate` alone, or with `partner` a team of the two,
+    `team(candidate; partner)` (the candidate in its partnership's first seat)."""
+    if partner is None:
+        return candidate
+    for spec, flag in ((candidate, "the candidate"), (partner, "--partner")):
+        if isinstance(parse_entry(spec), TeamSpec):
+            raise TournamentError(f"{flag} {spec!r:.80} is a team already; a team is two agents")
+    return f"team({candidate};{partner})"
+
+
 def config(candidate: str, opponent: str) -> TournamentConfig:
     return TournamentConfig(
         agents=(candidate, opponent),
@@ -65,15 +86,19 @@ def config(candidate: str, opponent: str) -> TournamentConfig:
     )
 
 
-def run_ladder(candidate: str, root: str | Path, *, workers: int = 1) -> dict[str, Any]:
-    """Play the ladder for `candidate` in `root` (one run folder per opponent, resumable:
-    a rung already started is finished); return the result (JSON-ready)."""
+def run_ladder(
+    candidate: str, root: str | Path, *, workers: int = 1, partner: str | None = None
+) -> dict[str, Any]:
+    """Play the ladder for `candidate` (with `partner`: as a team with that bot) in
+    `root` (one run folder per opponent, resumable: a rung already started is finished);
+    return the result (JSON-ready)."""
     root = Path(root)
+    entry = with_partner(candidate, partner)
     rungs = []
     for k, opponent in enumerate(OPPONENTS):
         run_dir = root / f"{k + 1}-{slug(opponent)}"
         started = (run_dir / "config.json").exists()
-        cfg = config(candidate, opponent)
+        cfg = config(entry, opponent)
         result = run_tournament(run_dir, None if started else cfg, resume=started, workers=workers)
         (pair,) = result["pairs"]
         sign = 1 if pair["a"] == cfg.labels[0] else -1
@@ -91,7 +116,16 @@ def run_ladder(candidate: str, root: str | Path, *, workers: int = 1) -> dict[st
                 "run": str(run_dir),
             }
         )
-    return {"protocol": PROTOCOL, "version": VERSION, "candidate": candidate, "rungs": rungs}
+    team = cfg.agents[0]
+    return {
+        "protocol": PROTOCOL,
+        "version": VERSION,
+        "candidate": candidate,
+        "partner": partner,
+        "team": [m.text for m in team.members] if isinstance(team, TeamSpec) else None,
+        "deal_seed": DEAL_SEED,
+        "rungs": rungs,
+    }
 
 
 def measure_widths(pilot: str | Path) -> dict[str, dict[str, float]]:
@@ -135,17 +169,21 @@ def planned_requests(cfg: TournamentConfig, deals: int | None = None) -> dict[st
     out: dict[str, dict] = {}
     for i, j in cfg.pairs:
         for k in (i, j):
-            spec = cfg.agents[k]  # an AgentSpec: its options typed
-            if spec.kind != "registry" or spec.target != "llm":
-                continue
-            options = spec.params
-            reasks = int(options.get("reasks", 2))
-            # both sides of a deal: every seat of the table once by this agent
-            decisions = n * rules.num_players * decisions_per_hand(rules)
-            entry = out.setdefault(
-                cfg.labels[k], {"model": options.get("model"), "decisions": 0.0, "reasks": reasks}
-            )
-            entry["decisions"] += decisions
+            team = isinstance(cfg.agents[k], TeamSpec)
+            for spec in members_of([cfg.agents[k]]):  # AgentSpecs: their options typed
+                if spec.kind != "registry" or spec.target != "llm":
+                    continue
+                options = spec.params
+                reasks = int(options.get("reasks", 2))
+                # both sides of a deal: every seat of the table once by an agent, every
+                # other seat by a team's member (half its partnership's seats)
+                seats = rules.num_players // 2 if team else rules.num_players
+                decisions = n * seats * decisions_per_hand(rules)
+                label = spec.display if team else cfg.labels[k]
+                entry = out.setdefault(
+                    label, {"model": options.get("model"), "decisions": 0.0, "reasks": reasks}
+                )
+                entry["decisions"] += decisions
     for entry in out.values():
         entry["decisions"] = math.ceil(entry["decisions"])
         entry["max_requests"] = entry["decisions"] * (1 + entry["reasks"])
