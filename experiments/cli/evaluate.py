@@ -144,7 +144,11 @@ def result_table(result: dict[str, Any]) -> Table:
     )
     llm = any("llm" in r for r in result["rungs"])  # an llm: candidate: its requests too
     cols = ["opponent", "deals", "margin", "95% CI", "±"]
-    cols += ["re-asks/dec", "illegal/dec", "fallback/dec", "tokens/dec", "s/dec"] if llm else []
+    cols += (
+        ["fallback", "not understood", "re-asks/dec", "illegal/dec", "tokens/dec", "s/dec"]
+        if llm
+        else []
+    )
     for col in cols:
         table.add_column(col, justify="left" if col == "opponent" else "right")
     for r in result["rungs"]:
@@ -159,12 +163,14 @@ def result_table(result: dict[str, Any]) -> Table:
         if llm:
             s = r.get("llm")
             row += (
-                ["-"] * 5
+                ["-"] * 6
                 if s is None
                 else [
+                    _share(s.get("fallback_share", s.get("fallbacks_per_decision")))
+                    + (" INVALID" if s.get("invalid") else ""),
+                    _share(s.get("not_understood_share")),
                     f"{s['reasks_per_decision']:.3f}",
                     f"{s['illegal_per_decision']:.3f}",
-                    f"{s['fallbacks_per_decision']:.3f}",
                     f"{s['tokens_in_per_decision'] + s['tokens_out_per_decision']:.0f}",
                     f"{s['seconds_per_decision']:.2f}",
                 ]
@@ -264,39 +270,62 @@ def _llm_ladder(args: argparse.Namespace) -> int:
     (root / ladder_protocol.RESULT_FILE).write_text(text)
     if args.out:
         Path(args.out).write_text(text)
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=120)
+    out.print(llm_ladder_table(result, args.spec))
+    for r in result["rungs"]:
+        if r.get("model") and r["model"]["invalid"]:
+            out.print(f"INVALID vs {r['opponent']}: {r['model']['invalid_reason']}")
+    out.print(f"result: {root / ladder_protocol.RESULT_FILE}")
+    return 0
+
+
+def llm_ladder_table(result: dict[str, Any], spec: str) -> Table:
+    """The short ladder's table: each margin beside the candidate's fallback share and
+    share of answers not understood (INVALID where the rung's run is), its re-asks, the
+    tokens it paid and their price."""
+    from experiments.tournament import llm_ladder
+
+    partner = result.get("partner")
+    with_partner = f" --partner {partner}" if partner else ""
     table = Table(
-        title=f"spades evaluate {args.spec} --ladder llm (version {llm_ladder.VERSION})",
+        title=f"spades evaluate {spec} --ladder llm{with_partner} (version {result['version']})",
         caption=f"{llm_ladder.DEALS} duplicate deals per opponent: the intervals are wide "
-        "(see experiments/tournament/llm_ladder.py)",
+        "(see experiments/tournament/llm_ladder.py); fallback: share of the candidate's "
+        "decisions the fallback played; not understood: share of its answers the reader "
+        "could not read; tokens: paid, in + out; $: at the prices given (- where none)",
     )
-    cols = ("opponent", "deals", "margin", "95% CI", "±", "re-asks/dec", "illegal/dec",
-            "fallback/dec", "tokens/dec", "s/dec")  # fmt: skip
+    cols = ("opponent", "deals", "margin", "95% CI", "±", "fallback", "not understood",
+            "re-asks/dec", "tokens", "$", "valid")  # fmt: skip
     for col in cols:
         table.add_column(col, justify="left" if col == "opponent" else "right")
     for r in result["rungs"]:
         ci = r["ci"]
-        stats = next(iter(r["llm"].values()), None)
-        table.add_row(
+        m = r.get("model")
+        stats = (r.get("llm") or {}).get(m["agent"]) if m else None
+        cells = [
             r["opponent"],
             str(r["deals"]),
             "-" if r["margin"] is None else f"{r['margin']:+.1f}",
             "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]",
             "-" if ci is None else f"{(ci[1] - ci[0]) / 2:.1f}",
-            *(
-                ["-"] * 5
-                if stats is None
-                else [
-                    f"{stats['reasks_per_decision']:.3f}",
-                    f"{stats['illegal_per_decision']:.3f}",
-                    f"{stats['fallbacks_per_decision']:.3f}",
-                    f"{stats['tokens_in_per_decision'] + stats['tokens_out_per_decision']:.0f}",
-                    f"{stats['seconds_per_decision']:.2f}",
-                ]
-            ),
-        )
-    out = Console()
-    if not out.is_terminal:
-        out = Console(width=120)
-    out.print(table)
-    out.print(f"result: {root / ladder_protocol.RESULT_FILE}")
-    return 0
+        ]
+        if m is None:
+            cells += ["-"] * 6
+        else:
+            dollars = m.get("dollars")
+            cells += [
+                _share(m.get("fallback_share")),
+                _share(m.get("not_understood_share")),
+                "-" if stats is None else f"{stats.get('reasks_per_decision', 0.0):.3f}",
+                f"{(m.get('tokens_in') or 0) + (m.get('tokens_out') or 0):,}",
+                "-" if dollars is None else f"{dollars:.4f}",
+                "INVALID" if m["invalid"] else "yes",
+            ]
+        table.add_row(*cells)
+    return table
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"

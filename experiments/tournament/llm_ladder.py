@@ -103,6 +103,7 @@ def run_ladder(
         (pair,) = result["pairs"]
         sign = 1 if pair["a"] == cfg.labels[0] else -1
         m = pair["margin"]
+        model = model_figures(result.get("llm", {}), candidate_name(cfg))
         rungs.append(
             {
                 "opponent": opponent,
@@ -112,6 +113,7 @@ def run_ladder(
                 "expected_half_width": round(half_width(MEASURED[opponent]), 1)
                 if opponent in MEASURED
                 else None,
+                "model": model,
                 "llm": result.get("llm", {}),
                 "run": str(run_dir),
             }
@@ -124,8 +126,37 @@ def run_ladder(
         "partner": partner,
         "team": [m.text for m in team.members] if isinstance(team, TeamSpec) else None,
         "deal_seed": DEAL_SEED,
+        "invalid": any(r["model"] is not None and r["model"]["invalid"] for r in rungs),
         "rungs": rungs,
     }
+
+
+#: what a rung keeps of its candidate's requests (`model`), from the run's ``llm``
+#: section (`agents.llm.run`): what judges the margin beside it, and what it cost
+MODEL_FIGURES = (
+    "model", "decisions", "fallback_share", "not_understood_share", "invalid",
+    "invalid_reason", "tokens_in", "tokens_out", "replayed_tokens_in", "dollars",
+)  # fmt: skip
+
+
+def candidate_name(cfg: TournamentConfig) -> str:
+    """The name the candidate's requests are kept under: its label, or a team's first
+    member's (a team's members report under their own names)."""
+    entry = cfg.agents[0]
+    return entry.members[0].display if isinstance(entry, TeamSpec) else cfg.labels[0]
+
+
+def model_figures(section: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The candidate's figures of a rung (`MODEL_FIGURES`, and ``agent``, its name);
+    None where the candidate is no `llm:` agent."""
+    stats = section.get(name)
+    if not isinstance(stats, dict):
+        return None
+    out: dict[str, Any] = {"agent": name} | {k: stats.get(k) for k in MODEL_FIGURES}
+    if out["fallback_share"] is None and stats.get("decisions"):
+        out["fallback_share"] = stats.get("fallbacks", 0) / stats["decisions"]
+    out["invalid"] = bool(out["invalid"])
+    return out
 
 
 def measure_widths(pilot: str | Path) -> dict[str, dict[str, float]]:
