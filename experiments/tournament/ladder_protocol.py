@@ -356,7 +356,7 @@ def _evaluate(
         "rules": "standard",
         "mode": "hand",
         "metric": "points per deal (candidate - opponent), 95% t-interval over duplicate deals",
-        "spades_version": _version(),
+        "spades_version": spades_version(),
         "rungs": rungs,
         "seconds_this_run": round(time.monotonic() - started, 1),
     }
@@ -386,7 +386,7 @@ def _rung_hooks(
     return Hooks(opened=opened, progress=progress)
 
 
-def _version() -> str:
+def spades_version() -> str:
     """The installed spades-env version (what `spades --version` prints)."""
     import importlib.metadata
 

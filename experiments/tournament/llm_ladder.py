@@ -43,7 +43,7 @@ from typing import Any
 
 from agents.registry import TeamSpec, members_of, parse_entry
 from experiments.tournament.config import TournamentConfig, TournamentError
-from experiments.tournament.ladder_protocol import deals_for, slug
+from experiments.tournament.ladder_protocol import deals_for, slug, spades_version
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
 from spades_env.tooling.stats import t975
@@ -126,6 +126,8 @@ def run_ladder(
         "partner": partner,
         "team": [m.text for m in team.members] if isinstance(team, TeamSpec) else None,
         "deal_seed": DEAL_SEED,
+        "deals": DEALS,
+        "spades_version": spades_version(),
         "invalid": any(r["model"] is not None and r["model"]["invalid"] for r in rungs),
         "rungs": rungs,
     }
@@ -134,7 +136,7 @@ def run_ladder(
 #: what a rung keeps of its candidate's requests (`model`), from the run's ``llm``
 #: section (`agents.llm.run`): what judges the margin beside it, and what it cost
 MODEL_FIGURES = (
-    "model", "decisions", "fallback_share", "not_understood_share", "invalid",
+    "model", "decisions", "answers", "fallback_share", "not_understood_share", "invalid",
     "invalid_reason", "tokens_in", "tokens_out", "replayed_tokens_in", "dollars",
 )  # fmt: skip
 
