@@ -150,7 +150,7 @@ class Handler(BaseHTTPRequestHandler):
             first = SEEN.get(f"{h}", 0) == 0
             SEEN[f"{h}"] = SEEN.get(f"{h}", 0) + 1
         answer = f"Final answer: {choose(messages)}"
-        if self.faults:
+        if self.faults and not mode:  # a misbehaving endpoint has only its own faults
             kind = None
             if first and h % 23 == 3:
                 kind = "429"
