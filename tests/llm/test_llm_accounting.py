@@ -129,6 +129,11 @@ def test_a_model_playing_itself_draws_for_each_side_above_temperature_0(
     assert server.stats()["requests"] == sent
 
 
+def _foreign(path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE answers (a, b, c)")
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [
@@ -142,11 +147,6 @@ def test_a_model_playing_itself_draws_for_each_side_above_temperature_0(
         ),
     ],
 )
-def _foreign(path) -> None:
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE answers (a, b, c)")
-
-
 def test_a_damaged_or_foreign_cache_is_one_line(tmp_path, fake_server, llm_key, damage, said):
     store = tmp_path / "s"
     store.mkdir()
