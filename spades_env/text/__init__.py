@@ -32,7 +32,13 @@ and its parse-back), `answers` (the answer reader) and `names` (how they name ca
 actions); this package gives their public names.
 """
 
-from spades_env.text.answers import AnswerError, parse_answer, parse_view_answer
+from spades_env.text.answers import (
+    AnswerError,
+    final_tag,
+    parse_answer,
+    parse_view_answer,
+    read_answer,
+)
 from spades_env.text.names import action_name
 from spades_env.text.prose import parse_text, rules_text, seat_text, view_text
 from spades_env.text.view import TEXT_VERSION, json_to_obs, obs_extras, seat_json, view_json
@@ -41,11 +47,13 @@ __all__ = [
     "TEXT_VERSION",
     "AnswerError",
     "action_name",
+    "final_tag",
     "json_to_obs",
     "obs_extras",
     "parse_answer",
     "parse_text",
     "parse_view_answer",
+    "read_answer",
     "rules_text",
     "seat_json",
     "seat_text",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ def final_tag(answer: str) -> str | None:
     """The content of the answer's last final-answer tag (``Final answer: X``,
     ``<answer>X</answer>``, ``\\boxed{X}``, a JSON ``"action": X``, a label such as
     ``Answer: X`` at a line's start; TextArena's ``[X]`` only where none of these is
-    present), or None without one. Linear in the answer's length."""
+    present), markup removed, or None without one. Linear in the answer's length."""
     found: list[tuple[int, str]] = []  # (where the tag starts, its content)
     low = answer.lower()
     close = low.rfind("</answer>")
@@ -72,8 +73,10 @@ def final_tag(answer: str) -> str | None:
         found.append((label.start(), line))
     if not found:
         bracket = _last(_BRACKET, answer)
-        return None if bracket is None else bracket[1]
-    return max(found)[1]
+        if bracket is None:
+            return None
+        found.append((bracket.start(), bracket[1]))
+    return " ".join(_MARKUP.sub(" ", max(found)[1]).split())
 
 
 def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
@@ -107,7 +110,7 @@ def _understood(answer: str, phase: int, held: set[int] | None, strict: bool) ->
         raise AnswerError(
             "not understood", "no final answer; end with a line 'Final answer: ACTION'"
         )
-    reading = text if tag is None else _MARKUP.sub(" ", tag)
+    reading = text if tag is None else tag
     action = commitment(reading, phase, tag is not None, held)
     if isinstance(action, int):
         return action
@@ -125,6 +128,16 @@ def _understood(answer: str, phase: int, held: set[int] | None, strict: bool) ->
         f"{why.replace('the answer', where, 1)}; answer with exactly one of the legal "
         f"actions, e.g. {example}",
     )
+
+
+def read_answer(
+    answer: str, phase: int, held: Iterable[int] | None = None, *, strict: bool = False
+) -> int:
+    """The action `answer` commits to in `phase` (a `spades_env.state` phase), legal or
+    not: the reader without the rules' check. `held`: the cards the seat holds (a card
+    only thought of, not held, is no candidate), or None. Raises `AnswerError`
+    (``"not understood"``; ``"illegal"`` for a bid past any hand's tricks)."""
+    return _understood(answer, phase, None if held is None else set(held), strict)
 
 
 def parse_answer(answer: str, state: State, game: int = 0, *, strict: bool = False) -> int:

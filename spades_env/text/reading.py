@@ -75,14 +75,14 @@ _NUMBERS = {
     "cero": 0, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
     "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "doce": 12, "trece": 13,  # Spanish
     "zéro": 0, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "sept": 7, "huit": 8,
-    "neuf": 9, "dix": 10, "onze": 11, "douze": 12, "treize": 13,  # French
+    "neuf": 9, "dix": 10, "onze": 11, "douze": 12, "treize": 13, "un": 1,  # French
 }  # fmt: skip
 _BID_WORDS = (
     r"bid|bids|bidding|bet|go|going|call|say|declare|contract|bjuder|bjuda|bjud|bud|budet"
     r"|biete|bieten|gebot|ansage|sage|apuesto|apuesta|apostar|canto|pido|annonce|annonces"
-    r"|j'annonce|annoncer|mise|enchère|contrat"
+    r"|j'annonce|annoncer|mise|enchère|contrat|settle|choose|pick|opt"
 )
-_BID_FILL = r"(?:\s*[:=\-]?\s*(?:is|of|with|for|a|an|exactly|just|only|ist|es|est|de|är|blir|på|mit|con|avec|be|will|am|it|me|mein|mon|mi)\b)"  # noqa: E501
+_BID_FILL = r"(?:\s*[:=\-]?\s*(?:is|of|with|for|on|a|an|exactly|just|only|ist|es|est|de|är|blir|på|mit|con|avec|be|will|am|it|me|mein|mon|mi)\b)"  # noqa: E501
 _NUM = r"-?\d+(?:[.,]\d+)?"
 _PLAY_VERBS = (
     r"play|playing|lead|leading|throw|throwing|dump|dumping|discard|discarding|pass|passing"
@@ -104,16 +104,17 @@ _DE_SV_RANKS = _alt(["ess", "kung", "dam", "knekt", "ass", "könig", "dame", "bu
 #: one pattern, every kind of token; tried left to right at each place (linear time)
 _TOKENS = re.compile(
     r"(?P<bn>\bblind[\s-]*nil\b)"
-    r"|(?P<see>\b(?:see|look\s+at|view|check|se\s+på|ansehen|ver|voir)\s+(?:my\s+|the\s+|min\s+|mina\s+|meine\s+|mis\s+|mi\s+|ma\s+|mes\s+)?(?:hand|cards|kort|handen|karten|mano|cartas|main|cartes)\b|\bsee\s+hand\b)"
+    r"|(?P<see>\b(?:meine\s+)?(?:karten|hand)\s+(?:ansehen|anschauen)\b|\b(?:see|seeing|look\s+at|looking\s+at|view|check|se\s+på|ver|voir)\s+(?:my\s+|the\s+|min\s+|mina\s+|meine\s+|mis\s+|mi\s+|ma\s+|mes\s+)?(?:hand|cards|kort|handen|karten|mano|cartas|main|cartes)\b|\bsee\s+hand\b)"
     rf"|(?P<cw>\b(?:{_RANK_ALT})\s+(?:of|de|i|av)\s+(?:the\s+)?(?:{_SUIT_ALT})\b)"
     rf"|(?P<cs>\b(?:{_DE_SV_SUITS})[\s-]?(?:{_DE_SV_RANKS}|10|[2-9])\b)"
-    r"|(?P<jk>\b(?:big|little|small|grosser|großer|kleiner|stora|lilla)\s+joker\b)"
+    r"|(?P<jk>\b(?:big|little|small|grosser|großer|großen|grossen|kleiner|kleinen|stora|lilla)\s+joker\b)"
     r"|(?P<uc>(?<![\w.])(?:10|[2-9tjqka])\s?[♠♥♦♣](?![\w]))"
     r"|(?P<ac>(?<![\w'])(?:10|[2-9tjqka])[shdc](?![\w']))"
     r"|(?P<wj>(?<![\w'])[lb]j(?![\w']))"
     rf"|(?P<tr>\b(?:trumps?|trumf|trumpf|triunfo|atout|name|naming)\s*(?::\s*|is\s+|are\s+|suit\s+(?:is\s+)?|will\s+be\s+|as\s+|\s)(?:{_SUIT_ALT}|[♠♥♦♣]))"
     rf"|(?P<tr2>\b(?:{_SUIT_ALT}|[♠♥♦♣])\s+(?:are|is|as|as\s+the|will\s+be|blir|ist|sind|es|son|est|sont)\s+(?:trumps?|trumf|trumpf|triunfo|atout)\b)"
     rf"|(?P<bid>\b(?:{_BID_WORDS})\b{_BID_FILL}{{0,3}}\s*[:=]?\s*(?:(?P<bidn>{_NUM})|(?P<bidw>{_alt(_NUMBERS)})\b))"
+    r"|(?P<bidr>(?<![\w.])(?P<bidrn>-?\d+)\s+(?:is|will\s+be)\s+(?:my|the|our)\s+(?:bid|call)\b)"
     r"|(?P<nil>\bnil\b|\bnill\b)"
     r"|(?P<keep>\b(?:keep|keeping|behåll|behålla|behåller|behalten|behalte|quedo|quedarme|quedar|garder|garde)\b)"
     r"|(?P<disc>\b(?:discard|discarding|kasta|kastar|ablegen|abwerfen|descartar|descarto|défausser|défausse|jeter)\b)"
@@ -121,7 +122,7 @@ _TOKENS = re.compile(
     rf"|(?P<num>(?<![\w.]){_NUM}(?![\w]))"
     rf"|(?P<word>{_W}+(?:'{_W}+)?)"
     r"|(?P<stop>[.!;\n()\[\]{}]|\?)"
-    r"|(?P<comma>,)",
+    r"|(?P<comma>[,:])",
     re.IGNORECASE,
 )
 
@@ -141,13 +142,20 @@ _NEGATE_AFTER = {
     "misstag", "riskabel", "riskabelt", "dåligt", "dålig", "fel", "inte", "fehler",
     "riskant", "schlecht", "falsch", "nicht", "error", "arriesgado", "arriesgada", "malo",
     "mala", "erreur", "risqué", "risquée", "mauvais", "mauvaise", "pas", "trop", "zu",
-    "för", "demasiado",
+    "för", "demasiado", "off",
 }  # fmt: skip
 _HEDGE = {
     "if", "unless", "could", "might", "maybe", "perhaps", "possibly", "either", "or",
     "whether", "consider", "considering", "option", "options", "alternatively", "versus",
     "vs", "suppose", "candidates", "candidate", "eller", "kanske", "om", "oder",
-    "vielleicht", "wenn", "falls", "quizás", "quizá", "tal", "si", "ou", "peut",
+    "vielleicht", "wenn", "falls", "quizás", "quizá", "tal", "si", "ou", "peut", "between",
+    "torn", "unsure", "undecided", "debating", "wondering", "weighing", "mellan", "zwischen",
+    "entre",
+}  # fmt: skip
+#: a clause that holds one of these is a condition: none of its actions is the reading
+_CONDITION = {
+    "if", "unless", "otherwise", "else", "when", "sonst", "annars", "sinon", "om", "wenn",
+    "falls", "si",
 }  # fmt: skip
 _ORS = {"or", "either", "eller", "oder", "ou", "vs", "versus", "nor"}
 _COMMIT = {
@@ -184,9 +192,10 @@ _LINK = {
     "sería", "parece", "est", "serait", "semble", "seem", "simply", "alone", "by", "in",
     "this", "at", "has", "then", "also", "right", "there",
 }  # fmt: skip
+_TO_OTHERS = {"give", "pass", "to", "send", "ger", "gebe", "doy", "donne", "for", "with"}
 _CONTRAST = {
     "but", "however", "although", "though", "yet", "whereas", "men", "aber", "jedoch",
-    "pero", "mais", "cependant", "instead", "otherwise", "sondern", "utan", "sino",
+    "pero", "mais", "cependant", "sondern", "utan", "sino",
 }  # fmt: skip
 _ARTICLE_SET = {"the", "my", "a", "an", "den", "det", "die", "der", "das", "el", "la", "le"}
 _ARTICLE_SET |= {"l'", "min", "mitt", "mein", "meine", "mi", "ma", "mon"}
@@ -268,6 +277,8 @@ def _tokens(text: str) -> list[tuple[str, str, Any]]:
         elif kind == "bid":
             value = _bid(m["bidn"]) if m["bidn"] else BID_BASE + _NUMBERS[m["bidw"].lower()]
             family = "bid"
+        elif kind == "bidr":
+            value, family = _bid(m["bidrn"]), "bid"
         elif kind == "nil":
             value, family = BID_BASE, "bid"
         elif kind == "keep":
@@ -341,9 +352,11 @@ def _mentions(text: str, phase: int, whole: bool) -> list[Mention]:
         terse = all(w in _FILLER or w in _COMMIT for w in plain_words)
         hedged = any(w in _HEDGE for w in plain_words)
         keep: list[tuple[int, Mention]] = []
+        open_number = False  # a bare number left out of a clause that weighs candidates
         for at, m in found:
             if m.kind == "bid" and m.weak:
                 if not terse:
+                    open_number |= hedged
                     continue  # a bare number in prose counts something else
             elif m.weak and not (m.verb and _follow_ok(tokens, idx, at)) and not (terse and alone):
                 continue  # As, Ah, Js: a card only after a verb of play or alone
@@ -354,11 +367,11 @@ def _mentions(text: str, phase: int, whole: bool) -> list[Mention]:
                     keep.append((at, Mention(m.pos, SEE_HAND, "bid")))  # declines it
                 continue
             keep.append((at, m))
-        if question or not keep:
+        if question or not keep or _CONDITION & set(plain_words):
             continue
         distinct = {m.action for _, m in keep}
         words_here = {tokens[j][1] for j in idx if tokens[j][0] == "word"}
-        if words_here & _ORS or (len(distinct) > 1 and hedged):  # candidates left open
+        if words_here & _ORS or (hedged and (len(distinct) > 1 or open_number)):
             keep.append((keep[-1][0], Mention(keep[-1][1].pos, AMBIGUOUS, keep[-1][1].kind)))
         for at, m in keep:
             if hedged or m.action == AMBIGUOUS:
@@ -380,10 +393,10 @@ def _follow_ok(tokens: list, idx: list[int], at: int) -> bool:
 
 def _others(tokens: list, idx: list[int], at: int) -> bool:
     """Someone else's action (``partner bid 4``, ``East's Q♥``)."""
-    before = _words_before(tokens, idx, at, 3)
+    before = _words_before(tokens, idx, at, 4)
     for k, w in enumerate(before):
         if w in _OTHERS and not ({"i", "i'll", "i'm", "my", "me", "#"} & set(before[k + 1 :])):
-            return True
+            return k == 0 or before[k - 1] not in _TO_OTHERS  # "give partner the 2♣" is mine
     return False
 
 
@@ -393,8 +406,11 @@ def _negated(tokens: list, idx: list[int], at: int, found: list) -> bool:
     rejection within 6 words after it."""
     k = at - 1
     steps = 0
-    while k >= 0 and steps < 6:
+    while k >= 0 and steps < 5:
         kind, low, _ = tokens[idx[k]]
+        if kind == "comma":  # no further, but "not, in my view, nil"
+            before = tokens[idx[k - 1]][1] if k >= 1 else ""
+            return low == "," and before in _NEGATE_BEFORE and before != "no"
         if kind in ("word", "mention", "disc") and low in _NEGATE_BEFORE:
             # "No, ..." alone is an interjection, not a negation of what follows
             return not (k + 1 < len(idx) and tokens[idx[k + 1]][1] == "," and low == "no")
