@@ -73,6 +73,7 @@ from agents.llm.store import (
     append_records,
     prompt_hash,
     request_key,
+    view_hash,
 )
 from agents.llm.transport import (
     EndpointRefusedError,
@@ -123,6 +124,8 @@ def check_params(params: dict[str, Any]) -> None:
         check_base_url(params["base_url"])
     if params.get("template"):
         load_template(params["template"])
+    if params.get("system"):
+        prompts.load_system(params["system"])
     fallback = params.get("fallback", "heuristic")
     name = fallback.partition(":")[0]
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", name) or name == "llm":
@@ -284,6 +287,8 @@ class LLMAgent(BaseAgent):
         prices: str | None = None,
         list_legal: bool = True,
         template: str | None = None,
+        system: str | None = None,
+        strict: bool = False,
         fallback: Any = None,
         store: str | None = None,
     ) -> None:
@@ -313,6 +318,8 @@ class LLMAgent(BaseAgent):
         self.prices = (price_in, price_out) if price_in is not None and price_out is not None \
             else None  # fmt: skip
         self.template = load_template(template) if template else None
+        self.system = prompts.load_system(system) if system else None  # None: prompts.SYSTEM
+        self.strict = strict  # read only a final-answer tag
         # the agent that plays refused decisions (the registry builds it from fallback=SPEC)
         self.fallback = HeuristicAgent(seed=seed) if fallback is None else fallback
         self.store = Path(store).expanduser() if store else default_store()
@@ -421,13 +428,14 @@ class LLMAgent(BaseAgent):
     ) -> tuple[int | None, dict[str, Any]]:
         """(the action, or None for the fallback; the decision's record)."""
         start = time.perf_counter()
-        msgs = prompts.messages(seen, self.list_legal, self.template)
+        msgs = prompts.messages(seen, self.list_legal, self.template, self.system)
         rec: dict[str, Any] = {
             "agent": self.name,
             "model": self.model,
             "seat": seen["seat"],
             "phase": PHASE_NAMES[int(view.phase[row])],
             "prompt_hash": prompt_hash(msgs),
+            "view_hash": view_hash(seen),  # finds the decision in a replayed log (export-chat)
             "answers": [],
             "verdicts": [],
             "requests": 0,
@@ -468,7 +476,7 @@ class LLMAgent(BaseAgent):
                 if not answer.strip():
                     why_empty = _why_empty(reply, self.read_reasoning)
                     raise AnswerError("empty", why_empty)
-                action = parse_view_answer(answer, view, row)
+                action = parse_view_answer(answer, view, row, strict=self.strict)
             except AnswerError as exc:
                 kind = "illegal" if exc.kind == "illegal" else "unreadable"
                 rec[kind] += 1
@@ -476,7 +484,8 @@ class LLMAgent(BaseAgent):
                 rec["verdicts"].append({"verdict": exc.kind, "reason": str(exc)})
                 if attempt < self.reasks:
                     rec["reasks"] += 1
-                    msgs = prompts.reask(msgs, answer[:REASK_ECHO], str(exc))
+                    why = prompts.refusal(exc, self.list_legal)
+                    msgs = prompts.reask(msgs, answer[:REASK_ECHO], why)
                 continue
             rec["verdicts"].append({"verdict": "read"})
             break

@@ -83,6 +83,13 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def view_hash(view: dict[str, Any]) -> str:
+    """A short hash of a seat's view (`spades_env.text.seat_json`): what a decision saw,
+    to find its record again from a replayed log (``spades export-chat``)."""
+    blob = json.dumps(view, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
 class ResponseCache:
     """Answers by request key, in an SQLite file (None: a cache in memory only)."""
 

@@ -79,7 +79,8 @@ def test_tournament_through_a_flaky_server(tmp_path, fake_server, llm_key):
     _no_hidden_cards(served["prompts"], rows)
     # the log as chat transcripts: every decision of the llm seats, the prompt they had
     chats = tmp_path / "chats.jsonl"
-    out = spades("export-chat", str(tmp_path / "run"), "--out", str(chats), "--agent", "llm")
+    out = spades("export-chat", str(tmp_path / "run"), "--out", str(chats), "--agent", "llm",
+                 "--target", "action")  # fmt: skip
     assert out.returncode == 0, out.stderr
     lines = [json.loads(ln) for ln in chats.read_text().splitlines()]
     assert len(lines) == stats["decisions"]
