@@ -199,6 +199,8 @@ REGISTRY: dict[str, AgentEntry] = {
             "prices": str,
             "list_legal": bool,
             "template": str,
+            "system": str,
+            "strict": bool,
             "fallback": str,
             "store": str,
         },
@@ -209,9 +211,10 @@ REGISTRY: dict[str, AgentEntry] = {
         "template=FILE, fallback=NAME (plays refused decisions; heuristic), store=DIR; "
         "max_completion_tokens, extra=FIELD=VALUE|..., read_reasoning, retry_after_cap, "
         "per_minute, max_answer_bytes, max_fallback_share, on_invalid=stop|mark, "
-        "price_in, price_out, prices=FILE (docs/llm.md; agents.llm.agent)",
+        "price_in, price_out, prices=FILE, system=FILE (the system message), strict (read "
+        "only a final-answer tag) (docs/llm.md; agents.llm.agent)",
         check="agents.llm.agent:check_params",
-        paths=("template", "store", "prices"),
+        paths=("template", "store", "prices", "system"),
         agents={"fallback": "heuristic"},  # built by name, with the llm agent's seed
         agent_class="agents.llm.agent:LLMAgent",  # its run hooks: the run folder, a summary
         bounds={

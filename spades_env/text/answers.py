@@ -22,11 +22,13 @@ from spades_env.text.reading import AMBIGUOUS, INVALID, commitment
 
 class AnswerError(ValueError):
     """An answer that names no legal action. `kind` is ``"not understood"`` or
-    ``"illegal"``; the message says why (for an illegal action, the RULES.md rule)."""
+    ``"illegal"``; the message says why (for an illegal action, the RULES.md rule, then
+    the legal actions); `reason` is the message without the legal actions."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.reason = message if reason is None else reason
 
 
 #: a labelled final answer: "Final answer:", "Answer:", "Action:", their translations,
@@ -196,6 +198,5 @@ def _checked(
         return action
     reason = explain(action)
     shown = "; ".join(phase_action_name(a, phase) for a in legal)
-    raise AnswerError(
-        "illegal", f"{phase_action_name(action, phase)} is not legal: {reason}. Legal: {shown}"
-    )
+    why = f"{phase_action_name(action, phase)} is not legal: {reason}"
+    raise AnswerError("illegal", f"{why}. Legal: {shown}", why)

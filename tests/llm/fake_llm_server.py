@@ -146,6 +146,9 @@ class Handler(BaseHTTPRequestHandler):
             STATS["requests"] += 1
             STATS["hashes"].append(prompt_hash(messages))
             STATS["prompts"].append(messages[1]["content"])
+            STATS.setdefault("systems", []).append(messages[0]["content"])
+            if reask:  # what the agent said of the refused answer
+                STATS.setdefault("reask_texts", []).append(messages[-1]["content"])
             STATS["auth"].append(self.headers.get("Authorization", ""))
             first = SEEN.get(f"{h}", 0) == 0
             SEEN[f"{h}"] = SEEN.get(f"{h}", 0) + 1
