@@ -237,6 +237,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_estimate(total: dict, more: dict) -> None:
+    """Two rungs' cost estimates as one (`experiments.tournament.llm_estimate`)."""
+    for key in ("tokens_in", "tokens_out_max", "dollars_in", "dollars_max"):
+        total[key] = None if total[key] is None or more[key] is None else total[key] + more[key]
+    total["prompt_tokens_max"] = max(total["prompt_tokens_max"], more["prompt_tokens_max"])
+
+
 def _llm_ladder(args: argparse.Namespace) -> int:
     """`--dry-run` (either ladder): the requests it would make; `--ladder llm`: play the
     short ladder for language models and print its table."""
@@ -253,13 +260,25 @@ def _llm_ladder(args: argparse.Namespace) -> int:
             for r in ladder_protocol.LADDER
         ]
     if args.dry_run:
+        from experiments.tournament import deals as deals_mod
+        from experiments.tournament.llm_estimate import estimate, estimate_lines
+
         total: dict[str, dict] = {}
+        costs: dict[str, dict] = {}
         for cfg in configs:
-            for label, plan in llm_ladder.planned_requests(cfg).items():
+            plans = llm_ladder.planned_requests(cfg)
+            for label, plan in plans.items():
                 entry = total.setdefault(label, {**plan, "decisions": 0, "max_requests": 0})
                 entry["decisions"] += plan["decisions"]
                 entry["max_requests"] += plan["max_requests"]
-        for line in llm_ladder.dry_run_lines(total, "hand"):
+            deal_set = deals_mod.generate(cfg.play_rules(), cfg.seed, cfg.deals)
+            for label, e in estimate(cfg, deal_set, plans).items():  # rendered prompts
+                kept = costs.setdefault(label, e)
+                if kept is not e:
+                    _add_estimate(kept, e)
+        lines = llm_ladder.dry_run_lines(total, "hand")
+        lines[-1:-1] = estimate_lines(costs)
+        for line in lines:
             print(line)
         return 0
     root = (

@@ -229,7 +229,12 @@ def run(args: argparse.Namespace) -> int:
 
         if config is None:
             raise TournamentError("--dry-run counts a new tournament's requests; drop --resume")
-        for line in dry_run_lines(planned_requests(config), config.mode):
+        from experiments.tournament.llm_estimate import estimate, estimate_lines
+
+        plans = planned_requests(config)
+        lines = dry_run_lines(plans, config.mode)
+        lines[-1:-1] = estimate_lines(estimate(config, deal_set, plans))  # rendered prompts
+        for line in lines:
             print(line)
         return 0
     fresh = not args.resume and not args.out

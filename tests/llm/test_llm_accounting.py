@@ -285,3 +285,42 @@ def test_ctrl_c_prints_one_line(tmp_path, fake_server, llm_key):
     assert proc.returncode != 0 and "Traceback" not in err, err
     assert "interrupted" in err and "Exception ignored" not in err, err
     assert err.count("interrupted") == 1
+
+
+def test_dry_run_estimates_tokens_from_the_runs_own_prompts(tmp_path, make_server, llm_key):
+    """The estimate renders the run's deals as the agent would (its template too): it is
+    within 10% of the prompts a real run of the same deals sent."""
+    from experiments.tournament import deals as deals_mod
+    from experiments.tournament.config import TournamentConfig
+    from experiments.tournament.llm_estimate import estimate
+    from experiments.tournament.llm_ladder import planned_requests
+    from experiments.tournament.runner import run_tournament
+
+    server = make_server(faults=False)
+    template = tmp_path / "t.txt"
+    template.write_text("Think hard. " * 200 + "\n$view\n$legal\n")
+    for options, bigger in (({}, 0), ({"template": str(template)}, 2400 / 4)):
+        spec = server.spec(price_in=1.0, price_out=2.0, **options)
+        cfg = TournamentConfig(agents=(spec, "heuristic"), mode="hand", seed=5, deals=2)
+        deal_set = deals_mod.generate(cfg.play_rules(), cfg.seed, cfg.deals)
+        est = estimate(cfg, deal_set, planned_requests(cfg))["llm"]
+        run = tmp_path / f"run{bigger}"
+        run_tournament(run, cfg, workers=1)
+        records = read_records(run / EXCHANGES_FILE)
+        sent = [
+            sum(len(m["content"]) for m in r["messages"][:2]) / 4 for r in records
+        ]  # each decision's first request
+        assert len(sent) == planned_requests(cfg)["llm"]["decisions"]
+        assert est["tokens_in"] == pytest.approx(sum(sent), rel=0.1)
+        assert est["prompt_tokens_mean"] > 400 + bigger
+        assert est["dollars_in"] == pytest.approx(est["tokens_in"] / 1e6)
+
+
+@pytest.mark.cli
+def test_dry_run_prints_tokens_and_dollars(tmp_path):
+    spec = "llm=llm:model=m,base_url=http://127.0.0.1:9/v1,price_in=0.15,price_out=0.6;heuristic"
+    done = spades("tournament", "--agents", spec, "--deals", "2", "--out", str(tmp_path / "r"),
+                  "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "prompt tokens (mean" in done.stdout and "$" in done.stdout
+    assert not (tmp_path / "r").exists()
