@@ -192,3 +192,31 @@ def test_the_exchange_log_holds_the_messages_sent_and_the_raw_answers(
         assert len(rec["answers"]) == len(rec["verdicts"]) == rec["requests"]
         assert rec["messages"][1]["content"] in served["prompts"]
     assert json.dumps(_records(tmp_path)).count(llm_key) == 0
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize(
+    ("command", "mode", "said"),
+    [
+        ("tournament", "status-400", "Use 'max_completion_tokens' instead"),
+        ("evaluate", "status-400", "Use 'max_completion_tokens' instead"),
+        ("evaluate", "reasoning-only", "set read_reasoning=true"),
+    ],
+)
+def test_a_model_that_never_answers_gives_no_result(
+    tmp_path, fake_server, llm_key, command, mode, said
+):
+    """A 400 for every request, or every answer left in reasoning_content: the command
+    fails in one line that says why, and writes no result."""
+    from cli_helpers import spades
+
+    spec = fake_server.spec(mode=mode)
+    if command == "tournament":
+        out = spades("tournament", "--agents", spec + ";heuristic", "--deals", "1",
+                     "--out", str(tmp_path / "r"), "--no-progress")  # fmt: skip
+    else:
+        out = spades("evaluate", spec, "--ladder", "llm", "--dir", str(tmp_path / "l"))
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    errors = [ln for ln in out.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1 and said in errors[0], out.stderr
+    assert not list(tmp_path.rglob("summary.json")) and not list(tmp_path.rglob("result.json"))
