@@ -188,7 +188,7 @@ def _check_model(path: str, m: Any, field: str) -> None:
     if m.get("invalid"):
         reason = str(m.get("invalid_reason") or "no reason recorded").replace("\n", " ")
         raise ValueError(
-            f"{path!r}: {field}.invalid is true ({reason:.200}); an invalid result is never "
+            f"{path!r}: {field}.invalid is true ({reason:.400}); an invalid result is never "
             "put on a leaderboard: fix what made the fallback play and run the ladder again"
         )
     for key in ("fallback_share", "not_understood_share"):
