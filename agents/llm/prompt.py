@@ -21,11 +21,9 @@ from spades_env.rules import Rules
 from spades_env.text import AnswerError, rules_text, view_text
 
 SYSTEM = (
-    "You are an expert Spades player in a card game against other players. You see only "
-    "what your seat may see. Each turn you get the game so far and choose one action. "
-    "Think briefly if you like, then end your reply with a line 'Final answer: ACTION', "
-    "where ACTION is one of the legal actions exactly as written (for example 'bid 4', "
-    "'nil', 'play Q♥')."
+    "You play Spades. Each turn you see what your seat knows and choose one action. Think "
+    "briefly if you like, then end with a line 'Final answer: ACTION', ACTION written as in "
+    "the legal actions (e.g. 'bid 4', 'nil', 'play Q♥')."
 )
 PLACEHOLDERS = ("view", "view_json", "legal", "seat", "phase", "rules")
 #: a system message file's largest size (bytes)

@@ -103,7 +103,8 @@ _DE_SV_RANKS = _alt(["ess", "kung", "dam", "knekt", "ass", "könig", "dame", "bu
 
 #: one pattern, every kind of token; tried left to right at each place (linear time)
 _TOKENS = re.compile(
-    r"(?P<bn>\bblind[\s-]*nil\b)"
+    r"(?P<space>[^\S\n]+)"  # spaces, passed over at once
+    r"|(?P<bn>\bblind[\s-]*nil\b)"
     r"|(?P<see>\b(?:meine\s+)?(?:karten|hand)\s+(?:ansehen|anschauen)\b|\b(?:see|seeing|look\s+at|looking\s+at|view|check|se\s+på|ver|voir)\s+(?:my\s+|the\s+|min\s+|mina\s+|meine\s+|mis\s+|mi\s+|ma\s+|mes\s+)?(?:hand|cards|kort|handen|karten|mano|cartas|main|cartes)\b|\bsee\s+hand\b)"
     rf"|(?P<cw>\b(?:{_RANK_ALT})\s+(?:of|de|i|av)\s+(?:the\s+)?(?:{_SUIT_ALT})\b)"
     rf"|(?P<cs>\b(?:{_DE_SV_SUITS})[\s-]?(?:{_DE_SV_RANKS}|10|[2-9])\b)"
@@ -234,6 +235,8 @@ def _tokens(text: str) -> list[tuple[str, str, Any]]:
     out: list[tuple[str, str, Any]] = []
     for m in _TOKENS.finditer(text):
         kind, raw = m.lastgroup, m[0]
+        if kind == "space":
+            continue
         low = raw.lower()
         if kind in ("word", "stop", "comma"):
             out.append((kind, low, None))
