@@ -104,3 +104,61 @@ def test_strict_reads_only_the_tag(tmp_path, fake_server, llm_key):
     agent = make_agent(parse_agent(spec.partition("=")[2]), seed=1)
     assert agent.strict
     agent.close()
+
+
+# ----------------------------------------------------------------------------- the view's text
+def _view_at_play(preset: str = "standard", **options):
+    from spades_env.cards import BID_BASE
+    from spades_env.engine import legal_actions, step
+    from spades_env.state import PLAY
+    from spades_env.text import seat_json
+
+    state = init(Rules.preset(preset, **options), 1, seeds=np.array([3], dtype=np.uint64))
+    while state.phase[0] != PLAY:
+        legal = legal_actions(state, 0)
+        step(state, np.array([BID_BASE + 3 if BID_BASE + 3 in legal else legal[0]]))
+    return seat_json(state)
+
+
+@pytest.mark.parametrize(
+    ("trick", "trump", "winning"),
+    [
+        ([["West", "9H"], ["North", "JH"]], "spades", "North"),
+        ([["West", "9H"], ["North", "JH"], ["East", "AH"]], "spades", "East"),
+        ([["West", "9H"], ["North", "2S"], ["East", "AH"]], "spades", "North"),
+        ([["West", "9H"], ["North", "AD"]], "spades", "West"),
+        ([["West", "AS"], ["North", "LJ"], ["East", "BJ"]], "spades", "East"),
+        ([["West", "AS"], ["North", "2H"]], "hearts", "North"),
+        ([["West", "KC"]], "spades", "West"),
+    ],
+)
+def test_the_view_says_who_is_winning_the_trick(trick, trump, winning):
+    from spades_env.text import view_text
+
+    view = _view_at_play()
+    view["current_trick"], view["trump"] = trick, trump
+    line = next(x for x in view_text(view).splitlines() if x.startswith("Trick in progress"))
+    assert line.endswith(f"({winning} winning).")
+
+
+@pytest.mark.parametrize(
+    ("preset", "options", "says"),
+    [
+        ("standard", {}, ["your partner is South", "Preset: standard."]),
+        ("cutthroat", {}, ["playing alone", "Preset: cutthroat."]),
+        ("jokers", {}, ["Big Joker (BJ)", "Little Joker (LJ)", "two highest spades"]),
+        ("standard", {"blind_nil": "always", "blind_nil_exchange": True},
+         ["pass each other 2 cards", "with blind_nil=always, blind_nil_exchange=True."]),
+        ("auction", {}, ["names the trump suit", "The highest trump wins"]),
+        ("standard", {"target": 300}, ["Game to 300", "Preset: standard with target=300."]),
+        ("whiz", {}, ["nil or exactly the number of spades held"]),
+    ],
+)  # fmt: skip
+def test_the_view_states_the_rules_once_in_plain_words(preset, options, says):
+    from spades_env.text import view_text
+
+    text = view_text(_view_at_play(preset, **options))
+    for words in says:
+        assert words in text
+    assert "num_players=" not in text and "bag_penalty=" not in text  # no dump of options
+    assert text.count("Rules:") == 1
