@@ -167,7 +167,7 @@ def _row(
         "scores": per_team["scores"],
         "game_over": rec["game_over"],
         "winner": winner,
-        "winner_agent": seats[winner] if winner >= 0 else None,
+        "winner_agent": entries[winner] if winner >= 0 else None,
         "record": rec,
     }
 

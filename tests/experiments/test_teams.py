@@ -212,6 +212,22 @@ def test_a_team_of_the_same_composition_on_both_sides_is_exactly_level(tmp_path)
     assert pair["margin"]["sd"] != 0.0  # the order of the members matters
 
 
+def test_in_game_mode_the_winner_is_the_team(tmp_path):
+    cfg = TournamentConfig(
+        agents=("team(heuristic,random)", "random"), mode="game",
+        rules=Rules().replace(target=100), deals=2, chunk=2, seed=3,
+    )  # fmt: skip
+    summary = run_tournament(tmp_path / "run", cfg, workers=1)
+    rows = list(read_rows(tmp_path / "run"))
+    finals = [r for r in rows if r["game_over"]]
+    assert finals and all(r["winner_agent"] == r["teams"][r["winner"]] for r in finals)
+    assert {r["winner_agent"] for r in finals} <= {"heuristic+random", "random"}
+    (pair,) = summary["pairs"]
+    wins = sum((r["winner_agent"] == pair["a"]) - (r["winner_agent"] == pair["b"]) for r in finals)
+    # the pair's win rate counts the team's wins (a win 1, a loss 0, per game)
+    assert pair["win_rate"]["mean"] == pytest.approx((wins / len(finals) + 1) / 2)
+
+
 def test_a_tournament_without_teams_writes_no_per_agent_section(tmp_path):
     cfg = TournamentConfig(agents=("heuristic", "random"), deals=1, chunk=1)
     summary = dict(run_tournament(tmp_path / "run", cfg, workers=1))
