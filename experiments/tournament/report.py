@@ -191,6 +191,31 @@ def bids_table(summary: dict[str, Any]) -> Table:
     return bids
 
 
+def agent_bids_table(summary: dict[str, Any]) -> Table | None:
+    """Where teams of two agents play: each agent's own bids over every seat it held (the
+    per-entry table counts a team's two members together); None without teams."""
+    if "agent_bids" not in summary:
+        return None
+    table = Table(
+        title="Bid accuracy per agent (teams of two agents)",
+        caption="over every seat the agent held, in its teams and alone; err: tricks - bid "
+        "over non-nil bids; nil: attempts (share made)",
+    )
+    for col in ("agent", "seat-hands", "mean bid", "|err|", "err", "nil", "blind nil"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for b in summary["agent_bids"]:
+        table.add_row(
+            b["agent"],
+            str(b["seat_hands"]),
+            _num(b["mean_bid"], "{:.2f}"),
+            _num(b["bid_error"], "{:.2f}"),
+            _num(b["signed_error"], "{:+.2f}"),
+            f"{b['nil_attempts']} ({_pct(b['nil_success'])})",
+            f"{b['blind_nil_attempts']} ({_pct(b['blind_nil_success'])})",
+        )
+    return table
+
+
 def agent_table(spec: ReportTable) -> Table:
     """A table an agent kind gives for its section of the summary (`report_tables`, a
     run hook of `agents.base.BaseAgent`), drawn as the others."""
@@ -205,7 +230,7 @@ def agent_table(spec: ReportTable) -> Table:
 #: the keys of a summary that are the tournament's own (any other is an agent kind's)
 _OWN_KEYS = frozenset(
     ("tournament", "config", "play_rules", "mode", "rows", "pairs", "ratings", "bids", "teams",
-     "agent_ratings", "agent_margins")
+     "agent_ratings", "agent_margins", "agent_bids")
 )  # fmt: skip
 
 
@@ -228,6 +253,9 @@ def _tables(summary: dict[str, Any]) -> list[Table]:
     per_agent = agents_table(summary)
     if per_agent is not None:
         tables.insert(2, per_agent)
+    agent_bids = agent_bids_table(summary)
+    if agent_bids is not None:
+        tables.append(agent_bids)
     return [*tables, *agent_tables(summary)]
 
 

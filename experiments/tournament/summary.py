@@ -18,13 +18,15 @@ the memory of a summary is bounded by one chunk of every pair, whatever the log'
 (`finish` reads the log with `results_log.iter_rows`).
 
 **Teams of two agents.** Where an entry is a team of two agents (`team(A, B)`), the
-pairs, `ratings` and the team lines of `bids` are per entry (the team), and the summary
+pairs, `ratings` and `bids` are per entry (the team), and the summary
 adds, per agent that holds a seat: `agent_ratings` (OpenSkill with teams of players: each
 match rates the four seats' agents, a team's skill the sum of its two seats', so an agent
 that plays alone holds both of its team's places; an agent in several places of one match
 takes the mean of their updates), `agent_margins` (the duplicate margin of the team it
 played in, per deal, pooled over its teams and opponents; a deal whose two teams both
-hold it is left out) and its seat lines in `bids` (bid error, nils: what a seat decides).
+hold it is left out) and `agent_bids` (its seats' bid lines: bids, bid error, nils, what
+a seat decides; no contracts, which are a partnership's). `bids` stays per entry: a
+team's line holds its two members' seats and its contracts.
 A tournament without teams writes what it always has.
 """
 
@@ -56,6 +58,20 @@ def pair_of(row: dict[str, Any]) -> tuple[str, str]:
     """(A, B): A holds team 0 on side 0 (and team 1 on side 1)."""
     t0, t1 = row["teams"][0], row["teams"][1]
     return (t0, t1) if row["side"] == 0 else (t1, t0)
+
+
+def entry_seats(row: dict[str, Any]) -> dict[str, Any]:
+    """A row whose seats are named by their entry (a team's name for its members' seats):
+    the per-entry bid lines count a team's bids as the team's."""
+    t = len(row["teams"])
+    return {**row, "seats": [row["teams"][s % t] for s in range(len(row["seats"]))]}
+
+
+def agent_seats(row: dict[str, Any]) -> dict[str, Any]:
+    """A row for the per-agent bid lines: each seat by its agent, the teams by names no
+    agent has, so an agent's line holds what its seats decided (bids, nils), not a
+    partnership's contracts."""
+    return {**row, "teams": [f"team {k}: {name}" for k, name in enumerate(row["teams"])]}
 
 
 class RunningMean:
@@ -124,8 +140,8 @@ class Summary:
         self._passed: dict[tuple[str, str], int] = {}  # per pair: its last finished deal
         self._expected_pairs = len(self.agents) * (len(self.agents) - 1) // 2
         self._rater = Rater(self.agents)
-        extra = [a for a in self.seat_agents or () if a not in self.agents]
-        self._bids = BidLines(self.agents + extra)
+        self._bids = BidLines(self.agents)
+        self._agent_bids = None if seat_agents is None else BidLines(self.seat_agents)
 
     def add(self, row: dict[str, Any]) -> None:
         if self.mode is None:
@@ -150,7 +166,11 @@ class Summary:
         g["over"] = row["game_over"]
         g["win"] = 1.0 if row["winner_agent"] == pair[0] else 0.0
         if not self.pairs_only:
-            self._bids.add(row)
+            if self._agent_bids is None:
+                self._bids.add(row)
+            else:  # per entry (a team's seats are its own), and per seat agent
+                self._bids.add(entry_seats(row))
+                self._agent_bids.add(agent_seats(row))
 
     def _close_deals(self, last: bool = False) -> None:
         """Fold the open deals into the pairs' sums and queue their matches (deal order
@@ -236,6 +256,7 @@ class Summary:
             out["agent_margins"] = [
                 {"agent": a, "margin": m.result()} for a, m in self._agent_margins.items()
             ]
+            out["agent_bids"] = self._agent_bids.result()
         return out
 
 

@@ -157,13 +157,20 @@ def test_each_member_holds_one_seat_of_each_side_of_every_deal(mixed_run):
     # heuristic: its member seat in 2 pairs + both seats of its own entry in 2 pairs;
     # random: its member seat in 2 pairs + both seats of rr in 2 pairs; 2 sides a deal
     assert hands == {"heuristic": DEALS * 2 * (2 * 1 + 2 * 2), "random": DEALS * 2 * (2 + 2 * 2)}
+    # per agent: every seat it held, in its teams and alone; no contracts
+    agents = {b["agent"]: b for b in summary["agent_bids"]}
+    assert set(agents) == {"heuristic", "random"}
+    assert {a: b["seat_hands"] for a, b in agents.items()} == hands
+    assert all(b["contracts"] == 0 for b in agents.values())
+    # per entry: a team's line holds its two members' seats and its contracts, an
+    # agent's its own two seats: 2 seats x 2 sides x DEALS x 2 pairs each
     lines = {b["agent"]: b for b in summary["bids"]}
-    assert set(lines) == {"heuristic+random", "heuristic", "rr", "random"}
-    assert lines["random"]["seat_hands"] == hands["random"]
-    assert lines["heuristic"]["seat_hands"] == hands["heuristic"]
-    # a team's line holds its contracts (team-hands), no seat of its own
-    assert lines["heuristic+random"]["seat_hands"] == 0
-    assert lines["heuristic+random"]["contracts"] > 0
+    assert set(lines) == {"heuristic+random", "heuristic", "rr"}
+    assert all(b["seat_hands"] == 2 * 2 * DEALS * 2 for b in lines.values())
+    assert all(b["contracts"] > 0 for b in lines.values())
+    nils = sum(b["nil_attempts"] for b in lines.values())
+    assert nils == sum(b["nil_attempts"] for b in agents.values())
+    assert nils == sum(r["bids"].count(0) for r in rows)
 
 
 def test_results_are_per_team_and_per_agent(mixed_run):
