@@ -26,6 +26,7 @@ play (``play As``) or as the whole answer, and never in lower case.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,6 +127,51 @@ _TOKENS = re.compile(
     r"|(?P<comma>[,:])",
     re.IGNORECASE,
 )
+
+#: the words a pattern of `_TOKENS` other than a plain word may start with (and card
+#: codes, `_may_lead`): any other word is a plain word, read without trying the patterns
+_LEADS = (
+    set(_RANKS) | set(_SUITS) | set(_NUMBERS) | set(_BID_WORDS.split("|"))
+    | {"blind", "nil", "nill", "see", "seeing", "look", "looking", "view", "check", "se",
+       "ver", "voir", "meine", "karten", "hand", "trump", "trumps", "trumf", "trumpf",
+       "triunfo", "atout", "name", "naming", "big", "little", "small", "grosser", "großer",
+       "großen", "grossen", "kleiner", "kleinen", "stora", "lilla", "keep", "keeping",
+       "behåll", "behålla", "behåller", "behalten", "behalte", "quedo", "quedarme", "quedar",
+       "garder", "garde", "discard", "discarding", "kasta", "kastar", "ablegen", "abwerfen",
+       "descartar", "descarto", "défausser", "défausse", "jeter"}
+)  # fmt: skip
+_PLAIN = re.compile(
+    rf"(?P<space>[^\S\n]+)|(?P<word>{_W}+(?:'{_W}+)?)|(?P<stop>[.!;\n()\[\]{{}}]|\?)"
+    r"|(?P<comma>[,:])|(?P<skip>[*\"`_#>~|/\\=+&%$@^<'])"
+)
+
+
+def _may_lead(word: str) -> bool:
+    """Whether a pattern other than a plain word may start at `word`: a lead word, or a
+    card code (``Q`` of ``Q♥``, ``QH``, ``LJ``)."""
+    return word in _LEADS or _CODE.fullmatch(word) is not None
+
+
+_CODE = re.compile(r"[tjqka][shdc]?|[lb]j")
+
+
+def _scan(text: str) -> Iterator[re.Match[str]]:
+    """`_TOKENS.finditer(text)`, faster: a plain word that no other pattern may start
+    with is taken at once."""
+    pos, end = 0, len(text)
+    while pos < end:
+        m = _PLAIN.match(text, pos)
+        if m is None or (m.lastgroup == "word" and _may_lead(m[0].lower())):
+            m = _TOKENS.match(text, pos)
+            if m is None:
+                pos += 1
+                continue
+        elif m.lastgroup == "skip":  # no token starts with it
+            pos += 1
+            continue
+        yield m
+        pos = m.end()
+
 
 _NEGATE_BEFORE = {
     "not", "no", "never", "don't", "dont", "won't", "wont", "wouldn't", "shouldn't",
@@ -233,7 +279,7 @@ def _bid(raw: str) -> Any:
 def _tokens(text: str) -> list[tuple[str, str, Any]]:
     """(kind, lower-case text, value) per token; a mention's value is its Mention."""
     out: list[tuple[str, str, Any]] = []
-    for m in _TOKENS.finditer(text):
+    for m in _scan(text):
         kind, raw = m.lastgroup, m[0]
         if kind == "space":
             continue
