@@ -31,6 +31,9 @@ from spades_env.text.names import phase_action_name
 
 CORPUS = Path(__file__).parents[1] / "data" / "answer_corpus.jsonl"
 NU = "not understood"
+_CORPUS_TEXTS = [
+    json.loads(line)["text"] for line in CORPUS.read_text(encoding="utf-8").splitlines()
+]
 
 
 def _reading(text: str, phase: int, held=None, strict: bool = False) -> str:
@@ -266,3 +269,14 @@ def test_any_text_raises_nothing_but_answer_error(text, phase, strict):
 def test_long_hostile_answers_are_read_in_one_pass(answer):
     # correctness only; the time is in `spades bench --only llm` (linear patterns)
     assert _reading(answer, BID) == NU
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=200) | st.sampled_from(_CORPUS_TEXTS))
+def test_the_fast_scan_finds_the_tokens_of_the_full_pattern(text):
+    from spades_env.text.reading import _TOKENS, _scan
+
+    def tokens(found):
+        return [(m.lastgroup, m.span()) for m in found if m.lastgroup != "space"]
+
+    assert tokens(_scan(text)) == tokens(_TOKENS.finditer(text))
