@@ -48,6 +48,10 @@ _QUOTES = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\ufe0f": None}
 )
 _ALT_SUITS = str.maketrans("♤♡♢♧", "♠♥♦♣")
+#: the longest final answer (characters) and the longest answer without one that are
+#: read: past them, an answer is not understood (the reading stays fast and certain)
+MAX_TAG = 500
+MAX_UNTAGGED = 20_000
 
 
 def final_tag(answer: str) -> str | None:
@@ -113,11 +117,20 @@ def _understood(answer: str, phase: int, held: set[int] | None, strict: bool) ->
             "not understood", "no final answer; end with a line 'Final answer: ACTION'"
         )
     reading = text if tag is None else tag
+    if len(reading) > (MAX_TAG if tag is not None else MAX_UNTAGGED):
+        where = "its final answer" if tag is not None else "an answer without a final answer"
+        raise AnswerError(
+            "not understood",
+            f"{where} is too long to read with certainty; end with a short line "
+            "'Final answer: ACTION'",
+        )
     action = commitment(reading, phase, tag is not None, held)
     if isinstance(action, int):
         return action
     if isinstance(action, tuple):
-        raise AnswerError("illegal", f"bid {action[1]} is above the largest bid {MAX_BID}")
+        raise AnswerError(
+            "illegal", f"bid {action[1]} is not legal: no hand has more than {MAX_BID} tricks"
+        )
     example = "'play Q♥'" if phase in (PLAY, EXCHANGE) else "'bid 4'"
     why = {
         None: "the answer names no action",

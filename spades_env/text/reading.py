@@ -455,7 +455,7 @@ def _negated(tokens: list, idx: list[int], at: int, found: list) -> bool:
     rejection within 6 words after it."""
     k = at - 1
     steps = 0
-    while k >= 0 and steps < 5:
+    while k >= max(0, at - 12) and steps < 5:  # a few words back, lists of mentions included
         kind, low, _ = tokens[idx[k]]
         if kind == "comma":  # no further, but "not, in my view, nil"
             before = tokens[idx[k - 1]][1] if k >= 1 else ""

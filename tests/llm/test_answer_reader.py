@@ -264,7 +264,15 @@ def test_any_text_raises_nothing_but_answer_error(text, phase, strict):
 
 @pytest.mark.parametrize(
     "answer",
-    ["<answer>" * 16000, "Final answer: " * 16000, "[" * 50000, "\\boxed{" * 16000, "9" * 100000],
+    [
+        "<answer>" * 16000,
+        "Final answer: " * 16000,
+        "[" * 50000,
+        "\\boxed{" * 16000,
+        "9" * 100000,
+        "nil " * 10000,  # past the longest answer read without a tag
+        "Final answer: " + "bid 3 " * 200,  # past the longest final answer
+    ],
 )
 def test_long_hostile_answers_are_read_in_one_pass(answer):
     # correctness only; the time is in `spades bench --only llm` (linear patterns)
@@ -280,3 +288,9 @@ def test_the_fast_scan_finds_the_tokens_of_the_full_pattern(text):
         return [(m.lastgroup, m.span()) for m in found if m.lastgroup != "space"]
 
     assert tokens(_scan(text)) == tokens(_TOKENS.finditer(text))
+
+
+def test_a_long_reasoning_is_read_by_its_short_final_answer():
+    reasoning = "Let me weigh nil, 2, 3 and 4 once more. " * 2000
+    assert _reading(reasoning + "\nFinal answer: bid 3", BID) == "bid 3"
+    assert _reading(reasoning + "\nSo I bid 3.", BID) == NU  # too long to read untagged
