@@ -41,7 +41,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from agents.registry import TeamSpec, members_of, parse_entry
+from agents.registry import AgentSpecError, TeamSpec, members_of, parse_entry
 from experiments.tournament.config import TournamentConfig, TournamentError
 from experiments.tournament.ladder_protocol import deals_for, slug, spades_version
 from experiments.tournament.runner import run_tournament
@@ -70,7 +70,11 @@ def with_partner(candidate: str, partner: str | None) -> str:
     if partner is None:
         return candidate
     for spec, flag in ((candidate, "the candidate"), (partner, "--partner")):
-        if isinstance(parse_entry(spec), TeamSpec):
+        try:
+            entry = parse_entry(spec)
+        except AgentSpecError as exc:
+            raise type(exc)(f"{flag}: {exc}") from None
+        if isinstance(entry, TeamSpec):
             raise TournamentError(f"{flag} {spec!r:.80} is a team already; a team is two agents")
     return f"team({candidate};{partner})"
 

@@ -114,6 +114,8 @@ def test_a_partner_halves_a_models_planned_requests():
     assert a == 8 * 4 * 14 and p * 2 == a and s == a  # 14 decisions per seat and hand
     with pytest.raises(TournamentError, match="is a team already"):
         with_partner("team(random,random)", "heuristic")
+    with pytest.raises(AgentSpecError, match="^--partner: unknown agent 'nosuch'"):
+        with_partner("random", "nosuch")
 
 
 # ----------------------------------------------------------------------------- play
