@@ -180,6 +180,7 @@ _NEGATE_BEFORE = {
     "inte", "ej", "aldrig", "inget", "ingen", "nicht", "kein", "keine", "keinen", "nie",
     "niemals", "statt", "anstatt", "nunca", "ni", "ne", "pas", "jamais", "sans",
     "plutôt", "istället", "hellre", "lugar", "vez", "instead", "save", "saving", "keeping",
+    "but",
 }  # fmt: skip
 _NEGATE_AFTER = {
     "mistake", "mistakes", "risky", "risk", "bad", "wrong", "dangerous", "foolish",
@@ -240,6 +241,7 @@ _LINK = {
     "this", "at", "has", "then", "also", "right", "there",
 }  # fmt: skip
 _TO_OTHERS = {"give", "pass", "to", "send", "ger", "gebe", "doy", "donne", "for", "with"}
+_ALL_BUT = {"anything", "everything", "all", "any", "whatever", "nothing"}
 _CONTRAST = {
     "but", "however", "although", "though", "yet", "whereas", "men", "aber", "jedoch",
     "pero", "mais", "cependant", "sondern", "utan", "sino",
@@ -347,7 +349,9 @@ def _clauses(tokens: list[tuple[str, str, Any]]) -> list[tuple[list[int], bool]]
     out: list[tuple[list[int], bool]] = []
     cur: list[int] = []
     for i, (kind, low, _) in enumerate(tokens):
-        if kind == "stop" or (kind == "word" and low in _CONTRAST):
+        # "anything but the A♠" rejects the A♠: no new clause
+        but_of = low == "but" and bool(cur) and tokens[cur[-1]][1] in _ALL_BUT
+        if kind == "stop" or (kind == "word" and low in _CONTRAST and not but_of):
             if cur:
                 out.append((cur, low == "?"))
             cur = []
@@ -469,8 +473,15 @@ def _negated(tokens: list, idx: list[int], at: int, found: list) -> bool:
                 break
         steps += kind == "word"
         k -= 1
-    # a rejection follows as a predicate: "nil would be a mistake", "nil is too risky"
+    # a rejection follows as a predicate: "nil would be a mistake", "nil is too risky",
+    # or after a comma or colon: "nil, not a chance" (but "3, not nil" rejects nil)
     j = idx[at] + 1
+    if j < len(tokens) and tokens[j][0] == "comma":
+        j += 1
+        if j < len(tokens) and (tokens[j][1] in _NEGATE_AFTER or tokens[j][1].endswith("n't")):
+            after = [k for k, _, _ in tokens[j + 1 : j + 4]]
+            return not ({"mention", "suit", "num", "disc"} & set(after))
+        return False
     if j >= len(tokens) or not (tokens[j][1] in _LINK or tokens[j][1] in _NEGATE_AFTER):
         return False
     for kind, low, _ in tokens[j : j + 10]:

@@ -526,6 +526,11 @@ HARD_BIDS = [
     ("I'd bid 3 if I had the K♥.", NU),
     ("Partner's bid of 4 plus my 3 would be 7.", NU),
     ("Let me reconsider: nil? 2? 3?", NU),
+    ("Nil: no.", NU),
+    ("Nil, not a chance.", NU),
+    ("bid 3, not nil", "bid 3"),
+    ("Bid 3, not 4.", "bid 3"),
+    ("Nil, no doubt about it.", "nil"),
 ]  # fmt: skip
 for text, meaning in HARD_BIDS:
     add(text, meaning, "written")
@@ -555,6 +560,9 @@ HARD_PLAYS = [
     ("Whatever partner didn't play.", NU),
     ("I'd play the A♥ if spades were broken.", NU),
     ("Hmm, K♦? Or 8♦?", NU),
+    ("Play anything but the A♠.", NU),
+    ("Play the A♥, but not the A♠.", "play A♥"),
+    ("Anything but the K♦, please.", NU),
 ]  # fmt: skip
 for text, meaning in HARD_PLAYS:
     add(text, meaning, "written", phase="play", held=HAND, legal=PLAY_LEGAL)

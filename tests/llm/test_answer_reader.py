@@ -143,6 +143,9 @@ def test_bids_mean_what_they_say(answer, meant):
         "7" * 5000,
         "I'm torn between nil and 2.",
         "Should I bid nil?",
+        "Nil: no.",
+        "Nil, not a chance.",
+        "Nil? Never.",
     ],
 )
 def test_doubtful_bids_are_not_understood_never_illegal(answer):
@@ -161,6 +164,7 @@ def test_doubtful_bids_are_not_understood_never_illegal(answer):
         "Play low.",
         "I'd rather not play the T♣",
         "Either the 3♥ or the A♥.",
+        "Play anything but the A♥.",
     ],
 )
 def test_prose_is_never_a_card(answer):
