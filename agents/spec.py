@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "AgentImportError", "AgentSpec", "AgentSpecError"]
+__all__ = ["KINDS", "AgentImportError", "AgentSpec", "AgentSpecError", "TeamSpec"]
 
 #: where a spec's agent comes from: the registry's table, an installed plugin, a Python
 #: file (`path/to/file.py:Class`, the path absolute) or a module (`package.module:Class`)
@@ -70,6 +70,40 @@ class AgentSpec:
         if self.kind == "file":
             return self.display  # a file shows by its file name, the same either way
         return text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class TeamSpec:
+    """A partnership of two agents, parsed and checked
+    (`agents.registry.parse_entry` of `[NAME=]team(SPEC, SPEC)`): a model with a bot
+    partner, two models, a model partnering itself. It plays where a tournament or an
+    evaluation seats a team (`spades tournament --agents`, `spades evaluate`); the
+    first member holds the team's first seat of each side (North, or East on the
+    swapped side), the second its partner's.
+
+    `members` are the two `AgentSpec` values; `text` the spec written back (members'
+    texts joined by `;`); `display` the team's name in tables, logs and ratings: its
+    label, else the members' names joined by `+`. Each member is its own agent, built
+    with its own seed, even when both members have the same spec (a model partnering
+    itself draws its answers independently for each seat)."""
+
+    label: str | None
+    members: tuple[AgentSpec, AgentSpec]
+    text: str
+    display: str
+
+    kind = "team"
+
+    def to_json(self) -> dict[str, Any]:
+        """The team as a run's config.json stores it: `{"team": [member, member]}` (each
+        as `AgentSpec.to_json`), with `"name"` when it has a label."""
+        out: dict[str, Any] = {"team": [m.to_json() for m in self.members]}
+        if self.label is not None:
+            out["name"] = self.label
+        return out
 
     def __str__(self) -> str:
         return self.text

@@ -18,9 +18,12 @@ Player ``k`` is seat ``k`` (North, East, South, West, ...). At each turn the pla
 act receives its view of the table (`spades_env.text.seat_text`: what that seat knows
 and nothing more, its legal actions last) and answers with one action in brackets
 (``[bid 4]``, ``[nil]``, ``[play Q♥]``, ``[trump hearts]``), read by
-`spades_env.text.parse_answer`. An illegal or unreadable answer is refused with the
-reason (the RULES.md rule) and the player answers again; a second refusal in a row ends
-the game, lost by that player's team. ``episode="hand"`` (default) plays one hand,
+`spades_env.text.parse_answer` (an answer it cannot read with certainty is "not
+understood", never a guess). An illegal or unreadable answer is refused with the reason
+(the RULES.md rule) and the player answers again; a second refusal in a row ends the
+game, lost by that player's team. ``reset(seed=None)`` deals a new game each time (its
+seed in ``env.seed``); each player's ``turn_count`` in ``game_info`` counts its valid
+moves. ``episode="hand"`` (default) plays one hand,
 ``"game"`` a whole game; the team with more points (hand score, or final score) wins:
 rewards +1 / -1 per player (0 each on a tie), the points in ``game_info``.
 
@@ -30,6 +33,7 @@ raises ImportError naming the extra).
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 try:
@@ -64,10 +68,13 @@ class SpadesTextArenaEnv(ta.Env):
         self.game: SingleGame | None = None
 
     def reset(self, num_players: int, seed: int | None = None) -> None:
+        """A new game: the deals of `seed`, or of a fresh random seed (kept in
+        ``self.seed``) when it is None, so that every reset deals anew."""
         p = self.rules.num_players
         if num_players != p:
             raise ValueError(f"{self.rules.name} is played by {p} players; got {num_players}")
-        self.game = SingleGame(self.rules, seed=0 if seed is None else seed)
+        self.seed = random.SystemRandom().getrandbits(63) if seed is None else int(seed)
+        self.game = SingleGame(self.rules, seed=self.seed)
         self.points = [0] * self.rules.num_teams
         self.state = ta.TeamMultiPlayerState(num_players=p, seed=seed, error_allowance=1)
         self.state.reset(
@@ -119,6 +126,7 @@ class SpadesTextArenaEnv(ta.Env):
                 ]
                 self.state.set_winners(winners, f"{seat_name(player)} answered illegally twice")
             return self.state.step()
+        self.state.game_info[player]["turn_count"] += 1  # a valid move is a turn
         result = game.step(chosen, last_hand=self.episode == "hand").finished
         if result is not None:
             hand = (result.points - result.penalty)[0].tolist()

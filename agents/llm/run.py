@@ -4,9 +4,11 @@ hooks (`agents.base.BaseAgent`) do.
 - `run_dir_env`: while the units are played, `RUN_DIR_ENV` names the run folder (worker
   processes inherit it), so each agent writes its exchanges and its response cache there
   (`agents.llm.store`);
-- `SECTION`, `run_stats`: the summary's ``llm`` section, per agent: requests, re-asks,
-  illegal and unreadable answers, fallbacks, tokens and seconds (also what a rung of
-  ``spades evaluate`` keeps of an ``llm:`` candidate);
+- `SECTION`, `run_stats`: the summary's ``llm`` section, per agent
+  (`agents.llm.store.summarize_records`): decisions, re-asks, illegal and unreadable
+  answers, ``fallback_share`` and ``not_understood_share``, ``invalid`` with its
+  ``invalid_reason``, tokens paid and replayed, ``dollars``, seconds (also what a rung
+  of ``spades evaluate`` keeps of an ``llm:`` candidate);
 - `stats_table`: the report's table of that section.
 """
 
@@ -42,32 +44,40 @@ def run_dir_env(run_dir: Path) -> Iterator[None]:
 
 
 def stats_table(stats: dict[str, dict[str, Any]]) -> ReportTable:
-    """Language-model agents (`llm:`): per decision, the re-asks, the illegal and the
-    unreadable answers, the fallbacks, tokens in and out and seconds."""
-    columns = ("agent", "model", "decisions", "re-asks", "illegal", "unreadable", "fallback",
-               "tokens in", "tokens out", "seconds", "cached")  # fmt: skip
+    """Language-model agents (`llm:`): the fallback share and the share of answers not
+    understood (the two numbers that say whether a margin is the model's), re-asks and
+    illegal answers per decision, tokens paid and replayed from the cache, dollars where
+    prices are known, wall seconds per decision, and INVALID where the fallback share
+    passed its limit."""
+    columns = ("agent", "model", "decisions", "fallback", "not understood", "re-asks",
+               "illegal", "tokens in", "tokens out", "replayed in", "$", "s/decision",
+               "valid")  # fmt: skip
     rows = tuple(
         (
             agent,
             str(s.get("model")),
             str(s["decisions"]),
+            f"{s.get('fallback_share', s['fallbacks_per_decision']):.1%}",
+            f"{s.get('not_understood_share', 0.0):.1%}",
             f"{s['reasks_per_decision']:.3f}",
             f"{s['illegal_per_decision']:.3f}",
-            f"{s['unreadable_per_decision']:.3f}",
-            f"{s['fallbacks_per_decision']:.3f}",
-            f"{s['tokens_in_per_decision']:.0f}",
-            f"{s['tokens_out_per_decision']:.1f}",
+            str(s["tokens_in"]),
+            str(s["tokens_out"]),
+            str(s.get("replayed_tokens_in", 0)),
+            "-" if s.get("dollars") is None else f"{s['dollars']:.4f}",
             f"{s['seconds_per_decision']:.3f}",
-            str(s["cached"]),
+            "INVALID" if s.get("invalid") else "yes",
         )
         for agent, s in stats.items()
     )
     return ReportTable(
-        title="Language-model agents (per decision)",
+        title="Language-model agents",
         columns=columns,
         rows=rows,
-        caption="re-asks: answers refused and asked again; illegal / unreadable: refused "
-        "answers; fallback: decisions the fallback agent played; cached: replayed from the "
-        "run's response cache",
+        caption="fallback: share of decisions the fallback agent played (INVALID past "
+        "max_fallback_share); not understood: share of answers the reader could not read; "
+        "re-asks, illegal: per decision; tokens in/out: paid (sent to the model); replayed "
+        "in: prompt tokens replayed from the response cache, not paid again; $: paid tokens "
+        "at the agent's prices; s/decision: wall seconds, retries and waits included",
         left=("agent", "model"),
     )

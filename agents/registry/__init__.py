@@ -28,9 +28,10 @@ stores its text (`AgentSpec.to_json`); a tournament's workers get the value itse
 This package is the one door: its names are the public API. Inside, the table
 (`table`: `REGISTRY`, `register`, `known_names`, `plugin_names`, `entry_of`), the grammar
 (`grammar`: the text -> `AgentSpec`, `split_specs`, `parse_agent`, `agent_from_json`,
-`check_agent_rules`), the factory (`factory`: `make_agent`, which takes an
-`AgentSpec` only) and the agent classes of a run, whose run hooks a tournament calls
-(`kinds`: `agent_classes`, `summary_sections`).
+`check_agent_rules`; a tournament's team of two agents, `team(SPEC, SPEC)` -> a
+`TeamSpec`: `parse_entry`, `entry_from_json`, `members_of`), the factory (`factory`:
+`make_agent`, which takes an `AgentSpec` only) and the agent classes of a run, whose
+run hooks a tournament calls (`kinds`: `agent_classes`, `summary_sections`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ from agents.registry.grammar import (
     canonical_spec,
     check_agent_rules,
     display_name,
+    entry_from_json,
+    is_team,
+    members_of,
     parse_agent,
+    parse_entry,
     parse_spec,
     resolve,
     split_spec,
@@ -51,7 +56,7 @@ from agents.registry.grammar import (
 )
 from agents.registry.kinds import agent_class, agent_classes, summary_sections
 from agents.registry.table import REGISTRY, entry_of, known_names, plugin_names, register
-from agents.spec import AgentImportError, AgentSpec, AgentSpecError
+from agents.spec import AgentImportError, AgentSpec, AgentSpecError, TeamSpec
 
 # ParsedSpec, canonical_spec, display_name, parse_spec, resolve and split_spec are
 # deprecated (each warns when called) and go in the next release: use parse_agent.
@@ -63,17 +68,22 @@ __all__ = [
     "AgentSpec",
     "AgentSpecError",
     "ParsedSpec",
+    "TeamSpec",
     "agent_class",
     "agent_classes",
     "agent_from_json",
     "canonical_spec",
     "check_agent_rules",
     "display_name",
+    "entry_from_json",
     "entry_of",
     "is_file_target",
+    "is_team",
     "known_names",
     "make_agent",
+    "members_of",
     "parse_agent",
+    "parse_entry",
     "parse_spec",
     "plugin_names",
     "register",

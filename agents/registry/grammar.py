@@ -22,7 +22,7 @@ from typing import Any
 
 from agents.adapters.sources import AgentEntry, is_file_target, literal, load_entry, plugin_points
 from agents.registry.table import AGENT_NAME, REGISTRY, entry_of, known_names, lazy
-from agents.spec import AgentImportError, AgentSpec, AgentSpecError
+from agents.spec import AgentImportError, AgentSpec, AgentSpecError, TeamSpec
 from spades_env.rules import Rules, parse_value
 
 #: Bounds of a declared numeric parameter no entry lists: an int32 (what the compiled
@@ -33,8 +33,15 @@ _DEFAULT_BOUNDS: dict[type, tuple[float, float]] = {
     float: (-1e6, 1e6),
 }
 
-#: an option that would carry a secret in a spec (seen by process listings, logs, configs)
-_SECRET_OPTION = re.compile(r"(?:^|[,:])\s*(?:api_key|key|token|secret|password)\s*=", re.I)
+#: an option that would carry a secret in a spec (seen by process listings, logs, configs),
+#: whatever it is called: a key-like option (``api_key=``, a mistyped ``apikey=``), a value
+#: shaped like an API key (``sk-...``), or a URL with credentials (``http://user:pw@host``)
+_SECRET_OPTION = re.compile(
+    r"(?:^|[,:])\s*(?:api[_-]?key|key|token|access[_-]?token|secret|password|passwd)\s*="
+    r"|\bsk-[A-Za-z0-9_\-]{6,}"
+    r"|://[^/@,;\s]*@",
+    re.I,
+)
 
 
 def one_line(exc: BaseException) -> str:
@@ -97,9 +104,10 @@ def _split(spec: str) -> _Parts:
     text = spec.strip()
     if _SECRET_OPTION.search(text):  # refused without echoing the spec
         raise AgentSpecError(
-            "an agent spec never holds an API key (it would show in process listings, logs "
-            "and the run's config); put the key in an environment variable and name the "
-            "variable: api_key_env=VAR"
+            "an agent spec never holds an API key or credentials (an option named like a "
+            "key, a value shaped like one, a URL with user:password@: it would show in "
+            "process listings, logs and the run's config); put the key in an environment "
+            "variable and name the variable: api_key_env=VAR"
         )
     label: str | None = None
     head, eq, rest = text.partition("=")
@@ -175,7 +183,10 @@ def split_specs(text: str) -> tuple[str, ...]:
     `:` before it) continues the previous spec's options when `key` is one of them;
     else it starts a named agent (`NAME=SPEC`) if its value holds a `:` or a path
     (`bot=path/x.py:Cls`) or is an agent's name (`h2=heuristic`), and continues the
-    options otherwise (so that an unknown option is named as such)."""
+    options otherwise (so that an unknown option is named as such). A team,
+    `[NAME=]team(SPEC, SPEC)` (`parse_entry`), is one item, whatever its parentheses
+    hold."""
+    text, teams = _hide_teams(text)
     specs: list[str] = []
     for group in text.split(";"):
         current: list[str] = []
@@ -184,12 +195,116 @@ def split_specs(text: str) -> tuple[str, ...]:
                 continue
             _refuse_cut_quote(item)
             key, eq, value = item.partition("=")
-            if current and eq and ":" not in key and not _starts_agent(current[-1], key, value):
+            if (
+                current
+                and eq
+                and ":" not in key
+                and not _HIDDEN.fullmatch(value.strip())
+                and not _starts_agent(current[-1], key, value)
+            ):
                 current[-1] += "," + item
             else:
                 current.append(item)
         specs += current
-    return tuple(specs)
+    return tuple(_HIDDEN.sub(lambda m: teams[int(m.group(1))], s) for s in specs)
+
+
+# ----------------------------------------------------------------------------- teams
+#: where a team starts in a list of specs: at an item's start, `[NAME=]team(`
+_TEAM_START = re.compile(r"(?:^|(?<=[,;]))\s*(?:[A-Za-z0-9_][A-Za-z0-9_.+-]*\s*=\s*)?team\s*\(")
+#: a team spec: `[NAME=]team(MEMBERS)`
+_TEAM = re.compile(r"\s*(?:([^=(]*?)\s*=\s*)?team\s*\((.*)\)\s*", re.S)
+#: a team hidden while a list is split (`_hide_teams`)
+_HIDDEN = re.compile("\x00([0-9]+)\x00")
+
+
+def _hide_teams(text: str) -> tuple[str, list[str]]:
+    """`text` with each `[NAME=]team(...)` replaced by a mark, and the teams' texts:
+    the `,` and `;` between a team's parentheses do not split the list."""
+    teams: list[str] = []
+    out, pos = [], 0
+    while (m := _TEAM_START.search(text, pos)) is not None:
+        depth, k = 1, m.end()
+        while k < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        if depth:
+            raise AgentSpecError(
+                f"team {text[m.start() : m.start() + 60].strip()!r}: its ( has no ); write "
+                "team(SPEC, SPEC)"
+            )
+        out.append(text[pos : m.start()] + f"\x00{len(teams)}\x00")
+        teams.append(text[m.start() : k].strip())
+        pos = k
+    out.append(text[pos:])
+    return "".join(out), teams
+
+
+def is_team(text: str) -> bool:
+    """Whether a spec's text is a team, `[NAME=]team(SPEC, SPEC)`."""
+    return _TEAM.fullmatch(text) is not None
+
+
+def parse_entry(spec: str | AgentSpec | TeamSpec) -> AgentSpec | TeamSpec:
+    """One entry of a tournament's agents: an agent (`parse_agent`) or a team of two,
+    `[NAME=]team(SPEC, SPEC)` -> a `TeamSpec`, each member parsed once. The members are
+    written as a list of specs (`split_specs`: `,` or `;` between them): `team(llm:
+    model=m,temperature=0.7, heuristic)`. A team is two agents, neither of them a team."""
+    if isinstance(spec, AgentSpec | TeamSpec):
+        return spec
+    match = _TEAM.fullmatch(spec)
+    if match is None:
+        return _parse(spec)
+    label, inner = match.group(1), match.group(2)
+    if label is not None:
+        label = label.strip()
+        if not AGENT_NAME.fullmatch(label):
+            raise AgentSpecError(f"team name {label!r}: use letters, digits, _ . + -")
+    shown = spec.strip()
+    if _TEAM_START.search(inner):
+        raise AgentSpecError(f"team {shown!r}: a team's members are agents, not teams")
+    parts = split_specs(inner)
+    if len(parts) != 2:
+        raise AgentSpecError(
+            f"team {shown!r} has {len(parts)} member(s); a team is two partners: team(SPEC, SPEC)"
+        )
+    members = (_parse(parts[0]), _parse(parts[1]))
+    head = "" if label is None else f"{label}="
+    text = f"{head}team({members[0].text};{members[1].text})"
+    display = label if label is not None else f"{members[0].display}+{members[1].display}"
+    return TeamSpec(label, members, text, display)
+
+
+def entry_from_json(data: Any) -> AgentSpec | TeamSpec:
+    """A tournament's entry as a run's config.json stores it: an agent
+    (`agent_from_json`) or a team (`TeamSpec.to_json`: `{"team": [a, b]}`, with `"name"`
+    when it has one)."""
+    if isinstance(data, dict) and "team" in data:
+        members, name = data["team"], data.get("name")
+        if (
+            set(data) <= {"team", "name"}
+            and isinstance(members, list)
+            and len(members) == 2
+            and (name is None or isinstance(name, str))
+        ):
+            if name is not None and not AGENT_NAME.fullmatch(name):
+                raise AgentSpecError(f"team name {name!r}: use letters, digits, _ . + -")
+            a, b = (agent_from_json(m) for m in members)
+            head = "" if name is None else f"{name}="
+            text = f"{head}team({a.text};{b.text})"
+            return TeamSpec(name, (a, b), text, name or f"{a.display}+{b.display}")
+        raise ValueError(f"a team must be {{team: [agent, agent], name}}, not {data!r:.80}")
+    if isinstance(data, str) and is_team(data):
+        return parse_entry(data)
+    return agent_from_json(data)
+
+
+def members_of(entries: Any) -> list[AgentSpec]:
+    """The agents of a run's entries, a team's two members in its place, in order."""
+    out: list[AgentSpec] = []
+    for entry in entries:
+        out += list(entry.members) if isinstance(entry, TeamSpec) else [entry]
+    return out
 
 
 def _refuse_cut_quote(item: str) -> None:
@@ -235,6 +350,11 @@ def parse_agent(spec: str | AgentSpec, rules: Rules | None = None) -> AgentSpec:
 
 def _parse(spec: str) -> AgentSpec:
     """The one place a spec's text is read (see `parse_agent`)."""
+    if is_team(spec):
+        raise AgentSpecError(
+            f"{spec.strip()!r:.80} is a team of two agents: a team plays where a tournament "
+            "seats teams (spades tournament --agents, spades evaluate), not as one agent"
+        )
     label, kind, target, given = _absolute_file(_split(spec))
     entry = _entry(kind, target)
     name = _shown(label, kind, target, given)

@@ -16,9 +16,9 @@ from typing import Any
 
 from agents.adapters.sources import AgentEntry
 from agents.base import BaseAgent
-from agents.registry.grammar import agent_from_json
+from agents.registry.grammar import entry_from_json, members_of
 from agents.registry.table import entry_of
-from agents.spec import AgentSpec, AgentSpecError
+from agents.spec import AgentSpec, AgentSpecError, TeamSpec
 
 
 def agent_class(entry: AgentEntry) -> type[BaseAgent] | None:
@@ -32,27 +32,31 @@ def agent_class(entry: AgentEntry) -> type[BaseAgent] | None:
     return kind if isinstance(kind, type) and issubclass(kind, BaseAgent) else None
 
 
-def agent_classes(agents: Iterable[AgentSpec | str | dict[str, Any]]) -> list[type[BaseAgent]]:
+def agent_classes(
+    agents: Iterable[AgentSpec | TeamSpec | str | dict[str, Any]],
+) -> list[type[BaseAgent]]:
     """The classes of the agents of a run, each once, in order. `agents` are parsed specs
-    (`AgentSpec`), or specs as a run's config.json stores them (`AgentSpec.to_json`),
-    which are parsed here; one this process cannot parse or import is left out."""
+    (`AgentSpec`, or a `TeamSpec`: its members), or specs as a run's config.json stores
+    them (`AgentSpec.to_json`), which are parsed here; one this process cannot parse or
+    import is left out."""
     found: list[type[BaseAgent]] = []
-    for agent in agents:
-        if isinstance(agent, AgentSpec):
-            entry = entry_of(agent)
+    for agent in agents:  # a team (`TeamSpec`, or as config.json stores it): its members
+        if isinstance(agent, AgentSpec | TeamSpec):
+            entries = [entry_of(m) for m in members_of([agent])]
         else:
             try:
-                entry = entry_of(agent_from_json(agent))
+                entries = [entry_of(m) for m in members_of([entry_from_json(agent)])]
             except (AgentSpecError, ValueError):
                 continue
-        kind = agent_class(entry)
-        if kind is not None and kind not in found:
-            found.append(kind)
+        for entry in entries:
+            kind = agent_class(entry)
+            if kind is not None and kind not in found:
+                found.append(kind)
     return found
 
 
 def summary_sections(
-    agents: Iterable[AgentSpec | str | dict[str, Any]],
+    agents: Iterable[AgentSpec | TeamSpec | str | dict[str, Any]],
 ) -> dict[str, type[BaseAgent]]:
     """{section key: the agent class that writes it} for the agents of a run
     (`agent_classes`; the first class of a key wins), in the agents' order."""

@@ -181,13 +181,26 @@ REGISTRY: dict[str, AgentEntry] = {
             "api_key_env": str,
             "temperature": float,
             "max_tokens": int,
+            "max_completion_tokens": int,
+            "extra": str,
+            "read_reasoning": bool,
             "timeout": float,
             "retries": int,
             "reasks": int,
             "backoff": float,
+            "retry_after_cap": float,
             "concurrency": int,
+            "per_minute": int,
+            "max_answer_bytes": int,
+            "max_fallback_share": float,
+            "on_invalid": str,
+            "price_in": float,
+            "price_out": float,
+            "prices": str,
             "list_legal": bool,
             "template": str,
+            "system": str,
+            "strict": bool,
             "fallback": str,
             "store": str,
         },
@@ -195,10 +208,13 @@ REGISTRY: dict[str, AgentEntry] = {
         "llm:model=NAME,base_url=URL; the key from the variable api_key_env names "
         "(OPENAI_API_KEY), temperature, max_tokens, timeout, retries (transport), reasks "
         "(refused answers), backoff, concurrency (requests in flight), list_legal, "
-        "template=FILE, fallback=NAME (plays refused decisions; heuristic), store=DIR "
-        "(agents.llm.agent)",
+        "template=FILE, fallback=NAME (plays refused decisions; heuristic), store=DIR; "
+        "max_completion_tokens, extra=FIELD=VALUE|..., read_reasoning, retry_after_cap, "
+        "per_minute, max_answer_bytes, max_fallback_share, on_invalid=stop|mark, "
+        "price_in, price_out, prices=FILE, system=FILE (the system message), strict (read "
+        "only a final-answer tag) (docs/llm.md; agents.llm.agent)",
         check="agents.llm.agent:check_params",
-        paths=("template", "store"),
+        paths=("template", "store", "prices", "system"),
         agents={"fallback": "heuristic"},  # built by name, with the llm agent's seed
         agent_class="agents.llm.agent:LLMAgent",  # its run hooks: the run folder, a summary
         bounds={
@@ -209,6 +225,13 @@ REGISTRY: dict[str, AgentEntry] = {
             "reasks": (0, 20),
             "backoff": (0.0, 600.0),
             "concurrency": (1, 1024),
+            "max_completion_tokens": (1, 1_000_000),
+            "retry_after_cap": (0.0, 3600.0),
+            "per_minute": (0, 1_000_000),
+            "max_answer_bytes": (1024, 1 << 30),
+            "max_fallback_share": (0.0, 1.0),
+            "price_in": (0.0, 1e6),
+            "price_out": (0.0, 1e6),
         },
     ),
 }

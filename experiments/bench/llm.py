@@ -13,6 +13,14 @@ prompt, and reports seconds per decision of the agent:
 
 `standin_server` also serves the example `examples/llm_local_server.py` and a dry run of
 a ladder before paying for a hosted model.
+
+The ``llm`` section of ``spades bench`` (`llm_section`) measures what a model pays and
+what the reader costs, without a server: the prompt's tokens per decision (characters /
+4, the system message and the user message of `agents.llm.prompt`; mean and max, bids and
+card plays) over every decision of `PROMPT_HANDS` hands of standard rules played by the
+heuristic, and the answer reader's time per answer on answers in the styles models write
+(terse, tagged, reasoning first), with its time on two hostile answers (a 5,000-digit
+number, ``"<answer>" * 16000``) beside it.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -145,6 +153,122 @@ def overhead(deals: int = 20, seed: int = 0) -> dict[str, float]:
         "through_server_ms": 1000 * sent / n,
         "from_cache_ms": 1000 * cached / m,
     }
+
+
+PROMPT_HANDS = 8
+
+
+def _decisions(hands: int = PROMPT_HANDS, seed: int = 0) -> list[tuple[Any, int, dict, str]]:
+    """(seat view, row, its JSON view, the action played) of every decision of `hands`
+    hands of standard rules played by the heuristic, the seat to act's view."""
+    import numpy as np
+
+    from agents.heuristic.agent import HeuristicAgent
+    from spades_env.engine import legal_action_mask, step
+    from spades_env.observation import seat_view
+    from spades_env.rules import Rules
+    from spades_env.state import init
+    from spades_env.text import action_name, view_json
+
+    state = init(Rules(), hands, np.random.default_rng(seed))
+    player = HeuristicAgent(seed)
+    out = []
+    over = np.zeros(hands, dtype=bool)
+    while not over.all():
+        view, mask = seat_view(state), legal_action_mask(state)
+        actions = player.act(view, None, mask)
+        for g in np.flatnonzero(~over):
+            out.append((view, int(g), view_json(view, int(g)), action_name(int(actions[g]))))
+        over |= step(state, actions).hand_over
+    return out
+
+
+def _answers(name: str) -> list[str]:
+    """An action named in the styles models answer in."""
+    return [
+        name,
+        f"Final answer: {name}",
+        f"Let me think. My partner is strong and the trick is open, so the choice is "
+        f"clear.\n\nI'll go with **{name}**.",
+        f'{{"reasoning": "safe", "action": "{name}"}}',
+    ]
+
+
+def prompt_stats(hands: int = PROMPT_HANDS) -> dict[str, Any]:
+    """Tokens per decision (characters / 4) of the prompt, mean and max, for bids and
+    card plays, and the reader's seconds per answer (`llm_section`)."""
+    from agents.llm import prompt as prompts
+    from spades_env.state import PLAY
+    from spades_env.text import parse_view_answer
+
+    tokens: dict[str, list[float]] = {"bid": [], "play": []}
+    items = _decisions(hands)
+    for view, row, seen, _ in items:
+        msgs = prompts.messages(seen, True, None)
+        kind = "play" if int(view.phase[row]) == PLAY else "bid"
+        tokens[kind].append(sum(len(m["content"]) for m in msgs) / 4)
+    answers = [(view, row, a) for view, row, _, name in items for a in _answers(name)]
+    start = time.perf_counter()
+    for view, row, answer in answers:
+        parse_view_answer(answer, view, row)
+    per_answer = (time.perf_counter() - start) / len(answers)
+    hostile = {}
+    view, row = items[0][0], items[0][1]
+    for label, answer in (("digits", "bid " + "7" * 5000), ("tags", "<answer>" * 16000)):
+        start = time.perf_counter()
+        with suppress(ValueError):
+            parse_view_answer(answer, view, row)
+        hostile[label] = time.perf_counter() - start
+    return {
+        "tokens": {k: (sum(v) / len(v), max(v), len(v)) for k, v in tokens.items()},
+        "reader_s": per_answer,
+        "answers": len(answers),
+        "hostile_s": hostile,
+    }
+
+
+def llm_section(seconds: float) -> list[dict[str, Any]]:
+    """`spades bench --only llm`: the prompt's tokens per decision and the reader's time
+    (`prompt_stats`; the work is fixed, `seconds` is not used)."""
+    r = prompt_stats()
+    rows = []
+    for kind, (mean, top, n) in r["tokens"].items():
+        rows.append({
+            "name": f"llm: prompt tokens per {kind}",
+            "batch": 1,
+            "rate": mean,
+            "unit": "tokens/decision",
+            "reference": None,
+            "reference_rate": None,
+            "ratio": None,
+            "mean_tokens": round(mean, 1),
+            "max_tokens": top,
+            "decisions": n,
+        })  # fmt: skip
+    rows.append({
+        "name": "llm: answer reader",
+        "batch": 1,
+        "rate": 1 / r["reader_s"],
+        "unit": "answers/s",
+        "reference": None,
+        "reference_rate": None,
+        "ratio": None,
+        "us_per_answer": round(r["reader_s"] * 1e6, 1),
+        "answers": r["answers"],
+        "ms_5000_digit_number": round(r["hostile_s"]["digits"] * 1e3, 2),
+        "ms_16000_answer_tags": round(r["hostile_s"]["tags"] * 1e3, 2),
+    })  # fmt: skip
+    return rows
+
+
+def detail(row: dict[str, Any]) -> str:
+    """The extra figures of an llm row, one indented line."""
+    keys = ("mean_tokens", "max_tokens", "decisions", "us_per_answer", "answers")
+    keys += ("ms_5000_digit_number", "ms_16000_answer_tags")
+    return "    " + ", ".join(f"{k}={row[k]}" for k in keys if k in row)
+
+
+SECTIONS = {"llm": llm_section}
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from experiments.bench import agents as bench_agents
 from experiments.bench import dd as bench_dd
 from experiments.bench import envs as bench_envs
+from experiments.bench import llm as bench_llm
 from experiments.bench import search as bench_search
 from experiments.bench import training as bench_training
 from experiments.bench import web as bench_web
@@ -158,6 +159,7 @@ SECTIONS.update(bench_dd.SECTIONS)  # dd: the solver on fresh seeded deals, wors
 SECTIONS.update(bench_training.SECTIONS)  # training: PPO, learner included
 SECTIONS.update(bench_agents.SECTIONS)  # agents: whole agents' decision latency
 SECTIONS.update(bench_web.SECTIONS)  # web: spades serve's page load, round trips, tables held
+SECTIONS.update(bench_llm.SECTIONS)  # llm: the prompt's tokens per decision, the answer reader
 
 
 def run_bench(
@@ -183,6 +185,8 @@ def format_rows(rows: list[Row]) -> str:
             lines.append(bench_dd.detail(r))
         if r["name"].startswith("web: "):
             lines.append(bench_web.detail(r))
+        if r["name"].startswith("llm: "):
+            lines.append(bench_llm.detail(r))
     refs = sorted({r["reference"] for r in rows if r.get("reference")})
     for ref in refs:
         lines.append(f"reference: {ref}")

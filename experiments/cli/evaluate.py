@@ -81,6 +81,13 @@ def add_parser(sub) -> None:
         "intervals, said in the result)",
     )
     p.add_argument(
+        "--partner",
+        metavar="SPEC",
+        help="play the candidate as one seat of a partnership, this agent (a bot) its "
+        "partner: the team team(SPEC, PARTNER) on every rung; a language model then makes "
+        "half the requests (a candidate written as team(A, B) plays as written)",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="say how many requests the llm: agent will make, and stop (plays nothing)",
@@ -149,7 +156,11 @@ def result_table(result: dict[str, Any]) -> Table:
     )
     llm = any("llm" in r for r in result["rungs"])  # an llm: candidate: its requests too
     cols = ["opponent", "deals", "margin", "95% CI", "±"]
-    cols += ["re-asks/dec", "illegal/dec", "fallback/dec", "tokens/dec", "s/dec"] if llm else []
+    cols += (
+        ["fallback", "not understood", "re-asks/dec", "illegal/dec", "tokens/dec", "s/dec"]
+        if llm
+        else []
+    )
     for col in cols:
         table.add_column(col, justify="left" if col == "opponent" else "right")
     for r in result["rungs"]:
@@ -164,12 +175,14 @@ def result_table(result: dict[str, Any]) -> Table:
         if llm:
             s = r.get("llm")
             row += (
-                ["-"] * 5
+                ["-"] * 6
                 if s is None
                 else [
+                    _share(s.get("fallback_share", s.get("fallbacks_per_decision")))
+                    + (" INVALID" if s.get("invalid") else ""),
+                    _share(s.get("not_understood_share")),
                     f"{s['reasks_per_decision']:.3f}",
                     f"{s['illegal_per_decision']:.3f}",
-                    f"{s['fallbacks_per_decision']:.3f}",
                     f"{s['tokens_in_per_decision'] + s['tokens_out_per_decision']:.0f}",
                     f"{s['seconds_per_decision']:.2f}",
                 ]
@@ -189,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
         check_workers(args.workers)  # before any folder is made
     if args.dry_run or args.ladder == "llm":
         return _llm_ladder(args)
+    if args.partner is not None:
+        from experiments.tournament.llm_ladder import with_partner
+
+        args.spec = with_partner(args.spec, args.partner)
     out_file = Path(args.out) if args.out else None
     if out_file is not None and out_file.is_dir():
         raise TournamentError(f"--out {str(out_file)!r} is a folder; give a .json file")
@@ -236,11 +253,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _llm_folder(args: argparse.Namespace) -> Path:
+def _llm_folder(args: argparse.Namespace, candidate: str) -> Path:
     """The folder of the llm ladder: --dir, else runs/llm-ladder-<agent>."""
     return (
-        Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(args.spec)}"
+        Path(args.dir) if args.dir else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(candidate)}"
     )
+
+
+def _add_estimate(total: dict, more: dict) -> None:
+    """Two rungs' cost estimates as one (`experiments.tournament.llm_estimate`)."""
+    for key in ("tokens_in", "tokens_out_max", "dollars_in", "dollars_max"):
+        total[key] = None if total[key] is None or more[key] is None else total[key] + more[key]
+    total["prompt_tokens_max"] = max(total["prompt_tokens_max"], more["prompt_tokens_max"])
 
 
 def _llm_ladder(args: argparse.Namespace) -> int:
@@ -248,21 +272,18 @@ def _llm_ladder(args: argparse.Namespace) -> int:
     short ladder for language models and print its table."""
     from experiments.tournament import llm_ladder
 
+    candidate = llm_ladder.with_partner(args.spec, args.partner)
     if args.ladder == "llm":
-        configs = [llm_ladder.config(args.spec, o) for o in llm_ladder.OPPONENTS]
+        configs = [llm_ladder.config(candidate, o) for o in llm_ladder.OPPONENTS]
     else:
         configs = [
             ladder_protocol.rung_config(
-                args.spec, r, ladder_protocol.rung_deals(r, args.test_deals)
+                candidate, r, ladder_protocol.rung_deals(r, args.test_deals)
             )
             for r in ladder_protocol.LADDER
         ]
     if args.out and not args.dry_run:  # checked before the ladder is played
-        folder = (
-            Path(args.dir)
-            if args.dir
-            else RUNS_DIR / f"llm-ladder-{ladder_protocol.slug(args.spec)}"
-        )
+        folder = _llm_folder(args, candidate)
         output_file(
             args.out,
             inputs=_spec_inputs(args.spec),
@@ -270,54 +291,89 @@ def _llm_ladder(args: argparse.Namespace) -> int:
             allow=args.overwrite_input,
         )
     if args.dry_run:
+        from experiments.tournament import deals as deals_mod
+        from experiments.tournament.llm_estimate import estimate, estimate_lines
+
         total: dict[str, dict] = {}
+        costs: dict[str, dict] = {}
         for cfg in configs:
-            for label, plan in llm_ladder.planned_requests(cfg).items():
+            plans = llm_ladder.planned_requests(cfg)
+            for label, plan in plans.items():
                 entry = total.setdefault(label, {**plan, "decisions": 0, "max_requests": 0})
                 entry["decisions"] += plan["decisions"]
                 entry["max_requests"] += plan["max_requests"]
-        for line in llm_ladder.dry_run_lines(total, "hand"):
+            deal_set = deals_mod.generate(cfg.play_rules(), cfg.seed, cfg.deals)
+            for label, e in estimate(cfg, deal_set, plans).items():  # rendered prompts
+                kept = costs.setdefault(label, e)
+                if kept is not e:
+                    _add_estimate(kept, e)
+        lines = llm_ladder.dry_run_lines(total, "hand")
+        lines[-1:-1] = estimate_lines(costs)
+        for line in lines:
             print(line)
         return 0
-    root = _llm_folder(args)
-    result = llm_ladder.run_ladder(args.spec, root, workers=args.workers or 1)
+    root = _llm_folder(args, candidate)
+    result = llm_ladder.run_ladder(args.spec, root, workers=args.workers or 1, partner=args.partner)
     text = json.dumps(result, indent=2) + "\n"
     atomic_write(root / ladder_protocol.RESULT_FILE, text)  # whole, or not at all
     if args.out:
         atomic_write(Path(args.out), text)
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=120)
+    out.print(llm_ladder_table(result, args.spec))
+    for r in result["rungs"]:
+        if r.get("model") and r["model"]["invalid"]:
+            out.print(f"INVALID vs {r['opponent']}: {r['model']['invalid_reason']}")
+    out.print(f"result: {root / ladder_protocol.RESULT_FILE}")
+    return 0
+
+
+def llm_ladder_table(result: dict[str, Any], spec: str) -> Table:
+    """The short ladder's table: each margin beside the candidate's fallback share and
+    share of answers not understood (INVALID where the rung's run is), its re-asks, the
+    tokens it paid and their price."""
+    from experiments.tournament import llm_ladder
+
+    partner = result.get("partner")
+    with_partner = f" --partner {partner}" if partner else ""
     table = Table(
-        title=f"spades evaluate {args.spec} --ladder llm (version {llm_ladder.VERSION})",
+        title=f"spades evaluate {spec} --ladder llm{with_partner} (version {result['version']})",
         caption=f"{llm_ladder.DEALS} duplicate deals per opponent: the intervals are wide "
-        "(see experiments/tournament/llm_ladder.py)",
+        "(see experiments/tournament/llm_ladder.py); fallback: share of the candidate's "
+        "decisions the fallback played; not understood: share of its answers the reader "
+        "could not read; tokens: paid, in + out; $: at the prices given (- where none)",
     )
-    cols = ("opponent", "deals", "margin", "95% CI", "±", "re-asks/dec", "illegal/dec",
-            "fallback/dec", "tokens/dec", "s/dec")  # fmt: skip
+    cols = ("opponent", "deals", "margin", "95% CI", "±", "fallback", "not understood",
+            "re-asks/dec", "tokens", "$", "valid")  # fmt: skip
     for col in cols:
         table.add_column(col, justify="left" if col == "opponent" else "right")
     for r in result["rungs"]:
         ci = r["ci"]
-        stats = next(iter(r["llm"].values()), None)
-        table.add_row(
+        m = r.get("model")
+        stats = (r.get("llm") or {}).get(m["agent"]) if m else None
+        cells = [
             r["opponent"],
             str(r["deals"]),
             "-" if r["margin"] is None else f"{r['margin']:+.1f}",
             "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]",
             "-" if ci is None else f"{(ci[1] - ci[0]) / 2:.1f}",
-            *(
-                ["-"] * 5
-                if stats is None
-                else [
-                    f"{stats['reasks_per_decision']:.3f}",
-                    f"{stats['illegal_per_decision']:.3f}",
-                    f"{stats['fallbacks_per_decision']:.3f}",
-                    f"{stats['tokens_in_per_decision'] + stats['tokens_out_per_decision']:.0f}",
-                    f"{stats['seconds_per_decision']:.2f}",
-                ]
-            ),
-        )
-    out = Console()
-    if not out.is_terminal:
-        out = Console(width=120)
-    out.print(table)
-    out.print(f"result: {root / ladder_protocol.RESULT_FILE}")
-    return 0
+        ]
+        if m is None:
+            cells += ["-"] * 6
+        else:
+            dollars = m.get("dollars")
+            cells += [
+                _share(m.get("fallback_share")),
+                _share(m.get("not_understood_share")),
+                "-" if stats is None else f"{stats.get('reasks_per_decision', 0.0):.3f}",
+                f"{(m.get('tokens_in') or 0) + (m.get('tokens_out') or 0):,}",
+                "-" if dollars is None else f"{dollars:.4f}",
+                "INVALID" if m["invalid"] else "yes",
+            ]
+        table.add_row(*cells)
+    return table
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"

@@ -1,18 +1,34 @@
-"""`spades export-chat RUN`: a tournament's log as chat transcripts, for fine-tuning.
+"""`spades export-chat RUN`: a tournament's decisions as chat transcripts, for fine-tuning.
 
-Every decision of every hand of the run's log becomes one JSON line: the chat the `llm:`
-agent would have been sent at that decision (`agents.llm.prompt`: the task, the seat's
-view in English with its legal actions), then the action taken as the assistant's
-answer (``Final answer: play Q♥``), with the legal actions, the agent that played it,
-the seat, and the hand's outcome for the seat's team (its points this hand, bag penalty
-included, and the margin over the best other team). The hands are replayed from their
-records (`spades_env.records`), so the prompts hold only what the seat knew.
+Every decision of every hand of the run's log becomes one JSON line, with the legal
+actions, the action played, the agent, the seat, and the hand's outcome for the seat's
+team (its points this hand, bag penalty included, and the margin over the best other
+team). The hands are replayed from their records (`spades_env.records`), so every view
+holds only what the seat knew.
+
+- A decision of an ``llm:`` agent (``"source": "model"``) is taken from the run's
+  exchange log (`agents.llm.store`): the messages exactly as they were sent (the
+  agent's template, ``list_legal`` and re-asks included) and the model's raw answer,
+  with the re-asks, the illegal answers, the answers not understood, and whether the
+  fallback agent played (then the answer is not the action). ``--target action`` puts
+  the action played in the assistant's turn instead (``Final answer: play Q♥``), after
+  the first request's messages.
+- Any other decision (``"source": "replayed"``: a bot's) gets the chat the ``llm:``
+  agent's default prompt would have sent, and the action played as its answer.
+
+The output is written to a temporary file beside it and renamed at the end, so no
+failure leaves a partial file; an output inside the run folder (the log itself, say) is
+refused unless ``--force``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import tempfile
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from agents.llm.prompt import messages
+from agents.llm.store import EXCHANGES_FILE, read_records, view_hash
 from experiments.tournament.config import TournamentError
-from experiments.tournament.results_log import read_rows
+from experiments.tournament.results_log import iter_rows
 from spades_env.cards import str_to_action, str_to_card
 from spades_env.engine import start_hand, step
 from spades_env.rules import Rules
@@ -33,17 +50,37 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "export-chat",
         help="a tournament's decisions as chat transcripts (JSONL) for fine-tuning",
-        description="Write every decision of a run folder's log as a chat: the prompt the "
-        "llm: agent would get, the legal actions, the action taken, the hand's outcome.",
+        description="Write every decision of a run folder's log as a chat: for an llm: agent "
+        "the messages it sent and the model's raw answer (re-asks, illegal answers and "
+        "fallbacks marked), for a bot the prompt an llm: agent would get; the legal "
+        "actions, the action taken, the hand's outcome.",
     )
     p.add_argument("folder", metavar="RUN", help="a tournament's run folder")
     p.add_argument("--out", metavar="FILE", required=True, help="the JSONL file to write")
     p.add_argument("--agent", metavar="NAME", help="only the decisions of this agent")
+    p.add_argument(
+        "--target",
+        choices=("answer", "action"),
+        default="answer",
+        help="the assistant's turn of an llm: agent's decision: the model's raw answer "
+        "(default) or the action played",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write the output even inside the run folder (over one of its files)",
+    )
     p.set_defaults(run=run)
 
 
-def transcripts(row: dict[str, Any], agent: str | None = None) -> Iterator[dict[str, Any]]:
-    """The chats of one log row (one hand), decision by decision."""
+def transcripts(
+    row: dict[str, Any],
+    agent: str | None = None,
+    records: dict[tuple[str, str], list[dict[str, Any]]] | None = None,
+    target: str = "answer",
+) -> Iterator[dict[str, Any]]:
+    """The chats of one log row (one hand), decision by decision; `records`: the llm
+    agents' decision records by (agent, view hash), each used once."""
     rec = row["record"]
     rules = Rules.from_dict(rec["rules"])
     deal = np.array([[[str_to_card(c) for c in hand] for hand in rec["deal"]]])
@@ -68,11 +105,10 @@ def transcripts(row: dict[str, Any], agent: str | None = None) -> Iterator[dict[
             team = rules.team_of(seat)
             chosen = view["legal_actions"][_legal_index(state, action)]
             others = [s for t, s in enumerate(score) if t != team]
+            found = (records or {}).get((who, view_hash(view)))
+            chat = _from_record(found.pop(0), chosen, target) if found else _replayed(view, chosen)
             yield {
-                "messages": [
-                    *messages(view, True, None),
-                    {"role": "assistant", "content": f"Final answer: {chosen}"},
-                ],
+                **chat,
                 "legal_actions": view["legal_actions"],
                 "action": chosen,
                 "agent": who,
@@ -88,10 +124,67 @@ def transcripts(row: dict[str, Any], agent: str | None = None) -> Iterator[dict[
         step(state, [action])
 
 
+def _replayed(view: dict[str, Any], chosen: str) -> dict[str, Any]:
+    """A bot's decision: the default prompt, the action played as the answer."""
+    return {
+        "messages": [
+            *messages(view, True, None),
+            {"role": "assistant", "content": f"Final answer: {chosen}"},
+        ],
+        "source": "replayed",
+    }
+
+
+def _from_record(rec: dict[str, Any], chosen: str, target: str) -> dict[str, Any]:
+    """An llm agent's decision from its record: the messages sent and the raw answer
+    (or, with target "action", the first request and the action played)."""
+    sent = list(rec.get("messages") or [])
+    answers = list(rec.get("answers") or [])
+    if target == "action":
+        first = next((i for i, m in enumerate(sent) if m.get("role") == "assistant"), len(sent))
+        chat = [*sent[:first], {"role": "assistant", "content": f"Final answer: {chosen}"}]
+    else:
+        chat = sent + ([{"role": "assistant", "content": answers[-1]}] if answers else [])
+    return {
+        "messages": chat,
+        "source": "model",
+        "answers": answers,
+        "verdicts": rec.get("verdicts", []),
+        "reasks": rec.get("reasks", 0),
+        "illegal": rec.get("illegal", 0),
+        "not_understood": rec.get("unreadable", 0),
+        "fallback": bool(rec.get("fallback")),
+        "fallback_reason": rec.get("fallback_reason"),
+    }
+
+
 def _legal_index(state, action: int) -> int:
     from spades_env.engine import legal_actions
 
     return legal_actions(state, 0).index(action)
+
+
+def _records_by_view(run_dir: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    out: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for rec in read_records(run_dir / EXCHANGES_FILE):
+        if rec.get("view_hash") and rec.get("messages") is not None:
+            out[(rec["agent"], rec["view_hash"])].append(rec)
+    return out
+
+
+def _check_out(run_dir: Path, out: Path, force: bool) -> None:
+    """Refuse an output inside the run folder (over its log, say) unless `force`, a
+    folder, or one whose folder does not exist."""
+    target = out.resolve()
+    if target.is_dir():
+        raise TournamentError(f"--out {str(out)!r} is a folder: name a file")
+    if not target.parent.is_dir():
+        raise TournamentError(f"--out {str(out)!r}: its folder does not exist")
+    if not force and target.is_relative_to(run_dir.resolve()):
+        raise TournamentError(
+            f"--out {str(out)!r} is inside the run folder it reads ({str(run_dir)!r}); "
+            "write it elsewhere, or add --force to write it there"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,11 +192,27 @@ def run(args: argparse.Namespace) -> int:
     if not (run_dir / "log.jsonl").is_file():
         raise TournamentError(f"{str(run_dir)!r} holds no tournament log (log.jsonl)")
     out = Path(args.out)
+    _check_out(run_dir, out, args.force)
+    if args.agent is not None:
+        present = sorted({who for row in iter_rows(run_dir) for who in row["seats"]})
+        if args.agent not in present:
+            raise TournamentError(
+                f"--agent {args.agent!r}: no such agent in this run; its agents: "
+                f"{', '.join(present)}"
+            )
+    records = _records_by_view(run_dir)
+    fd, tmp = tempfile.mkstemp(dir=out.resolve().parent, prefix=f".{out.name}.", suffix=".tmp")
     n = 0
-    with out.open("w", encoding="utf-8") as f:
-        for row in read_rows(run_dir):
-            for chat in transcripts(row, args.agent):
-                f.write(json.dumps(chat, ensure_ascii=False) + "\n")
-                n += 1
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for row in iter_rows(run_dir):
+                for chat in transcripts(row, args.agent, records, args.target):
+                    f.write(json.dumps(chat, ensure_ascii=False) + "\n")
+                    n += 1
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     print(f"{n} decisions written to {out}")
     return 0

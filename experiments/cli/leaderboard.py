@@ -6,6 +6,18 @@ rung of the ladder, each cell the agent's margin with its 95% CI. Results of dif
 protocol versions, deal sets or scales are refused, so every row of a page was played
 under the same protocol.
 
+Results of the short ladder for language models (`spades evaluate SPEC --ladder llm`,
+`experiments.tournament.llm_ladder`) make a table of their own, **Language models**: one
+row per model and partner, its margin on each rung beside the share of its decisions
+the fallback played and of its answers not understood, the tokens it paid and their
+price, and the ladder's version. A result marked invalid (its fallback share past the
+limit the run was given) is refused, naming the rung.
+
+Every result is checked field by field before anything is written (an unknown protocol
+version, rungs that are not the ladder's, a value of the wrong type: one line naming the
+file and the field), and every name is escaped where the page writes it, so that a `|`,
+a backtick, HTML or a line break in an agent's name cannot change the page.
+
 With `--out PAGE.md` it also draws the margins as a chart, `PAGE.png` beside the page
 (one panel per opponent, each agent's margin as a dot with its 95% interval as a bar),
 which the page shows above its table: the same numbers, read at a glance.
@@ -14,12 +26,14 @@ which the page shows above its table: the same numbers, read at a glance.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
-from experiments.tournament import ladder_protocol
+from experiments.tournament import ladder_protocol, llm_ladder
 from spades_env.tooling.files import atomic_write
 
 #: in the chart, a margin further than this from its panel's median is drawn at the edge
@@ -51,10 +65,39 @@ def load(path: str) -> dict[str, Any]:
         raise ValueError(f"{path!r} does not exist") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path!r} is not JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("protocol") != ladder_protocol.PROTOCOL:
+    protocol = data.get("protocol") if isinstance(data, dict) else None
+    if protocol == llm_ladder.PROTOCOL:
+        check_llm_result(path, data)
+        return data
+    if protocol != ladder_protocol.PROTOCOL:
         raise ValueError(f"{path!r} is not a spades evaluate result")
     check_result(path, data)
     return data
+
+
+#: the protocol versions this release can show (`ladder_protocol.VERSION_HISTORY`)
+KNOWN_VERSIONS = tuple(v for v, _ in ladder_protocol.VERSION_HISTORY)
+
+
+def _damaged(path: str, field: str, value: Any, want: str) -> ValueError:
+    return ValueError(f"{path!r}: {field} is {value!r:.60}, not {want}; the file is damaged")
+
+
+def _check_rungs(path: str, rungs: Any, opponents: list[str], version: int, name: str) -> None:
+    """The rungs are the ladder's, in its order: as many, against the same opponents."""
+    if not isinstance(rungs, list) or not rungs:
+        raise _damaged(path, "rungs", rungs, "a list of the ladder's rungs")
+    if len(rungs) != len(opponents):
+        raise ValueError(
+            f"{path!r}: rungs has {len(rungs):,} entries, not the {len(opponents)} rungs of "
+            f"{name} version {version}; the file is damaged"
+        )
+    for k, (r, want) in enumerate(zip(rungs, opponents, strict=True)):
+        if isinstance(r, dict) and r.get("opponent") != want:
+            raise ValueError(
+                f"{path!r}: rungs[{k}].opponent is {r.get('opponent')!r:.60}, not {want!r}, "
+                f"rung {k + 1} of {name} version {version}; the file is damaged"
+            )
 
 
 _COUNTS = ("nil_attempts", "opponent_nils", "contracts", "seat_hands")
@@ -86,10 +129,20 @@ def check_result(path: str, data: dict[str, Any]) -> None:
             raise bad(key, data[key], "text")
     for key in ("version", "deal_seed"):
         number(need(data, key, ""), key, none=False, whole=True)
+    if data["version"] not in KNOWN_VERSIONS:
+        raise ValueError(
+            f"{path!r}: version is {data['version']!r}, not a protocol version this release "
+            f"knows ({', '.join(map(str, KNOWN_VERSIONS))}); show it with the release that "
+            "made it"
+        )
+    if data["deal_seed"] != ladder_protocol.DEAL_SEED:
+        raise bad("deal_seed", data["deal_seed"], f"{ladder_protocol.DEAL_SEED}, the protocol's")
     number(need(data, "test_deals", ""), "test_deals", whole=True)
+    if data["test_deals"] is not None and data["test_deals"] < 1:
+        raise bad("test_deals", data["test_deals"], "a count of at least 1, or null")
     rungs = need(data, "rungs", "")
-    if not isinstance(rungs, list) or not rungs:
-        raise bad("rungs", rungs, "a list of the ladder's rungs")
+    ladder = ladder_protocol.LADDER
+    _check_rungs(path, rungs, [r.opponent for r in ladder], data["version"], "the protocol")
     for k, r in enumerate(rungs):
         where = f"rungs[{k}]."
         if not isinstance(r, dict):
@@ -97,6 +150,9 @@ def check_result(path: str, data: dict[str, Any]) -> None:
         if not isinstance(need(r, "opponent", where), str):
             raise bad(where + "opponent", r["opponent"], "text")
         number(need(r, "deals", where), where + "deals", none=False, whole=True)
+        deals = ladder_protocol.rung_deals(ladder[k], data["test_deals"])
+        if r["deals"] != deals:
+            raise bad(where + "deals", r["deals"], f"{deals}, the rung's deals")
         number(need(r, "margin", where), where + "margin")
         ci = need(r, "ci", where)
         if ci is not None:
@@ -104,6 +160,8 @@ def check_result(path: str, data: dict[str, Any]) -> None:
                 raise bad(where + "ci", ci, "a pair [low, high] or null")
             for x in ci:
                 number(x, where + "ci", none=False)
+        if "llm" in r:
+            _check_model(path, r["llm"], where + "llm")
         play = r.get("play")
         if play is None:
             continue
@@ -118,6 +176,124 @@ def check_result(path: str, data: dict[str, Any]) -> None:
                        whole=True)  # fmt: skip
             for key in _SHARES:
                 number(need(figures, key, f"{where}play.{side}."), f"{where}play.{side}.{key}")
+
+
+def _check_model(path: str, m: Any, field: str) -> None:
+    """A language-model agent's figures (a rung's `llm` or `model`): the shares are
+    shares, the counts counts, and an invalid run is refused with its reason."""
+    if not isinstance(m, dict):
+        raise _damaged(path, field, m, "an object")
+    if m.get("invalid") not in (None, False, True):
+        raise _damaged(path, field + ".invalid", m["invalid"], "true or false")
+    if m.get("invalid"):
+        reason = str(m.get("invalid_reason") or "no reason recorded").replace("\n", " ")
+        raise ValueError(
+            f"{path!r}: {field}.invalid is true ({reason:.400}); an invalid result is never "
+            "put on a leaderboard: fix what made the fallback play and run the ladder again"
+        )
+    for key in ("fallback_share", "not_understood_share"):
+        x = m.get(key)
+        if x is not None and (
+            isinstance(x, bool) or not isinstance(x, int | float) or not 0 <= x <= 1
+        ):
+            raise _damaged(path, f"{field}.{key}", x, "a share from 0 to 1")
+    for key in ("decisions", "answers", "tokens_in", "tokens_out"):
+        x = m.get(key)
+        if x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < 0):
+            raise _damaged(path, f"{field}.{key}", x, "a count")
+    x = m.get("dollars")
+    if x is not None and (
+        isinstance(x, bool) or not isinstance(x, int | float) or not 0 <= x < math.inf
+    ):
+        raise _damaged(path, f"{field}.dollars", x, "a price in dollars, or null")
+
+
+def check_llm_result(path: str, data: dict[str, Any]) -> None:
+    """Refuse a result of the short ladder for language models whose fields are not what
+    `spades evaluate --ladder llm` writes, naming the file and the field, and a result
+    marked invalid."""
+    if not isinstance(data.get("candidate"), str) or not data["candidate"]:
+        raise _damaged(path, "candidate", data.get("candidate"), "an agent's spec")
+    if data.get("partner") is not None and not isinstance(data["partner"], str):
+        raise _damaged(path, "partner", data["partner"], "an agent's spec or null")
+    version = data.get("version")
+    if version != llm_ladder.VERSION:
+        raise ValueError(
+            f"{path!r}: version is {version!r:.60}, not a version of the language-model "
+            f"ladder this release knows ({llm_ladder.VERSION}); show it with the release "
+            "that made it"
+        )
+    if data.get("deal_seed", llm_ladder.DEAL_SEED) != llm_ladder.DEAL_SEED:
+        raise _damaged(path, "deal_seed", data["deal_seed"], f"{llm_ladder.DEAL_SEED}")
+    if data.get("invalid") not in (None, False, True):
+        raise _damaged(path, "invalid", data["invalid"], "true or false")
+    rungs = data.get("rungs")
+    _check_rungs(path, rungs, list(llm_ladder.OPPONENTS), version, "the language-model ladder")
+    for k, r in enumerate(rungs):
+        where = f"rungs[{k}]"
+        if not isinstance(r, dict):
+            raise _damaged(path, where, r, "an object")
+        if r.get("deals") != llm_ladder.DEALS or isinstance(r.get("deals"), bool):
+            raise _damaged(path, where + ".deals", r.get("deals"), f"{llm_ladder.DEALS}")
+        m = r.get("margin")
+        if m is not None and (
+            isinstance(m, bool) or not isinstance(m, int | float) or not math.isfinite(m)
+        ):
+            raise _damaged(path, where + ".margin", m, "a finite number")
+        ci = r.get("ci")
+        if ci is not None and not (
+            isinstance(ci, list)
+            and len(ci) == 2
+            and all(
+                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                for x in ci
+            )
+        ):
+            raise _damaged(path, where + ".ci", ci, "a pair [low, high] or null")
+        if r.get("model") is not None:
+            _check_model(path, r["model"], where + ".model")
+    if data.get("invalid"):
+        raise ValueError(
+            f"{path!r}: invalid is true; an invalid result is never put on a leaderboard"
+        )
+
+
+def _code(name: Any, cell: bool = True) -> str:
+    """`name` as a Markdown code span that nothing in it can break: line breaks shown as
+    `\\n`, a backtick fenced by a longer run, and (in a table cell) `|` escaped; HTML in a
+    code span is shown as text."""
+    text = str(name).replace("\r", "\\r").replace("\n", "\\n")
+    if cell:
+        text = text.replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    pad = " " if longest else ""
+    fence = "`" * (longest + 1)
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _plain(text: Any) -> str:
+    """Text for a table cell outside a code span: HTML escaped, `|` and line breaks
+    made harmless, Markdown's emphasis and link marks escaped."""
+    out = html.escape(str(text)).replace("\r", " ").replace("\n", " ")
+    return re.sub(r"([\\`*_\[\]|#])", r"\\\1", out)
+
+
+def _chart_label(name: str) -> str:
+    """A name as the chart draws it: `$` escaped (matplotlib reads `$...$` as math), a
+    line break shown as `\\n`."""
+    return name.replace("\r", "\\r").replace("\n", "\\n").replace("$", r"\$")
+
+
+def _model_note(m: Any) -> str:
+    """Beside a language-model candidate's margin: its fallback share and its share of
+    answers not understood on that rung (nothing for another agent)."""
+    if not isinstance(m, dict):
+        return ""
+    share = lambda x: "-" if x is None else f"{x:.1%}"  # noqa: E731
+    return (
+        f" (fallback {share(m.get('fallback_share'))}, not understood "
+        f"{share(m.get('not_understood_share'))})"
+    )
 
 
 def _cell(r: dict[str, Any]) -> str:
@@ -175,13 +351,15 @@ def render(results: list[dict[str, Any]], sources: list[str], chart: str | None 
     if chart:
         lines += [f"![Each agent's margin per opponent, with its 95% interval]({chart})", ""]
     lines += [
-        "| agent | " + " | ".join(f"vs `{o}`" for o in opponents) + " | version |",
+        "| agent | " + " | ".join(f"vs {_code(o)}" for o in opponents) + " | version |",
         "|---|" + "---:|" * len(opponents) + "---|",
     ]
     for res in ranked(results):
-        cells = [_cell(r) for r in res["rungs"]]
+        cells = [_cell(r) + _model_note(r.get("llm")) for r in res["rungs"]]
         lines.append(
-            f"| `{res['candidate']}` | " + " | ".join(cells) + f" | {res['spades_version']} |"
+            f"| {_code(res['candidate'])} | "
+            + " | ".join(cells)
+            + f" | {_plain(res['spades_version'])} |"
         )
     lines += play_table(ranked(results))
     missing = [a for a in ladder_protocol.SHIPPED if a not in seen]
@@ -189,6 +367,107 @@ def render(results: list[dict[str, Any]], sources: list[str], chart: str | None 
         names = ", ".join(f"`{a}`" for a in missing)
         lines += ["", f"Shipped agents without a result on this page: {names}."]
     return "\n".join(lines) + "\n"
+
+
+def model_name(res: dict[str, Any]) -> str:
+    """A language-model result's row name: its model agent's name (its label, else its
+    spec), else the candidate's spec."""
+    for r in res["rungs"]:
+        if isinstance(r.get("model"), dict) and isinstance(r["model"].get("agent"), str):
+            return r["model"]["agent"]
+    return res["candidate"]
+
+
+def model_totals(res: dict[str, Any]) -> dict[str, Any]:
+    """A language-model result's figures over its rungs: the fallback share (weighted by
+    decisions) and the share not understood (by answers), the tokens paid, the dollars
+    (None unless every rung has a price)."""
+    ms = [r["model"] for r in res["rungs"] if isinstance(r.get("model"), dict)]
+    if not ms:
+        return {"fallback_share": None, "not_understood_share": None, "tokens": None,
+                "dollars": None}  # fmt: skip
+
+    def weighted(share: str, count: str) -> float | None:
+        n = sum(m.get(count) or 0 for m in ms)
+        if not n or any(m.get(share) is None for m in ms):
+            return None
+        return sum((m.get(count) or 0) * m[share] for m in ms) / n
+
+    dollars = [m.get("dollars") for m in ms]
+    return {
+        "fallback_share": weighted("fallback_share", "decisions"),
+        "not_understood_share": weighted("not_understood_share", "answers"),
+        "tokens": sum((m.get("tokens_in") or 0) + (m.get("tokens_out") or 0) for m in ms),
+        "dollars": None if any(d is None for d in dollars) else sum(dollars),
+    }
+
+
+def llm_table(results: list[dict[str, Any]], sources: list[str]) -> list[str]:
+    """The language models' table: one row per model and partner, best mean margin first,
+    each margin beside the model's fallback share and share of answers not understood."""
+    seen: dict[tuple[str, str | None], str] = {}
+    for res, src in zip(results, sources, strict=True):
+        key = (model_name(res), res.get("partner"))
+        if key in seen:
+            raise ValueError(f"{key[0]!r} (partner {key[1]}) is in both {seen[key]!r} and {src!r}")
+        seen[key] = src
+    opponents = list(llm_ladder.OPPONENTS)
+    lines = [
+        "",
+        "## Language models",
+        "",
+        f"Ladder `{llm_ladder.PROTOCOL}` version {llm_ladder.VERSION} "
+        "(`experiments/tournament/llm_ladder.py`): standard rules, hand mode, "
+        f"{llm_ladder.DEALS} duplicate deals per opponent of the deal set of seed "
+        f"{llm_ladder.DEAL_SEED}. Each cell is the model's margin over the opponent in "
+        "points per deal with its 95% CI, which is wide: the ladder tells a model that "
+        "plays like random from one that plays like the heuristic, and little finer. "
+        "fallback: the share of the model's decisions its fallback agent played; not "
+        "understood: the share of its answers the reader could not read (both over the "
+        "whole ladder); tokens: paid, in and out; $: at the prices the run was given. A "
+        "model with a partner holds one seat of its partnership, the partner the other: "
+        "read its margins against the partner's own row (the partner partnering itself). "
+        "Cite a row with its ladder and version, its partner and the deal set's seed.",
+        "",
+        "| model | partner | " + " | ".join(f"vs {_code(o)}" for o in opponents)
+        + " | fallback | not understood | tokens | $ | ladder | spades |",
+        "|---|---|" + "---:|" * (len(opponents) + 4) + "---|---|",
+    ]  # fmt: skip
+    for res in ranked(results):
+        t = model_totals(res)
+        share = lambda x: "-" if x is None else f"{x:.1%}"  # noqa: E731
+        cells = [
+            _code(model_name(res)),
+            "-" if res.get("partner") is None else _code(res["partner"]),
+            *(_cell(r) for r in res["rungs"]),
+            share(t["fallback_share"]),
+            share(t["not_understood_share"]),
+            "-" if t["tokens"] is None else f"{t['tokens']:,}",
+            "-" if t["dollars"] is None else f"{t['dollars']:.2f}",
+            f"{res['version']}",
+            _plain(res.get("spades_version", "-")),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_page(results: list[dict[str, Any]], sources: list[str], chart: str | None = None) -> str:
+    """The page for results of either ladder: the protocol's table (`render`) and the
+    language models' (`llm_table`), each from its own results."""
+    llm = [(r, s) for r, s in zip(results, sources, strict=True)
+           if r["protocol"] == llm_ladder.PROTOCOL]  # fmt: skip
+    proto = [(r, s) for r, s in zip(results, sources, strict=True)
+             if r["protocol"] != llm_ladder.PROTOCOL]  # fmt: skip
+    if proto:
+        page = render([r for r, _ in proto], [s for _, s in proto], chart=chart)
+    else:
+        page = (
+            "# Leaderboard\n\n<!-- made by `spades leaderboard`; do not edit: rerun the "
+            "command -->\n"
+        )
+    if llm:
+        page += "\n".join(llm_table([r for r, _ in llm], [s for _, s in llm])) + "\n"
+    return page
 
 
 def _totals(rungs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -230,9 +509,9 @@ def play_table(results: list[dict[str, Any]]) -> list[str]:
             old.append(res["candidate"])
             continue
         cells = _play_cells(_totals(own))
-        lines.append(f"| `{res['candidate']}` | " + " | ".join(cells) + " |")
+        lines.append(f"| {_code(res['candidate'])} | " + " | ".join(cells) + " |")
     if old:
-        names = ", ".join(f"`{a}`" for a in old)
+        names = ", ".join(_code(a, cell=False) for a in old)
         lines += ["", f"Results made before these figures were recorded (no row): {names}."]
     lines += rung_play_table([r for r in results if r["candidate"] not in old])
     return lines
@@ -260,10 +539,10 @@ def rung_play_table(results: list[dict[str, Any]]) -> list[str]:
     ]
     for res in results:
         for r in res["rungs"]:
-            match = f"`{res['candidate']}` vs `{r['opponent']}`"
+            match = f"{_code(res['candidate'])} vs {_code(r['opponent'])}"
             for k, side in enumerate(("candidate", "opponent")):
                 name = res["candidate"] if side == "candidate" else r["opponent"]
-                cells = [match if k == 0 else "", f"`{name}`", *_play_cells(r["play"][side])]
+                cells = [match if k == 0 else "", _code(name), *_play_cells(r["play"][side])]
                 lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -330,10 +609,10 @@ def draw_chart(results: list[dict[str, Any]], path: Path) -> Path:
                 ha=side, va="center", fontsize=8, color="#b03a2e",
             )  # fmt: skip
         ax.axvline(0, color="0.6", linewidth=0.8)
-        ax.set_title(f"vs {opponent}", fontsize=10)
+        ax.set_title(f"vs {_chart_label(opponent)}", fontsize=10)
         ax.set_xlabel("points per deal")
         ax.grid(axis="x", alpha=0.3)
-    axes[0][0].set_yticks(range(len(agents)), agents, fontsize=9)
+    axes[0][0].set_yticks(range(len(agents)), [_chart_label(a) for a in agents], fontsize=9)
     axes[0][0].invert_yaxis()  # best first, at the top, as in the table
     fig.suptitle("Margin per opponent, 95% intervals", fontsize=11)
     fig.tight_layout()
@@ -345,14 +624,17 @@ def draw_chart(results: list[dict[str, Any]], path: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     results = [load(p) for p in args.results]
+    proto = [r for r in results if r["protocol"] != llm_ladder.PROTOCOL]
     if args.out:
         out = Path(args.out)
-        chart = out.with_suffix(".png")
-        page = render(results, list(args.results), chart=chart.name)
+        chart = out.with_suffix(".png") if proto else None
+        page = render_page(results, list(args.results), chart=chart and chart.name)
         out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(out, page)
-        draw_chart(results, chart)
-        print(f"leaderboard: {out} ({len(results)} agents); chart: {chart}")
+        if chart is not None:
+            draw_chart(proto, chart)
+        drawn = f"; chart: {chart}" if chart is not None else ""
+        print(f"leaderboard: {out} ({len(results)} agents){drawn}")
         return 0
-    print(render(results, list(args.results)), end="")
+    print(render_page(results, list(args.results)), end="")
     return 0

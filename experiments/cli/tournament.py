@@ -134,7 +134,7 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 def build_config(args: argparse.Namespace) -> TournamentConfig:
     v = {**DEFAULTS, **_given(args)}
     return TournamentConfig(
-        agents=agent_specs(v["agents"], "--agents"),  # the one reading of each spec
+        agents=agent_specs(v["agents"], "--agents", teams=True),  # the one reading of each spec
         mode=v["mode"],
         rules=build_rules(v["rules"], v["option"]),
         seed=v["seed"],
@@ -229,7 +229,12 @@ def run(args: argparse.Namespace) -> int:
 
         if config is None:
             raise TournamentError("--dry-run counts a new tournament's requests; drop --resume")
-        for line in dry_run_lines(planned_requests(config), config.mode):
+        from experiments.tournament.llm_estimate import estimate, estimate_lines
+
+        plans = planned_requests(config)
+        lines = dry_run_lines(plans, config.mode)
+        lines[-1:-1] = estimate_lines(estimate(config, deal_set, plans))  # rendered prompts
+        for line in lines:
             print(line)
         return 0
     fresh = not args.resume and not args.out

@@ -15,7 +15,14 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from agents.registry import AgentSpec, AgentSpecError, parse_agent, split_specs
+from agents.registry import (
+    AgentSpec,
+    AgentSpecError,
+    TeamSpec,
+    parse_agent,
+    parse_entry,
+    split_specs,
+)
 from experiments.tournament.config import MAX_DEALS, MAX_SEED
 from spades_env.agent_calls import Limits, limits
 from spades_env.rules import Rules
@@ -162,10 +169,13 @@ def build_rules(preset: str, options: list[str]) -> Rules:
     return Rules.build(preset, options)
 
 
-def agent_specs(text: str, flag: str | None = None) -> tuple[AgentSpec, ...]:
+def agent_specs(
+    text: str, flag: str | None = None, teams: bool = False
+) -> tuple[AgentSpec | TeamSpec, ...]:
     """A list of agent specs (`--agents`, as `split_specs` cuts it) -> their values, each
-    read once (`parse_agent`); with `flag`, an error names it: `--agents: unknown ...`."""
-    specs = []
+    read once (`parse_agent`; with `teams`, a team of two agents too, `parse_entry`); with
+    `flag`, an error names it: `--agents: unknown ...`."""
+    specs: list[AgentSpec | TeamSpec] = []
     try:
         items = split_specs(text)
     except AgentSpecError as exc:
@@ -174,7 +184,7 @@ def agent_specs(text: str, flag: str | None = None) -> tuple[AgentSpec, ...]:
         raise AgentSpecError(f"{flag}: {exc}") from None
     for spec in items:
         try:
-            specs.append(parse_agent(spec))
+            specs.append(parse_entry(spec) if teams else parse_agent(spec))
         except AgentSpecError as exc:
             if flag is None:
                 raise

@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import AgentSpec, agent_from_json, check_agent_rules, parse_agent
+from agents.registry import (
+    AgentSpec,
+    TeamSpec,
+    check_agent_rules,
+    entry_from_json,
+    members_of,
+    parse_entry,
+)
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.deals import DealSet
 from spades_env.rules import MAX_HANDS, Rules
@@ -39,8 +46,9 @@ MAX_DEALS = 1_000_000
 class TournamentConfig:
     """Everything that decides a tournament's rows (and nothing that does not).
 
-    `agents` are `AgentSpec` values and `rules` a `Rules`: each given as text (a spec)
-    or a dict (the rules) is parsed and checked here, once; a value is trusted as it is.
+    `agents` are `AgentSpec` values, or `TeamSpec` values (a team of two agents as
+    partners, `team(SPEC, SPEC)`), and `rules` a `Rules`: each given as text (a spec) or
+    a dict (the rules) is parsed and checked here, once; a value is trusted as it is.
     The config becomes text only at the JSON edge (`to_dict`, read back by `from_dict`),
     so a worker that receives it, and a resume that reads it, check nothing twice."""
 
@@ -59,7 +67,7 @@ class TournamentConfig:
         # text parsed once into values (AgentSpecError names an unknown agent or
         # parameter); every path absolute: workers, and a resume from another folder,
         # find the same files
-        object.__setattr__(self, "agents", tuple(parse_agent(s) for s in self.agents))
+        object.__setattr__(self, "agents", tuple(parse_entry(s) for s in self.agents))
         if isinstance(self.rules, dict):  # the Python API may give the JSON form
             object.__setattr__(self, "rules", Rules.from_dict(self.rules))
         elif not isinstance(self.rules, Rules):
@@ -70,7 +78,13 @@ class TournamentConfig:
             raise TournamentError(
                 f"--agents: the name {name!r} is given to more than one agent; give each its own"
             )
-        for spec in self.agents:
+        self._check_names()
+        if self.has_teams and not (self.rules.partnerships and self.rules.num_teams == 2):
+            raise TournamentError(
+                "--agents: a team of two agents (team(A, B)) needs partnerships of four "
+                "players (RULES.md §1); these rules seat one player per team"
+            )
+        for spec in members_of(self.agents):
             check_agent_rules(spec, self.rules)  # e.g. pimc refuses RULES.md §6 auction
         if self.mode not in MODES:
             raise TournamentError(f"--mode {self.mode!r}: choose one of {', '.join(MODES)}")
@@ -95,7 +109,7 @@ class TournamentConfig:
                 f"{type(self.agents).__name__} {self.agents!r:.60}"
             )
         for spec in self.agents:
-            if not isinstance(spec, str | AgentSpec):
+            if not isinstance(spec, str | AgentSpec | TeamSpec):
                 raise TournamentError(
                     f"agents: each agent is a spec string or an AgentSpec, not {spec!r:.60}"
                 )
@@ -119,6 +133,44 @@ class TournamentConfig:
             k = shown[: len(out)].count(name)
             out.append(name if k == 0 else f"{name}#{k + 1}")
         return out
+
+    def _check_names(self) -> None:
+        """One name, one agent: a team's members are named in the per-agent tables by
+        their own names, so a name may not stand for two different agents, nor for a team
+        and an agent."""
+        named: dict[str, str] = {}
+
+        def claim(name: str, what: str) -> None:
+            if named.setdefault(name, what) != what:
+                raise TournamentError(
+                    f"--agents: the name {name!r} stands for two different agents or teams "
+                    f"({named[name]!r:.60} and {what!r:.60}); give each its own NAME="
+                )
+
+        for label, entry in zip(self.labels, self.agents, strict=True):
+            claim(label, entry.text)
+            if isinstance(entry, TeamSpec):
+                for member in entry.members:
+                    claim(member.display, member.text)
+
+    @property
+    def has_teams(self) -> bool:
+        """Whether an entry is a team of two agents (`TeamSpec`)."""
+        return any(isinstance(a, TeamSpec) for a in self.agents)
+
+    def seat_names(self, k: int) -> tuple[str, str]:
+        """The names of entry `k`'s two seats, its first member's and its partner's: a
+        team's members by their own names, an agent's both seats by its label."""
+        entry = self.agents[k]
+        if isinstance(entry, TeamSpec):
+            return entry.members[0].display, entry.members[1].display
+        return self.labels[k], self.labels[k]
+
+    @property
+    def agent_names(self) -> list[str]:
+        """Every name that holds a seat (`seat_names`), each once, in order: the agents of
+        the per-agent tables. Without teams, `labels`."""
+        return list(dict.fromkeys(n for k in range(len(self.agents)) for n in self.seat_names(k)))
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
@@ -161,7 +213,7 @@ class TournamentConfig:
         """A stored config (`to_dict`, or an older release's: agents as text) -> the
         config, each agent and the rules parsed and checked once."""
         d = dict(d)
-        d["agents"] = tuple(agent_from_json(a) for a in d["agents"])
+        d["agents"] = tuple(entry_from_json(a) for a in d["agents"])
         d["rules"] = Rules.from_dict(d["rules"])
         return cls(**d)
 
@@ -174,9 +226,11 @@ def tournament_id(config: TournamentConfig | dict[str, Any], deal_set: DealSet) 
     return "t-" + hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
-def agent_seed(seed: int, agent: int, opponent: int, chunk: int) -> int:
-    """The seed of `agent` in its unit against `opponent`: fixed by the unit alone."""
-    return int(np.random.SeedSequence([seed, agent, opponent, chunk]).generate_state(1)[0])
+def agent_seed(seed: int, agent: int, opponent: int, chunk: int, member: int = 0) -> int:
+    """The seed of `agent` in its unit against `opponent`: fixed by the unit alone. A
+    team's second member (`member=1`) has a seed of its own."""
+    key = [seed, agent, opponent, chunk] + ([member] if member else [])
+    return int(np.random.SeedSequence(key).generate_state(1)[0])
 
 
 @dataclass(frozen=True)

@@ -273,7 +273,9 @@ def finish(run_dir: Path, ctx: RunContext) -> dict[str, Any]:
     """Summarise the complete log and write `summary.json` (the log is read row by row:
     the memory does not grow with its length), with the section of each agent kind of
     the run that reports one (`run_section`, `run_summary`: `agents.base.BaseAgent`)."""
-    summary = summarize(iter_rows(run_dir / LOG_FILE), ctx.config.labels)  # streamed
+    config = ctx.config
+    seat_agents = config.agent_names if config.has_teams else None  # per agent, per team
+    summary = summarize(iter_rows(run_dir / LOG_FILE), config.labels, seat_agents)  # streamed
     for key, kind in summary_sections(ctx.config.agents).items():
         section = kind.run_summary(run_dir)  # an agent kind's own records of the run
         if section:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.registry import AgentSpec, parse_agent, summary_sections
+from agents.registry import AgentSpec, TeamSpec, parse_entry, summary_sections
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import RunContext, TournamentConfig, TournamentError
 from experiments.tournament.deals import DealSet
@@ -130,7 +130,7 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", spec).strip("_") or "agent"
 
 
-def rung_config(candidate: str | AgentSpec, rung: Rung, deals: int) -> TournamentConfig:
+def rung_config(candidate: str | AgentSpec | TeamSpec, rung: Rung, deals: int) -> TournamentConfig:
     return TournamentConfig(
         agents=(candidate, rung.opponent),
         mode="hand",
@@ -200,9 +200,12 @@ def rung_entry(
     }
     if agents is None:
         agents = summary.get("config", {}).get("agents", ())
+    # a team's members report under their own names: its first member's (the candidate)
+    names = [candidate_label, *summary.get("teams", {}).get(candidate_label, ())]
     for key in summary_sections(agents):  # e.g. a language model's requests
-        if candidate_label in summary.get(key, {}):
-            entry[key] = summary[key][candidate_label]
+        found = [n for n in names if n in summary.get(key, {})]
+        if found:
+            entry[key] = summary[key][found[0]]
     return entry
 
 
@@ -293,7 +296,7 @@ def run_evaluation(
     """
     root = Path(root)
     header = header_of(spec, test_deals)
-    candidate = parse_agent(spec)  # read once, for every rung
+    candidate = parse_entry(spec)  # read once, for every rung (an agent, or a team)
     configs = [rung_config(candidate, r, rung_deals(r, test_deals)) for r in LADDER]
     # (the configs check the spec and its rules before any folder is made)
     # a folder that holds a lock file may be another evaluation's, just begun: its lock
@@ -353,7 +356,7 @@ def _evaluate(
         "rules": "standard",
         "mode": "hand",
         "metric": "points per deal (candidate - opponent), 95% t-interval over duplicate deals",
-        "spades_version": _version(),
+        "spades_version": spades_version(),
         "rungs": rungs,
         "seconds_this_run": round(time.monotonic() - started, 1),
     }
@@ -383,7 +386,7 @@ def _rung_hooks(
     return Hooks(opened=opened, progress=progress)
 
 
-def _version() -> str:
+def spades_version() -> str:
     """The installed spades-env version (what `spades --version` prints)."""
     import importlib.metadata
 

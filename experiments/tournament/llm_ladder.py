@@ -20,6 +20,15 @@ legal action, `experiments.bench.llm.standin_server`): the sd of 8 deals is itse
 The ladder tells a model that plays like random from one that plays like the heuristic,
 and says little finer; the protocol's ±2.5 needs about 220 times the deals.
 
+**Rungs with a bot partner** (`--partner BOT`). The candidate may play as one seat of
+a partnership whose other seat a bot holds (`team(SPEC, BOT)`, `agents.spec.TeamSpec`):
+a model with a bot partner. It then makes half the requests of a rung (one seat of its
+partnership on each side of a deal instead of two), and its margin reads as the team's:
+compare it with the bot partnering itself, `team(BOT, BOT)`, on the same ladder. The
+result names the partner (`partner`), and the leaderboard never puts a ladder with a
+partner in one row with a ladder without. A candidate written as a team is played as
+given.
+
 A change of opponents, deals, rules or deal seed is a new `VERSION`.
 
 `planned_requests(config)` counts the decisions (= first requests) an `llm:` agent will
@@ -32,8 +41,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from experiments.tournament.config import TournamentConfig
-from experiments.tournament.ladder_protocol import deals_for, slug
+from agents.registry import AgentSpecError, TeamSpec, members_of, parse_entry
+from experiments.tournament.config import TournamentConfig, TournamentError
+from experiments.tournament.ladder_protocol import deals_for, slug, spades_version
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
 from spades_env.tooling.stats import t975
@@ -54,6 +64,21 @@ def half_width(sd: float, deals: int = DEALS) -> float:
     return t975(deals - 1) * sd / math.sqrt(deals)
 
 
+def with_partner(candidate: str, partner: str | None) -> str:
+    """The candidate's entry: `candidate` alone, or with `partner` a team of the two,
+    `team(candidate; partner)` (the candidate in its partnership's first seat)."""
+    if partner is None:
+        return candidate
+    for spec, flag in ((candidate, "the candidate"), (partner, "--partner")):
+        try:
+            entry = parse_entry(spec)
+        except AgentSpecError as exc:
+            raise type(exc)(f"{flag}: {exc}") from None
+        if isinstance(entry, TeamSpec):
+            raise TournamentError(f"{flag} {spec!r:.80} is a team already; a team is two agents")
+    return f"team({candidate};{partner})"
+
+
 def config(candidate: str, opponent: str) -> TournamentConfig:
     return TournamentConfig(
         agents=(candidate, opponent),
@@ -65,19 +90,24 @@ def config(candidate: str, opponent: str) -> TournamentConfig:
     )
 
 
-def run_ladder(candidate: str, root: str | Path, *, workers: int = 1) -> dict[str, Any]:
-    """Play the ladder for `candidate` in `root` (one run folder per opponent, resumable:
-    a rung already started is finished); return the result (JSON-ready)."""
+def run_ladder(
+    candidate: str, root: str | Path, *, workers: int = 1, partner: str | None = None
+) -> dict[str, Any]:
+    """Play the ladder for `candidate` (with `partner`: as a team with that bot) in
+    `root` (one run folder per opponent, resumable: a rung already started is finished);
+    return the result (JSON-ready)."""
     root = Path(root)
+    entry = with_partner(candidate, partner)
     rungs = []
     for k, opponent in enumerate(OPPONENTS):
         run_dir = root / f"{k + 1}-{slug(opponent)}"
         started = (run_dir / "config.json").exists()
-        cfg = config(candidate, opponent)
+        cfg = config(entry, opponent)
         result = run_tournament(run_dir, None if started else cfg, resume=started, workers=workers)
         (pair,) = result["pairs"]
         sign = 1 if pair["a"] == cfg.labels[0] else -1
         m = pair["margin"]
+        model = model_figures(result.get("llm", {}), candidate_name(cfg))
         rungs.append(
             {
                 "opponent": opponent,
@@ -87,11 +117,52 @@ def run_ladder(candidate: str, root: str | Path, *, workers: int = 1) -> dict[st
                 "expected_half_width": round(half_width(MEASURED[opponent]), 1)
                 if opponent in MEASURED
                 else None,
+                "model": model,
                 "llm": result.get("llm", {}),
                 "run": str(run_dir),
             }
         )
-    return {"protocol": PROTOCOL, "version": VERSION, "candidate": candidate, "rungs": rungs}
+    team = cfg.agents[0]
+    return {
+        "protocol": PROTOCOL,
+        "version": VERSION,
+        "candidate": candidate,
+        "partner": partner,
+        "team": [m.text for m in team.members] if isinstance(team, TeamSpec) else None,
+        "deal_seed": DEAL_SEED,
+        "deals": DEALS,
+        "spades_version": spades_version(),
+        "invalid": any(r["model"] is not None and r["model"]["invalid"] for r in rungs),
+        "rungs": rungs,
+    }
+
+
+#: what a rung keeps of its candidate's requests (`model`), from the run's ``llm``
+#: section (`agents.llm.run`): what judges the margin beside it, and what it cost
+MODEL_FIGURES = (
+    "model", "decisions", "answers", "fallback_share", "not_understood_share", "invalid",
+    "invalid_reason", "tokens_in", "tokens_out", "replayed_tokens_in", "dollars",
+)  # fmt: skip
+
+
+def candidate_name(cfg: TournamentConfig) -> str:
+    """The name the candidate's requests are kept under: its label, or a team's first
+    member's (a team's members report under their own names)."""
+    entry = cfg.agents[0]
+    return entry.members[0].display if isinstance(entry, TeamSpec) else cfg.labels[0]
+
+
+def model_figures(section: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The candidate's figures of a rung (`MODEL_FIGURES`, and ``agent``, its name);
+    None where the candidate is no `llm:` agent."""
+    stats = section.get(name)
+    if not isinstance(stats, dict):
+        return None
+    out: dict[str, Any] = {"agent": name} | {k: stats.get(k) for k in MODEL_FIGURES}
+    if out["fallback_share"] is None and stats.get("decisions"):
+        out["fallback_share"] = stats.get("fallbacks", 0) / stats["decisions"]
+    out["invalid"] = bool(out["invalid"])
+    return out
 
 
 def measure_widths(pilot: str | Path) -> dict[str, dict[str, float]]:
@@ -135,17 +206,21 @@ def planned_requests(cfg: TournamentConfig, deals: int | None = None) -> dict[st
     out: dict[str, dict] = {}
     for i, j in cfg.pairs:
         for k in (i, j):
-            spec = cfg.agents[k]  # an AgentSpec: its options typed
-            if spec.kind != "registry" or spec.target != "llm":
-                continue
-            options = spec.params
-            reasks = int(options.get("reasks", 2))
-            # both sides of a deal: every seat of the table once by this agent
-            decisions = n * rules.num_players * decisions_per_hand(rules)
-            entry = out.setdefault(
-                cfg.labels[k], {"model": options.get("model"), "decisions": 0.0, "reasks": reasks}
-            )
-            entry["decisions"] += decisions
+            team = isinstance(cfg.agents[k], TeamSpec)
+            for spec in members_of([cfg.agents[k]]):  # AgentSpecs: their options typed
+                if spec.kind != "registry" or spec.target != "llm":
+                    continue
+                options = spec.params
+                reasks = int(options.get("reasks", 2))
+                # both sides of a deal: every seat of the table once by an agent, every
+                # other seat by a team's member (half its partnership's seats)
+                seats = rules.num_players // 2 if team else rules.num_players
+                decisions = n * seats * decisions_per_hand(rules)
+                label = spec.display if team else cfg.labels[k]
+                entry = out.setdefault(
+                    label, {"model": options.get("model"), "decisions": 0.0, "reasks": reasks}
+                )
+                entry["decisions"] += decisions
     for entry in out.values():
         entry["decisions"] = math.ceil(entry["decisions"])
         entry["max_requests"] = entry["decisions"] * (1 + entry["reasks"])

@@ -29,6 +29,23 @@ class Rater:
         [[ra], [rb]] = self.model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
         ratings[a], ratings[b] = ra, rb
 
+    def add_teams(self, a: Sequence[str], b: Sequence[str], margin: float) -> None:
+        """A match of two teams of players, `a` over `b` by `margin`: each seat's agent
+        in `a` and `b` (an agent may hold several places, even on both sides: it takes
+        the mean of its places' new mu and sigma)."""
+        ranks = [0, 0] if margin == 0 else ([0, 1] if margin > 0 else [1, 0])
+        ratings = self.ratings
+        teams = [[ratings[x] for x in a], [ratings[x] for x in b]]
+        new = self.model.rate(teams, ranks=ranks)
+        places: dict[str, list[Any]] = {}
+        for names, rated in zip((a, b), new, strict=True):
+            for name, r in zip(names, rated, strict=True):
+                places.setdefault(name, []).append(r)
+        for name, rs in places.items():
+            mu = sum(r.mu for r in rs) / len(rs)
+            sigma = sum(r.sigma for r in rs) / len(rs)
+            ratings[name] = self.model.rating(mu=mu, sigma=sigma, name=name)
+
     def result(self) -> list[dict[str, Any]]:
         out = [
             {"agent": a, "mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()}

@@ -86,23 +86,85 @@ def leader_first(pair: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- tables
+def model_shares(summary: dict[str, Any], entry: str) -> str | None:
+    """The fallback share and the share of answers not understood of the language-model
+    agents of `entry` (an agent, or a team's members: `teams`), over the run, as
+    `F / U` (`name: F / U` for a team's member; INVALID where the run marked it so);
+    None when no such agent plays in it."""
+    section = summary.get("llm") or {}
+    if not isinstance(section, dict):
+        return None
+    members = (summary.get("teams") or {}).get(entry) or [entry]
+    out = []
+    for name in dict.fromkeys(members):
+        s = section.get(name)
+        if not isinstance(s, dict):
+            continue
+        fallback = s.get("fallback_share", s.get("fallbacks_per_decision"))
+        unread = s.get("not_understood_share")
+        text = " / ".join("-" if x is None else f"{x:.1%}" for x in (fallback, unread))
+        if s.get("invalid"):
+            text += " INVALID"
+        out.append(text if len(members) == 1 or members[0] == members[-1] else f"{name}: {text}")
+    return "; ".join(out) or None
+
+
 def pairs_table(summary: dict[str, Any]) -> Table:
     game = summary["mode"] == "game"
     unit = "pts/hand" if game else "pts/deal"
-    pairs = Table(title=f"Duplicate results ({summary['mode']} mode)")
+    shares = any(
+        model_shares(summary, p[k]) is not None for p in summary["pairs"] for k in ("a", "b")
+    )
+    pairs = Table(
+        title=f"Duplicate results ({summary['mode']} mode)",
+        caption="A's and B's language-model agents: the share of their decisions the "
+        "fallback played and of their answers not understood, over the run"
+        if shares
+        else None,
+    )
     for col in ("A", "B", "deals", f"A - B ({unit})", "95% CI"):
         pairs.add_column(col, justify="right" if col not in ("A", "B") else "left")
     if game:
         for col in ("A wins", "95% CI ", "hands/game"):
             pairs.add_column(col, justify="right")
+    if shares:
+        for col in ("A fallback / not understood", "B fallback / not understood"):
+            pairs.add_column(col, justify="left")
     for p in map(leader_first, summary["pairs"]):
         cells = [p["a"], p["b"], str(p["deals"]), _num(p["margin"]["mean"], "{:+.1f}")]
         cells.append(_ci(p["margin"]))
         if game:
             wr = p["win_rate"]
             cells += [_pct(wr["mean"]), _ci(wr, "{:.0%}"), _num(p["hands_per_game"])]
+        if shares:
+            cells += [model_shares(summary, p[k]) or "-" for k in ("a", "b")]
         pairs.add_row(*cells)
     return pairs
+
+
+def agents_table(summary: dict[str, Any]) -> Table | None:
+    """Per agent, where teams of two agents play (`teams` in the summary): its rating
+    with teams of players and its team's duplicate margin pooled over its deals; None
+    in a tournament without such teams."""
+    if "agent_ratings" not in summary:
+        return None
+    unit = "pts/hand" if summary["mode"] == "game" else "pts/deal"
+    table = Table(
+        title="Per agent (teams of two agents)",
+        caption="rating: OpenSkill over the four seats of each duplicate match; margin: its "
+        "team's duplicate margin, pooled over its teams and opponents (a deal where both "
+        "teams hold it left out)",
+    )
+    for col in ("agent", "mu", "sigma", "mu - 3 sigma", "deals", f"margin ({unit})", "95% CI"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    margins = {m["agent"]: m["margin"] for m in summary.get("agent_margins", ())}
+    for r in summary["agent_ratings"]:
+        m = margins.get(r["agent"], {"n": 0, "mean": None, "ci": None})
+        table.add_row(
+            r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
+            str(m["n"]), _num(m["mean"], "{:+.1f}"), _ci(m),
+        )  # fmt: skip
+    return table
 
 
 def ratings_table(summary: dict[str, Any]) -> Table:
@@ -143,6 +205,31 @@ def bids_table(summary: dict[str, Any]) -> Table:
     return bids
 
 
+def agent_bids_table(summary: dict[str, Any]) -> Table | None:
+    """Where teams of two agents play: each agent's own bids over every seat it held (the
+    per-entry table counts a team's two members together); None without teams."""
+    if "agent_bids" not in summary:
+        return None
+    table = Table(
+        title="Bid accuracy per agent (teams of two agents)",
+        caption="over every seat the agent held, in its teams and alone; err: tricks - bid "
+        "over non-nil bids; nil: attempts (share made)",
+    )
+    for col in ("agent", "seat-hands", "mean bid", "|err|", "err", "nil", "blind nil"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for b in summary["agent_bids"]:
+        table.add_row(
+            b["agent"],
+            str(b["seat_hands"]),
+            _num(b["mean_bid"], "{:.2f}"),
+            _num(b["bid_error"], "{:.2f}"),
+            _num(b["signed_error"], "{:+.2f}"),
+            f"{b['nil_attempts']} ({_pct(b['nil_success'])})",
+            f"{b['blind_nil_attempts']} ({_pct(b['blind_nil_success'])})",
+        )
+    return table
+
+
 def agent_table(spec: ReportTable) -> Table:
     """A table an agent kind gives for its section of the summary (`report_tables`, a
     run hook of `agents.base.BaseAgent`), drawn as the others."""
@@ -156,8 +243,9 @@ def agent_table(spec: ReportTable) -> Table:
 
 #: the keys of a summary that are the tournament's own (any other is an agent kind's)
 _OWN_KEYS = frozenset(
-    ("tournament", "config", "play_rules", "mode", "rows", "pairs", "ratings", "bids")
-)
+    ("tournament", "config", "play_rules", "mode", "rows", "pairs", "ratings", "bids", "teams",
+     "agent_ratings", "agent_margins", "agent_bids")
+)  # fmt: skip
 
 
 def agent_tables(summary: dict[str, Any]) -> list[Table]:
@@ -176,6 +264,12 @@ def agent_tables(summary: dict[str, Any]) -> list[Table]:
 
 def _tables(summary: dict[str, Any]) -> list[Table]:
     tables = [pairs_table(summary), ratings_table(summary), bids_table(summary)]
+    per_agent = agents_table(summary)
+    if per_agent is not None:
+        tables.insert(2, per_agent)
+    agent_bids = agent_bids_table(summary)
+    if agent_bids is not None:
+        tables.append(agent_bids)
     return [*tables, *agent_tables(summary)]
 
 

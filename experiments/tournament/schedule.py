@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.processes import check_workers
-from agents.registry import AgentSpecError, agent_classes, entry_of
+from agents.registry import AgentSpecError, agent_classes, entry_of, members_of
 from experiments.tournament import deals as deals_mod
 from experiments.tournament.config import RunContext, TournamentConfig, TournamentError
 from experiments.tournament.folder import DEALS_FILE, LOG_FILE
@@ -45,7 +45,7 @@ def _worker_context(arg: tuple[str, TournamentConfig, str, Limits]) -> RunContex
     `spades_env.agent_calls`)."""
     run_dir, config, tid, agent_limits = arg
     set_limits(agent_limits)
-    for agent in config.agents:
+    for agent in members_of(config.agents):  # a team: its two members
         try:
             entry_of(agent)  # a file, module or plugin imported once, here
         except AgentSpecError as exc:

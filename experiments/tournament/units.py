@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from agents.registry import make_agent
-from experiments.tournament.config import RunContext, TournamentError, agent_seed
-from experiments.tournament.match import play_batch
+from experiments.tournament.config import RunContext, TournamentError
+from experiments.tournament.match import play_batch, seat_players, unit_players
 from spades_env.agent_calls import AgentError, described
 from spades_env.duplicate import fold_made, fold_teams, seat_agents
 from spades_env.rules import Rules
@@ -29,12 +29,10 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     start = chunk * cfg.chunk
     ds = ctx.deal_set.slice(start, min(start + cfg.chunk, cfg.deals))
     rules = cfg.play_rules()
-    names = [cfg.labels[i], cfg.labels[j]]
+    names = [cfg.labels[i], cfg.labels[j]]  # the two entries (an agent, or a team)
+    players, player_names, member_player = unit_players(cfg, i, j, chunk)
     try:
-        agents = [
-            make_agent(cfg.agents[i], agent_seed(cfg.seed, i, j, chunk)),
-            make_agent(cfg.agents[j], agent_seed(cfg.seed, j, i, chunk)),
-        ]
+        agents = [make_agent(spec, seed) for spec, seed in players]
     except AgentError as exc:
         raise exc.relocated(f"unit {unit} (deals {start}-{start + len(ds) - 1})") from None
     n = len(ds)
@@ -43,27 +41,37 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     # Games 2k (side 0) and 2k+1 (side 1) play deal k; agent 0 (= i) holds the even seats
     # on side 0 (team 0 with partnerships), the odd on side 1.
     seat_agent = seat_agents(rules, n)
+    seat_player = seat_players(rules, seat_agent, member_player)  # a team: its two members
     try:
         with described(lambda game: game_where(cfg, unit, game)):  # for a watchdog's error
             played = play_batch(
                 rules,
                 agents,
-                seat_agent,
+                seat_player,
                 np.repeat(ds.game_seeds, 2),
                 np.repeat(ds.dealers, 2),
                 np.repeat(ds.hands, 2, axis=0),
                 one_hand=cfg.mode == "hand",
-                names=names,
+                names=player_names,
             )
-    except AgentError as exc:
+    except AgentError as exc:  # game g of the batch is side g % 2 of deal start + g // 2
         if exc.game is None:
             raise
         raise exc.relocated(game_where(cfg, unit, exc.game)) from None
-    for agent, name in zip(agents, names, strict=True):
+    for agent, name in zip(agents, player_names, strict=True):
         check_class_state(agent, name, f"unit {unit} (deals {start}-{start + n - 1})")
     played.sort(key=lambda gr: (gr[0], gr[1]["hand_no"]))
     rows = [
-        _row(ctx, rules, unit, start + g // 2, g % 2, [names[a] for a in seat_agent[g]], rec)
+        _row(
+            ctx,
+            rules,
+            unit,
+            start + g // 2,
+            g % 2,
+            [player_names[a] for a in seat_player[g]],
+            rec,
+            [names[a] for a in seat_agent[g]],
+        )
         for g, rec in played
     ]
     for row in rows:
@@ -133,13 +141,16 @@ def _row(
     side: int,
     seats: list[str],
     rec: dict[str, Any],
+    entries: list[str],
 ) -> dict[str, Any]:
-    """One log row: a hand, who sat where, and its outcome (with the full hand record)."""
+    """One log row: a hand, who sat where (`seats`: each seat's agent; `entries`: each
+    seat's entry, its team's name where a team of two agents plays), and its outcome
+    (with the full hand record)."""
     hs = score_hand(rules, [rec["bids"]], [rec["blind"]], [rec["tricks"]])
     t = rules.num_teams
     winner = rec["winner"]
     hand_score = [rec["scores"][k] - rec["scores_before"][k] for k in range(t)]
-    teams, contract, made = seats[:t], hs.contract[0].tolist(), hs.made[0].tolist()
+    teams, contract, made = entries[:t], hs.contract[0].tolist(), hs.made[0].tolist()
     per_team = {k: rec[k] for k in ("scores", "bags", "bags_gained")} | {"hand_score": hand_score}
     if not rules.partnerships:
         # One-player teams: fold the seats into the two agent slots of this side
@@ -147,7 +158,7 @@ def _row(
         per_team = {n: fold_teams(rules, v) for n, v in per_team.items()}
         contract = fold_teams(rules, contract)
         made = fold_made(rules, made)
-        teams = [seats[0], seats[1]]
+        teams = [entries[0], entries[1]]
     return {
         "tournament": ctx.tournament,
         "unit": unit,
@@ -171,7 +182,7 @@ def _row(
         "scores": per_team["scores"],
         "game_over": rec["game_over"],
         "winner": winner,
-        "winner_agent": seats[winner] if winner >= 0 else None,
+        "winner_agent": entries[winner] if winner >= 0 else None,
         "record": rec,
     }
 

@@ -6,168 +6,181 @@ what it reads."""
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from spades_env.cards import (
-    BID_BASE,
-    BLIND_NIL,
-    DRAW_DISCARD,
-    DRAW_KEEP,
-    MAX_BID,
-    NAME_TRUMP,
-    RANK_CHARS,
-    SEE_HAND,
-    SUIT_CHARS,
-    SUIT_NAMES,
-    SUIT_SYMBOLS,
-    card_to_str,
-    str_to_card,
-)
+from spades_env.cards import MAX_BID, mask_to_cards
 from spades_env.engine import PHASE_BASE, explain_illegal, legal_actions
 from spades_env.observation import SeatView
 from spades_env.state import EXCHANGE, PLAY, State, init, one_index
 from spades_env.text.names import phase_action_name
+from spades_env.text.reading import AMBIGUOUS, INVALID, commitment
 
 
 class AnswerError(ValueError):
     """An answer that names no legal action. `kind` is ``"not understood"`` or
-    ``"illegal"``; the message says why (for an illegal action, the RULES.md rule)."""
+    ``"illegal"``; the message says why (for an illegal action, the RULES.md rule, then
+    the legal actions); `reason` is the message without the legal actions."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.reason = message if reason is None else reason
 
 
-_TAGS = (
-    r"<answer>\s*(.*?)\s*</answer>",
-    r"\\boxed\{([^}]*)\}",
-    r"final answer\s*[:=\-]*\s*(.+)",
-    r"\banswer\s*[:=]\s*(.+)",
-    r"\baction\s*[:=]\s*(.+)",
-    r"\[([^\[\]]+)\]",  # TextArena's bracketed action
+#: a labelled final answer: "Final answer:", "Answer:", "Action:", their translations,
+#: a JSON "action" field; a label other than "final answer" only at a line's start or
+#: quoted, so that prose ("the answer: maybe") is no tag
+_LABEL = re.compile(
+    r"(?P<final>final\s+answer|slutligt\s+svar|endgültige\s+antwort|respuesta\s+final"
+    r"|réponse\s+finale)\b[\s*_`\"']{0,6}(?:[:=]|\bis\b|-\s|(?=\n))"
+    r"|(?:^|\n)[\s*_#>`-]{0,6}(?:my\s+)?(?:answer|action|decision|svar|antwort|respuesta"
+    r"|réponse|reponse|entscheidung|beslut|decisión|décision)\b[\s*_`]{0,6}[:=]"
+    r"|\"action\"\s*:",
+    re.IGNORECASE,
 )
-_RANK_WORDS = {
-    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-    "eight": "8", "nine": "9", "ten": "T", "jack": "J", "queen": "Q", "king": "K", "ace": "A",
-}  # fmt: skip
-_SUIT_WORD = r"(spades?|hearts?|diamonds?|clubs?)"
-_CARD_WORDS = re.compile(
-    r"\b(" + "|".join(_RANK_WORDS) + r"|10|[2-9]|[tjqka])\s+of\s+" + _SUIT_WORD + r"\b"
+_BRACKET = re.compile(r"\[([^\[\]\n]{1,300})\]")
+_MARKUP = re.compile(r"</?answer>|\\(?:text|mathrm|textbf)\{|[{}*`\"_#]")
+_QUOTES = str.maketrans(
+    {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\ufe0f": None}
 )
-_CARD_SHORT = re.compile(r"(?<![\w])(10|[2-9tjqka])\s?([shdc♠♥♦♣♤♡♢♧])(?![a-z])")
-_JOKER = re.compile(r"\b(little joker|big joker|lj|bj)\b")
-_NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-}  # fmt: skip
 _ALT_SUITS = str.maketrans("♤♡♢♧", "♠♥♦♣")
+#: the longest final answer (characters) and the longest answer without one that are
+#: read: past them, an answer is not understood (the reading stays fast and certain)
+MAX_TAG = 500
+MAX_UNTAGGED = 20_000
 
 
-def _final_part(answer: str) -> str:
-    """The part of an answer that holds the decision: the last tagged final answer, else
-    the whole answer."""
-    text = answer.strip()
-    for pattern in _TAGS:
-        found = re.findall(pattern, text, flags=re.IGNORECASE | re.DOTALL)
-        if found:
-            return found[-1].strip().splitlines()[0] if found[-1].strip() else ""
-    return text
+def final_tag(answer: str) -> str | None:
+    """The content of the answer's last final-answer tag (``Final answer: X``,
+    ``<answer>X</answer>``, ``\\boxed{X}``, a JSON ``"action": X``, a label such as
+    ``Answer: X`` at a line's start; TextArena's ``[X]`` only where none of these is
+    present), markup removed, or None without one. Linear in the answer's length."""
+    found: list[tuple[int, str]] = []  # (where the tag starts, its content)
+    low = answer.lower()
+    close = low.rfind("</answer>")
+    opened = low.rfind("<answer>", 0, close if close >= 0 else len(low))
+    if opened >= 0:
+        end = close if close > opened else _line_end(answer, opened + 8)
+        found.append((opened, answer[opened + 8 : end]))
+    boxed = low.rfind("\\boxed{")
+    if boxed >= 0:
+        found.append((boxed, _braced(answer, boxed + 7)))
+    label = _last(_LABEL, answer)
+    if label is not None:
+        rest = answer[label.end() :]
+        line = rest[: _line_end(rest, 0)]
+        if not _MARKUP.sub("", line).strip(" :=-\t"):  # the answer on the next line
+            nxt = rest[len(line) :].lstrip("\n")
+            line = nxt[: _line_end(nxt, 0)]
+        found.append((label.start(), line))
+    if not found:
+        bracket = _last(_BRACKET, answer)
+        if bracket is None:
+            return None
+        found.append((bracket.start(), bracket[1]))
+    return " ".join(_MARKUP.sub(" ", max(found)[1]).split())
 
 
-def _cards_named(text: str) -> list[int]:
-    """The cards a text names, in order of appearance."""
-    found: list[tuple[int, int]] = []
-    for m in _CARD_WORDS.finditer(text):
-        rank = _RANK_WORDS.get(m[1], m[1]).upper().replace("10", "T")
-        found.append((m.start(), str_to_card(rank + m[2][0].upper())))
-    for m in _CARD_SHORT.finditer(text):
-        suit = m[2].translate(_ALT_SUITS)
-        suit = SUIT_CHARS[SUIT_SYMBOLS.index(suit)] if suit in SUIT_SYMBOLS else suit.upper()
-        rank = m[1].upper().replace("10", "T")
-        if rank in RANK_CHARS:
-            found.append((m.start(), str_to_card(rank + suit)))
-    for m in _JOKER.finditer(text):
-        found.append((m.start(), str_to_card("LJ" if m[1].startswith("l") else "BJ")))
-    out: list[int] = []
-    for _, card in sorted(found):
-        if card not in out:
-            out.append(card)
-    return out
+def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of `pattern` in `text` (one linear scan)."""
+    last = deque(pattern.finditer(text), maxlen=1)
+    return last[0] if last else None
 
 
-def _read(text: str, phase: int) -> int:
-    """The action a (lower-case, final) answer names in `phase`; AnswerError if none."""
-    t = " ".join(re.sub(r"[*`\"'_]", " ", text).split())
-    if re.search(r"\bblind\s*nil\b", t):
-        return BLIND_NIL
-    if re.search(r"\b(see|look at)\s+(my\s+|the\s+)?(hand|cards)\b", t) or t in ("see", "look"):
-        return SEE_HAND
-    if m := re.search(r"\b(?:trump|name)\s+(?:is\s+|suit\s+)?" + _SUIT_WORD, t):
-        return NAME_TRUMP + [s[:-1] for s in SUIT_NAMES].index(m[1].rstrip("s"))
-    if m := re.search(_SUIT_WORD + r"\s+(?:are|is|as)\s+trumps?\b", t):
-        return NAME_TRUMP + [s[:-1] for s in SUIT_NAMES].index(m[1].rstrip("s"))
-    if re.search(r"\bkeep\b", t) and not re.search(r"\bdiscard\b", t):
-        return DRAW_KEEP
-    if re.search(r"\bdiscard\b", t) and not re.search(r"\bkeep\b", t):
-        return DRAW_DISCARD
-    cards = _cards_named(t)
-    bid_phase = phase not in (PLAY, EXCHANGE)
-    if not bid_phase or cards:
-        if len(cards) == 1:
-            return cards[0]
-        if len(cards) > 1:
-            after = re.split(r"\b(?:play|pass|lead)\b", t)
-            last = _cards_named(after[-1]) if len(after) > 1 else []
-            if last:
-                return last[0]
-            raise AnswerError(
-                "not understood",
-                "the answer names several cards ("
-                + ", ".join(card_to_str(c, unicode=True) for c in cards)
-                + "); name exactly one",
-            )
-    if re.search(r"\bnil\b", t):
-        return BID_BASE
-    numbers = [int(n) for n in re.findall(r"\b\d+\b", t)]
-    numbers += [_NUMBER_WORDS[w] for w in re.findall(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", t)]
-    bids = re.findall(r"\bbid\s+(?:of\s+)?(\d+)\b", t)
-    if bids:
-        numbers = [int(bids[-1])]
-    if len(set(numbers)) == 1:
-        if numbers[0] > MAX_BID:
-            raise AnswerError("illegal", f"bid {numbers[0]} is above the largest bid {MAX_BID}")
-        return BID_BASE + numbers[0]
-    if len(set(numbers)) > 1:
-        raise AnswerError("not understood", "the answer names several numbers; bid one")
+def _line_end(text: str, start: int) -> int:
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+def _braced(text: str, start: int) -> str:
+    """The text inside the braces opened just before `start` (nested braces kept), at most
+    300 characters."""
+    depth = 1
+    for i in range(start, min(len(text), start + 300)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i]
+    return text[start : start + 300]
+
+
+def _understood(answer: str, phase: int, held: set[int] | None, strict: bool) -> int:
+    """The action an answer commits to in `phase`, or AnswerError (not understood; a bid
+    past the largest: illegal)."""
+    text = answer.translate(_QUOTES).translate(_ALT_SUITS)
+    tag = final_tag(text)
+    if tag is None and strict:
+        raise AnswerError(
+            "not understood", "no final answer; end with a line 'Final answer: ACTION'"
+        )
+    reading = text if tag is None else tag
+    if len(reading) > (MAX_TAG if tag is not None else MAX_UNTAGGED):
+        where = "its final answer" if tag is not None else "an answer without a final answer"
+        raise AnswerError(
+            "not understood",
+            f"{where} is too long to read with certainty; end with a short line "
+            "'Final answer: ACTION'",
+        )
+    action = commitment(reading, phase, tag is not None, held)
+    if isinstance(action, int):
+        return action
+    if isinstance(action, tuple):
+        raise AnswerError(
+            "illegal", f"bid {action[1]} is not legal: no hand has more than {MAX_BID} tricks"
+        )
+    example = "'play Q♥'" if phase in (PLAY, EXCHANGE) else "'bid 4'"
+    why = {
+        None: "the answer names no action",
+        AMBIGUOUS: "the answer leaves more than one action open",
+        INVALID: "the answer's number is no bid (a whole number of tricks)",
+    }[action]
+    where = "its final answer" if tag is not None else "the answer"
     raise AnswerError(
         "not understood",
-        "the answer names no action; answer with one of the legal actions, e.g. "
-        + ("'play Q♥'" if not bid_phase else "'bid 4'"),
+        f"{why.replace('the answer', where, 1)}; answer with exactly one of the legal "
+        f"actions, e.g. {example}",
     )
 
 
-def parse_answer(answer: str, state: State, game: int = 0) -> int:
+def read_answer(
+    answer: str, phase: int, held: Iterable[int] | None = None, *, strict: bool = False
+) -> int:
+    """The action `answer` commits to in `phase` (a `spades_env.state` phase), legal or
+    not: the reader without the rules' check. `held`: the cards the seat holds (a card
+    only thought of, not held, is no candidate), or None. Raises `AnswerError`
+    (``"not understood"``; ``"illegal"`` for a bid past any hand's tricks)."""
+    return _understood(answer, phase, None if held is None else set(held), strict)
+
+
+def parse_answer(answer: str, state: State, game: int = 0, *, strict: bool = False) -> int:
     """The legal action `answer` names for the seat to act in game `game` of `state`.
 
-    Raises `AnswerError`: ``kind="not understood"`` (no action, or several) or
-    ``kind="illegal"`` with the engine's reason and the RULES.md rule
-    (`engine.explain_illegal`)."""
+    Raises `AnswerError`: ``kind="not understood"`` (no action, several, or any doubt)
+    or ``kind="illegal"`` with the engine's reason and the RULES.md rule
+    (`engine.explain_illegal`). `strict` reads only a final-answer tag (`final_tag`)."""
     g = one_index(game, state.batch_size, "game")
     phase = int(state.phase[g])
-    return _checked(answer, phase, legal_actions(state, g), lambda a: explain_illegal(state, g, a))
+    held = set(mask_to_cards(int(state.hands[g, int(state.to_act[g])]) & ~int(state.played[g])))
+    return _checked(
+        answer, phase, legal_actions(state, g), lambda a: explain_illegal(state, g, a),
+        held, strict,
+    )  # fmt: skip
 
 
-def parse_view_answer(answer: str, view: SeatView, row: int = 0) -> int:
+def parse_view_answer(answer: str, view: SeatView, row: int = 0, *, strict: bool = False) -> int:
     """`parse_answer` for the seat of row `row` of an agent's `SeatView`: the reason an
     action is illegal is the engine's, from a game that holds only what the seat knows."""
     phase = int(view.phase[row])
     legal, base = int(view.legal[row]), int(PHASE_BASE[phase])
     actions = [base + i for i in range(64) if legal >> i & 1]
+    held = None if view.hand_hidden[row] else set(mask_to_cards(int(view.hand[row])))
     return _checked(
-        answer, phase, actions, lambda a: explain_illegal(_known_state(view, row), 0, a)
-    )
+        answer, phase, actions, lambda a: explain_illegal(_known_state(view, row), 0, a),
+        held, strict,
+    )  # fmt: skip
 
 
 def _known_state(view: SeatView, row: int) -> State:
@@ -185,12 +198,18 @@ def _known_state(view: SeatView, row: int) -> State:
     return state
 
 
-def _checked(answer: str, phase: int, legal: list[int], explain: Any) -> int:
-    action = _read(_final_part(answer).lower(), phase)
+def _checked(
+    answer: str,
+    phase: int,
+    legal: list[int],
+    explain: Any,
+    held: set[int] | None,
+    strict: bool,
+) -> int:
+    action = _understood(answer, phase, held, strict)
     if action in legal:
         return action
     reason = explain(action)
     shown = "; ".join(phase_action_name(a, phase) for a in legal)
-    raise AnswerError(
-        "illegal", f"{phase_action_name(action, phase)} is not legal: {reason}. Legal: {shown}"
-    )
+    why = f"{phase_action_name(action, phase)} is not legal: {reason}"
+    raise AnswerError("illegal", f"{why}. Legal: {shown}", why)

@@ -7,55 +7,117 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spades_env.cards import (
-    card_to_str,
-)
+from spades_env.cards import CARD_RANK, CARD_SUIT, SPADES, SUIT_NAMES, card_to_str
+from spades_env.engine import seat_name
 from spades_env.rules import Rules
 from spades_env.state import State
 from spades_env.text.names import card_index, card_name, rules_from, team_name
 from spades_env.text.view import seat_json
 
+_DECKS = {
+    "jokers": " The twos of hearts and diamonds are out; the Big Joker (BJ) and the Little "
+    "Joker (LJ) are in: the two highest spades, the Big over the Little, both over the ace.",
+    "no_2c": " The two of clubs is out of the deck.",
+    "no_2c_2d": " The twos of clubs and diamonds are out of the deck.",
+}
+_CONSTRAINTS = {
+    "suicide": " Each team bids exactly one nil (a blind nil counts): if the first partner "
+    "to bid does not bid nil, the second must; if the first does, the second must not.",
+    "mirror": " Each bid is the number of spades held (none: nil).",
+    "whiz": " Each bid is nil or exactly the number of spades held.",
+}
+
 
 def rules_text(rules: Rules) -> str:
-    """The rules in force, in one paragraph of English (every option is in the JSON)."""
+    """The rules in force, once, in plain words: only what a player needs (the options
+    themselves are in the JSON view)."""
     p = rules.num_players
+    trump = "spades" if rules.trump == "spades" else "trumps"
+    out = []
     if rules.partnerships:
-        teams = " against ".join(team_name(rules, t) for t in range(rules.num_teams))
-        table = f"{p} players in partnerships ({teams}), partners sitting opposite"
+        teams = " and ".join(team_name(rules, t) for t in range(rules.num_teams))
+        out.append(f"Rules: {p} players in two teams ({teams}); partners sit opposite.")
     else:
-        table = f"{p} players, each playing alone"
-    trump = (
-        "the highest bidder names the trump suit after the bidding"
-        if rules.trump == "named"
-        else "spades are always trump"
-    )
-    parts = [
-        f"Rules: {rules.name} ({table}; {rules.hand_size} cards each, deck {rules.deck}).",
-        f"Trumps: {trump}; a trump may not be led until one has been played (broken) "
-        "unless the leader holds nothing else; you must follow the suit led if you can.",
-    ]
-    bids = f"Bids: {rules.min_bid}..{rules.max_bid}"
+        out.append(f"Rules: {p} players, each playing alone.")
+    if rules.draw:  # RULES.md §6 two_player
+        out.append(
+            f" No deal: in turn, look at the top card of the stock and keep it (the next is "
+            f"discarded unseen) or discard it (the next must be kept), until each holds "
+            f"{rules.hand_size}."
+        )
+    else:
+        out.append(f" {rules.hand_size} cards each.")
+    out.append(_DECKS.get(rules.deck, ""))
+    bids = f" Bid once the tricks you will take, {rules.min_bid} to {rules.max_bid}"
     if rules.min_bid == 0:
-        bids += f" (0 is nil: take no trick, {rules.nil_value} points)"
-    if rules.bid_constraint != "none":
-        bids += f", {rules.bid_constraint} rule"
+        bids += f"; 0 is nil: take no trick (+{rules.nil_value}, else -{rules.nil_value})"
+    out.append(bids + ".")
+    out.append(_CONSTRAINTS.get(rules.bid_constraint, ""))
     if rules.max_total_bid is not None:
-        bids += f", all bids together at most {rules.max_total_bid}"
-    blind = {
-        "never": "no blind nil",
-        "when_behind_100": f"blind nil ({rules.blind_nil_value} points) only when 100 or more "
-        "behind, before looking at the hand",
-        "always": f"blind nil ({rules.blind_nil_value} points) before looking at the hand",
-    }.get(rules.blind_nil, f"blind nil: {rules.blind_nil}")
-    parts.append(f"{bids}; {blind}.")
-    parts.append(
-        f"Scoring: a made bid scores 10 per trick bid plus 1 per extra trick (a bag); "
-        f"{rules.bag_limit} bags cost {rules.bag_penalty} points; a missed bid loses 10 per "
-        f"trick bid; the game ends at {rules.target} points"
-        + (f" or after {rules.max_hands} hands" if rules.max_hands else "")
-        + "."
+        out.append(f" All bids but nils total at most {rules.max_total_bid}.")
+    if rules.blind_nil != "never":
+        when = " when 100 or more behind" if rules.blind_nil == "when_behind_100" else ""
+        out.append(
+            f" Blind nil (+{rules.blind_nil_value}, else -{rules.blind_nil_value}) is bid "
+            f"before looking at the hand{when}."
+        )
+    if rules.blind_nil_exchange:
+        out.append(" After the bidding, a blind-nil bidder and partner pass each other 2 cards.")
+    if rules.trump == "named":  # RULES.md §6 auction
+        out.append(" After the bidding, the highest bidder names the trump suit.")
+    if rules.first_lead == "two_of_clubs":
+        out.append(" The two of clubs leads the first trick.")
+    out.append(
+        f" Follow suit if you can, else play any card. The highest {trump[:-1]} wins a "
+        f"trick, else the highest card of the suit led. {trump.capitalize()} can't be led "
+        f"until one has been played, unless you hold only {trump}."
     )
-    return " ".join(parts)
+    if rules.scoring == "family":
+        out.append(
+            f" Score: 1 per trick, 5 more for taking exactly the bid; first to {rules.target}."
+        )
+    else:
+        out.append(
+            " Score: a team that makes its bid gets 10 per trick bid and 1 per extra trick "
+            f"(a bag; {rules.bag_limit} bags cost {rules.bag_penalty}); a team short of "
+            "it loses 10 per trick bid."
+        )
+        if rules.nil_tricks == "count":
+            out.append(" A nil bidder's tricks count toward the team's bid.")
+        if rules.thirteen_bid_doubles:
+            out.append(" Bidding 13 and taking all 13 scores double.")
+        if rules.ten_for_two_hundred:
+            out.append(" A bid of 10 or more scores 200 if made, -200 if not.")
+        end = f" Game to {rules.target}"
+        if rules.lose_at is not None:
+            end += f", or down to {rules.lose_at}"
+        out.append(end + ".")
+    if rules.max_hands:
+        out.append(f" At most {rules.max_hands} hands.")
+    if rules.open_hands:
+        out.append(" Every hand is face up.")
+    return "".join(out)
+
+
+def _rules_line(options: dict[str, Any]) -> str:
+    """The rules in force by name: the preset and the options changed from it."""
+    rules = rules_from(tuple(options.items()))
+    changed = rules.changed_options()
+    return f"Preset: {rules.name}" + (f" with {', '.join(changed)}" if changed else "")
+
+
+def _trick_leader(view: dict[str, Any]) -> str | None:
+    """Who is winning the trick in progress, or None before its first card."""
+    plays = view["current_trick"]
+    if not plays:
+        return None
+    suits = [int(CARD_SUIT[card_index(c)]) for _, c in plays]
+    trump = SPADES if view["trump"] is None else SUIT_NAMES.index(view["trump"])
+    best = max(
+        range(len(plays)),
+        key=lambda i: (suits[i] == trump, suits[i] == suits[0], CARD_RANK[card_index(plays[i][1])]),
+    )
+    return plays[best][0]
 
 
 def seat_text(state: State, game: int = 0, seat: int | None = None) -> str:
@@ -77,13 +139,22 @@ def _plays_text(plays: list[list[str]]) -> str:
 
 def view_text(view: dict[str, Any]) -> str:
     """The seat's view (`seat_json`) as English, one fact per line; `parse_text` reads it
-    back. The rules paragraph comes first, the legal actions last."""
+    back. The rules come first (in plain words, then by name), the legal actions last;
+    lines with nothing to say yet (no trick won, no void shown) are left out."""
     rules = rules_from(tuple(view["rules"].items()))
+    me = _seat_index(view["seat"])
+    partner = [
+        seat_name(k)
+        for k in range(rules.num_players)
+        if k != me and rules.partnerships and rules.team_of(k) == rules.team_of(me)
+    ]
+    who = f"You are {view['seat']}"
+    who += f"; your partner is {partner[0]}" if partner else ", playing alone"
     lines = [
         f"Spades, text view version {view['version']}.",
         rules_text(rules),
-        f"Rules options: {_options_text(view['rules'])}.",
-        f"You are {view['seat']}.",
+        f"{_rules_line(view['rules'])}.",
+        f"{who}.",
         f"Hands completed in this game: {view['hands_completed']}. Dealer: {view['dealer']}.",
         f"Phase: {view['phase']}. To act: {view['to_act']}.",
     ]
@@ -99,14 +170,22 @@ def view_text(view: dict[str, Any]) -> str:
     lines.append(f"Bids (- not yet): {bids}.")
     trump = view["trump"] or "not named yet"
     lines.append(f"Trump: {trump}, {'broken' if view['trump_broken'] else 'not broken'}.")
-    won = ", ".join(f"{who} {n}" for who, n in view["tricks_won"].items())
-    lines.append(f"Tricks won this hand: {won}.")
+    if any(view["tricks_won"].values()):
+        won = ", ".join(f"{who} {n}" for who, n in view["tricks_won"].items())
+        lines.append(f"Tricks won this hand: {won}.")
     for i, trick in enumerate(view["tricks"], 1):
-        lines.append(f"Trick {i}: {_plays_text(trick['plays'])}; won by {trick['winner']}.")
-    current = _plays_text(view["current_trick"]) or "no card yet"
-    lines.append(f"Trick in progress: {current}.")
-    voids = "; ".join(f"{who} has no {', '.join(s)}" for who, s in view["voids"].items())
-    lines.append(f"Voids shown: {voids or 'none'}.")
+        (first, card), *rest = trick["plays"]
+        others = " ".join(_ucard(c) for _, c in rest)
+        won = trick["winner"]
+        lines.append(f"Trick {i}: {first} led {_ucard(card)}, then {others}; {won} won.")
+    if view["current_trick"]:
+        winning = _trick_leader(view)
+        lines.append(
+            f"Trick in progress: {_plays_text(view['current_trick'])} ({winning} winning)."
+        )
+    if view["voids"]:
+        voids = "; ".join(f"{who} has no {', '.join(s)}" for who, s in view["voids"].items())
+        lines.append(f"Voids shown: {voids}.")
     if "passed" in view:
         lines.append(f"Exchange: you passed {_ucards(view['passed'])}.")
         lines.append(f"Exchange: you received {_ucards(view['received'])}.")
@@ -123,8 +202,16 @@ def view_text(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _options_text(options: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in options.items())
+def _seat_index(name: str) -> int:
+    return int(name.split()[1]) if name.startswith("seat ") else _SEATS.index(name)
+
+
+_SEATS = [seat_name(k) for k in range(4)]
+
+
+def _preset_rules(name: str, options: dict[str, Any]) -> Rules:
+    """The rules of a preset with options changed (`Rules.changed_options` read back)."""
+    return Rules.preset(name, **options)
 
 
 # ----------------------------------------------------------------------------- reading text back
@@ -158,16 +245,18 @@ def _pairs(text: str) -> list[tuple[str, str]]:
 
 def parse_text(text: str) -> dict[str, Any]:
     """The dict `seat_json` gave for a text `view_text` wrote (the text is complete)."""
-    view: dict[str, Any] = {"tricks": []}
+    view: dict[str, Any] = {"tricks": [], "current_trick": [], "voids": {}}
     extra: dict[str, Any] = {}
+    tricks: list[tuple[str, list[str], str]] = []  # (leader, cards in order, winner)
     for line in text.splitlines():
         body = line.rstrip(".")
         if m := re.fullmatch(r"Spades, text view version (\d+)", body):
             view["version"] = int(m[1])
-        elif body.startswith("Rules options: "):
-            items = body[len("Rules options: ") :].split(", ")
-            view["rules"] = {k: _parse_value(v) for k, _, v in (i.partition("=") for i in items)}
-        elif m := re.fullmatch(r"You are (.+)", body):
+        elif m := re.fullmatch(r"Preset: (\w+)(?: with (.+))?", body):
+            items = m[2].split(", ") if m[2] else []
+            options = {k: _parse_value(v) for k, _, v in (i.partition("=") for i in items)}
+            view["rules"] = _preset_rules(m[1], options).to_dict()
+        elif m := re.fullmatch(r"You are (.+?)(?:; your partner is .+|, playing alone)", body):
             view["seat"] = m[1]
         elif m := re.fullmatch(r"Hands completed in this game: (\d+)\. Dealer: (.+)", body):
             view["hands_completed"], view["dealer"] = int(m[1]), m[2]
@@ -193,10 +282,10 @@ def parse_text(text: str) -> dict[str, Any]:
         elif body.startswith("Tricks won this hand: "):
             won = body[len("Tricks won this hand: ") :]
             view["tricks_won"] = {who: int(n) for who, n in _pairs(won)}
-        elif m := re.fullmatch(r"Trick \d+: (.+); won by (.+)", body):
-            view["tricks"].append({"plays": _parse_plays(m[1]), "winner": m[2]})
-        elif body.startswith("Trick in progress: "):
-            view["current_trick"] = _parse_plays(body[len("Trick in progress: ") :])
+        elif m := re.fullmatch(r"Trick \d+: (.+?) led (\S+), then (.+); (.+) won", body):
+            tricks.append((m[1], [m[2], *m[3].split()], m[4]))
+        elif m := re.fullmatch(r"Trick in progress: (.+) \(.+ winning\)", body):
+            view["current_trick"] = _parse_plays(m[1])
         elif body.startswith("Voids shown: "):
             rest = body[len("Voids shown: ") :]
             view["voids"] = {}
@@ -220,6 +309,13 @@ def parse_text(text: str) -> dict[str, Any]:
         elif body.startswith("Legal actions: "):
             rest = body[len("Legal actions: ") :]
             view["legal_actions"] = [] if rest.startswith("none") else rest.split("; ")
+    names = list(view["bids"])
+    view.setdefault("tricks_won", dict.fromkeys(names, 0))
+    for leader, cards, winner in tricks:
+        first = names.index(leader)
+        seats = [names[(first + k) % len(names)] for k in range(len(cards))]
+        plays = [[who, card_name(card_index(c))] for who, c in zip(seats, cards, strict=True)]
+        view["tricks"].append({"plays": plays, "winner": winner})
     order = [
         "version", "rules", "seat", "phase", "to_act", "dealer", "hands_completed", "hand",
         "bids", "tricks_won", "tricks", "current_trick", "trump", "trump_broken", "scores",

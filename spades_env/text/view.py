@@ -30,7 +30,7 @@ from spades_env.rules import Rules
 from spades_env.state import DONE, DRAW, PHASE_NAMES, State, one_index
 from spades_env.text.names import card_index, card_name, phase_action_name, rules_from, team_name
 
-TEXT_VERSION = 1
+TEXT_VERSION = 2
 
 
 @lru_cache(maxsize=64)

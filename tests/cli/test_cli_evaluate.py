@@ -129,6 +129,15 @@ def test_leaderboard_renders_the_results_into_one_page(heuristic_eval, tmp_path)
     other["version"] = ladder_protocol.VERSION + 1
     (tmp_path / "v2.json").write_text(json.dumps(other))
     mixed = spades("leaderboard", str(root / "h.json"), str(tmp_path / "v2.json"))
+    assert f"version is {ladder_protocol.VERSION + 1}, not a protocol version" in one_line_error(
+        mixed
+    )
+    other["version"] = ladder_protocol.VERSION
+    other["test_deals"] = 1  # another scale: one page holds one
+    for r in other["rungs"]:
+        r["deals"] = 1
+    (tmp_path / "t1.json").write_text(json.dumps(other))
+    mixed = spades("leaderboard", str(root / "h.json"), str(tmp_path / "t1.json"))
     assert "one page holds one protocol" in one_line_error(mixed)
     missing = spades("leaderboard", str(tmp_path / "nope.json"))
     assert "does not exist" in one_line_error(missing)

@@ -53,7 +53,7 @@ LEFT_OUT = {
     "docs/training.md": {"notest": 6, "slow": 1},
     "docs/play.md": {"notest": 2},
     "docs/benchmark.md": {"notest": 1},
-    "docs/llm.md": {"notest": 2},
+    "docs/llm.md": {"notest": 4},
     "docs/results/protocol.md": {"notest": 2},
     "docs/web.md": {"notest": 2},
 }

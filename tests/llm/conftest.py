@@ -29,10 +29,14 @@ class FakeServer:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=30) as r:
             return json.loads(r.read())
 
-    def spec(self, label: str = "llm", **options: object) -> str:
+    def url(self, mode: str = "") -> str:
+        """The base URL of the good endpoint, or of a misbehaving one (fake_llm_server.MODES)."""
+        return f"http://127.0.0.1:{self.port}/m/{mode}/v1" if mode else self.base_url
+
+    def spec(self, label: str = "llm", mode: str = "", **options: object) -> str:
         opts = {
             "model": "fake",
-            "base_url": self.base_url,
+            "base_url": self.url(mode),
             "api_key_env": "FAKE_LLM_KEY",
             "backoff": 0.01,
             "timeout": 10,

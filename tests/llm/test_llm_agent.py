@@ -48,9 +48,12 @@ def _tournament(out: Path, spec: str, deals: int, chunk: int = 50) -> dict:
 @pytest.mark.cli
 def test_tournament_through_a_flaky_server(tmp_path, fake_server, llm_key):
     # timeout 0.3 s: the server's slow answers (0.6 s) time out and are retried
-    spec = fake_server.spec(reasks=1, timeout=0.3)
+    spec = fake_server.spec(reasks=1, timeout=0.3, on_invalid="mark")
     result = _tournament(tmp_path / "run", spec, deals=3)
     stats = result["llm"]["llm"]
+    # its fallbacks pass the default limit: the run finishes, marked invalid, and says why
+    assert stats["fallback_share"] == stats["fallbacks"] / stats["decisions"] > 0.05
+    assert stats["invalid"] and "max_fallback_share" in stats["invalid_reason"]
     records = read_records(tmp_path / "run" / EXCHANGES_FILE)
     # every decision of the llm seats: 2 seats x (1 bid + 13 cards) x 2 sides x 3 deals
     assert stats["decisions"] == len(records) == 3 * 2 * 2 * 14
@@ -76,7 +79,8 @@ def test_tournament_through_a_flaky_server(tmp_path, fake_server, llm_key):
     _no_hidden_cards(served["prompts"], rows)
     # the log as chat transcripts: every decision of the llm seats, the prompt they had
     chats = tmp_path / "chats.jsonl"
-    out = spades("export-chat", str(tmp_path / "run"), "--out", str(chats), "--agent", "llm")
+    out = spades("export-chat", str(tmp_path / "run"), "--out", str(chats), "--agent", "llm",
+                 "--target", "action")  # fmt: skip
     assert out.returncode == 0, out.stderr
     lines = [json.loads(ln) for ln in chats.read_text().splitlines()]
     assert len(lines) == stats["decisions"]
