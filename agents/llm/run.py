@@ -49,23 +49,21 @@ def stats_table(stats: dict[str, dict[str, Any]]) -> ReportTable:
     illegal answers per decision, tokens paid and replayed from the cache, dollars where
     prices are known, wall seconds per decision, and INVALID where the fallback share
     passed its limit."""
-    columns = ("agent", "model", "decisions", "fallback", "not understood", "re-asks",
-               "illegal", "tokens in", "tokens out", "replayed in", "$", "s/decision",
-               "valid")  # fmt: skip
+    columns = ("agent", "decisions", "fallback", "not und.", "re-asks", "illegal",
+               "tok in", "tok out", "replayed", "$", "s/dec", "valid")  # fmt: skip
     rows = tuple(
         (
             agent,
-            str(s.get("model")),
             str(s["decisions"]),
             f"{s.get('fallback_share', s['fallbacks_per_decision']):.1%}",
             f"{s.get('not_understood_share', 0.0):.1%}",
-            f"{s['reasks_per_decision']:.3f}",
-            f"{s['illegal_per_decision']:.3f}",
+            f"{s['reasks_per_decision']:.2f}",
+            f"{s['illegal_per_decision']:.2f}",
             str(s["tokens_in"]),
             str(s["tokens_out"]),
             str(s.get("replayed_tokens_in", 0)),
             "-" if s.get("dollars") is None else f"{s['dollars']:.4f}",
-            f"{s['seconds_per_decision']:.3f}",
+            f"{s['seconds_per_decision']:.2f}",
             "INVALID" if s.get("invalid") else "yes",
         )
         for agent, s in stats.items()
@@ -75,9 +73,10 @@ def stats_table(stats: dict[str, dict[str, Any]]) -> ReportTable:
         columns=columns,
         rows=rows,
         caption="fallback: share of decisions the fallback agent played (INVALID past "
-        "max_fallback_share); not understood: share of answers the reader could not read; "
-        "re-asks, illegal: per decision; tokens in/out: paid (sent to the model); replayed "
-        "in: prompt tokens replayed from the response cache, not paid again; $: paid tokens "
-        "at the agent's prices; s/decision: wall seconds, retries and waits included",
-        left=("agent", "model"),
+        "max_fallback_share); not und.: share of answers the reader did not understand; "
+        "re-asks, illegal: per decision; tok in/out: tokens paid (sent to the model); "
+        "replayed: prompt tokens replayed from the response cache, not paid again; $: paid "
+        "tokens at the agent's prices; s/dec: wall seconds per decision, retries and waits "
+        "included",
+        left=("agent",),
     )

@@ -2,10 +2,10 @@
 request is sent (``--dry-run``).
 
 Each deal of the run is played once by the heuristic at every seat, and at each decision
-the prompt of every `llm:` agent is rendered as the agent would render it (its template
-and ``list_legal``: `agents.llm.prompt`) from the seat's view. Over both sides of a
-duplicate deal an agent holds every seat once, so these are as many prompts as it will
-send first requests; the model's own play changes the cards on the table, not the
+the prompt of every `llm:` agent is rendered as the agent would render it (its template,
+``list_legal`` and system message: `agents.llm.prompt`) from the seat's view. Over both
+sides of a duplicate deal an agent holds every seat once, so these are as many prompts
+as it will send first requests; the model's own play changes the cards on the table, not the
 prompts' length much. Tokens are the characters over 4 (no tokenizer is assumed: the
 models differ); the answers' tokens are bounded by the token limit; dollars come from
 the agent's prices (``price_in``/``price_out`` or ``prices=FILE``), where given.
@@ -74,8 +74,9 @@ def estimate(cfg: TournamentConfig, deals: DealSet, plans: dict[str, dict]) -> d
     for label in labels:
         params = dict(specs[label].params)
         template = load_template(params["template"]) if params.get("template") else None
+        system = prompts.load_system(params["system"]) if params.get("system") else None
         list_legal = bool(params.get("list_legal", True))
-        render.append(lambda v, t=template, ll=list_legal: prompts.messages(v, ll, t))
+        render.append(lambda v, t=template, ll=list_legal, s=system: prompts.messages(v, ll, t, s))
     chars = prompt_chars(cfg, deals, render) if render else []
     out: dict[str, dict] = {}
     for label, seen in zip(labels, chars, strict=True):

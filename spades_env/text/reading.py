@@ -190,7 +190,9 @@ _NEGATE_AFTER = {
     "misstag", "riskabel", "riskabelt", "dåligt", "dålig", "fel", "inte", "fehler",
     "riskant", "schlecht", "falsch", "nicht", "error", "arriesgado", "arriesgada", "malo",
     "mala", "erreur", "risqué", "risquée", "mauvais", "mauvaise", "pas", "trop", "zu",
-    "för", "demasiado", "off",
+    "för", "demasiado", "off", "insane", "crazy", "suicidal", "hopeless", "unrealistic",
+    "impossible", "madness", "nuts", "foolhardy", "unlikely", "stupid", "absurd", "doomed",
+    "unsafe", "unsound", "ridiculous", "out",
 }  # fmt: skip
 _HEDGE = {
     "if", "unless", "could", "might", "maybe", "perhaps", "possibly", "either", "or",
@@ -241,6 +243,8 @@ _LINK = {
     "this", "at", "has", "then", "also", "right", "there",
 }  # fmt: skip
 _TO_OTHERS = {"give", "pass", "to", "send", "ger", "gebe", "doy", "donne", "for", "with"}
+_CONCLUDE = {"so", "therefore", "thus", "hence", "then", "say", "så", "also", "donc", "entonces"}
+_WOULD = {"i'd", "would", "was", "were", "tempted", "wanted", "could", "might", "should"}
 _ALL_BUT = {"anything", "everything", "all", "any", "whatever", "nothing"}
 _CONTRAST = {
     "but", "however", "although", "though", "yet", "whereas", "men", "aber", "jedoch",
@@ -344,21 +348,22 @@ def _tokens(text: str) -> list[tuple[str, str, Any]]:
     return out
 
 
-def _clauses(tokens: list[tuple[str, str, Any]]) -> list[tuple[list[int], bool]]:
-    """Token indices per clause, and whether the clause is a question."""
-    out: list[tuple[list[int], bool]] = []
+def _clauses(tokens: list[tuple[str, str, Any]]) -> list[tuple[list[int], bool, bool]]:
+    """Token indices per clause, whether the clause is a question, and whether a contrast
+    (*but*, *however*) follows it."""
+    out: list[tuple[list[int], bool, bool]] = []
     cur: list[int] = []
     for i, (kind, low, _) in enumerate(tokens):
         # "anything but the A♠" rejects the A♠: no new clause
         but_of = low == "but" and bool(cur) and tokens[cur[-1]][1] in _ALL_BUT
         if kind == "stop" or (kind == "word" and low in _CONTRAST and not but_of):
             if cur:
-                out.append((cur, low == "?"))
+                out.append((cur, low == "?", kind == "word"))
             cur = []
             continue
         cur.append(i)
     if cur:
-        out.append((cur, False))
+        out.append((cur, False, False))
     return out
 
 
@@ -380,7 +385,7 @@ def _mentions(text: str, phase: int, whole: bool) -> list[Mention]:
     clauses = _clauses(tokens)
     alone = whole or len(clauses) == 1  # a clause that is the whole reading
     out: list[Mention] = []
-    for idx, question in clauses:
+    for idx, question, conceded in clauses:
         found: list[tuple[int, Mention]] = []  # (clause position, mention)
         for at, j in enumerate(idx):
             kind, low, value = tokens[j]
@@ -408,7 +413,7 @@ def _mentions(text: str, phase: int, whole: bool) -> list[Mention]:
         open_number = False  # a bare number left out of a clause that weighs candidates
         for at, m in found:
             if m.kind == "bid" and m.weak:
-                if not terse:
+                if not (terse or _closing_number(tokens, idx, at)):
                     open_number |= hedged
                     continue  # a bare number in prose counts something else
             elif m.weak and not (m.verb and _follow_ok(tokens, idx, at)) and not (terse and alone):
@@ -422,6 +427,8 @@ def _mentions(text: str, phase: int, whole: bool) -> list[Mention]:
             keep.append((at, m))
         if question or not keep or _CONDITION & set(plain_words):
             continue
+        if conceded and _WOULD & set(plain_words):
+            continue  # "I'd go nil, but ...": what would be, not what is
         distinct = {m.action for _, m in keep}
         words_here = {tokens[j][1] for j in idx if tokens[j][0] == "word"}
         if words_here & _ORS or (hedged and (len(distinct) > 1 or open_number)):
@@ -433,6 +440,15 @@ def _mentions(text: str, phase: int, whole: bool) -> list[Mention]:
                 m.status = "committed"
             out.append(m)
     return out
+
+
+def _closing_number(tokens: list, idx: list[int], at: int) -> bool:
+    """A bare number that closes its clause after a colon or a word of conclusion
+    (``partner needs help: 3``, ``..., so 3``) is the answer."""
+    if at + 1 != len(idx) or at == 0:
+        return False
+    kind, low, _ = tokens[idx[at - 1]]
+    return (kind == "comma" and low == ":") or low in _CONCLUDE
 
 
 def _follow_ok(tokens: list, idx: list[int], at: int) -> bool:

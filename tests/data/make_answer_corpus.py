@@ -531,6 +531,16 @@ HARD_BIDS = [
     ("bid 3, not nil", "bid 3"),
     ("Bid 3, not 4.", "bid 3"),
     ("Nil, no doubt about it.", "nil"),
+    ("Going nil would be insane with the A♠, so 3.", "bid 3"),
+    ("I was going to bid nil but I'll bid 3 instead.", "bid 3"),
+    ("I'd go nil, but my spades are too strong.", NU),
+    ("I would bid nil, but the A♠ says otherwise. Bid 2.", "bid 2"),
+    ("I'll bid 4 but partner may go nil.", "bid 4"),
+    ("I have 3 spades, so 3.", "bid 3"),
+    ("Nil is out of the question; 2.", "bid 2"),
+    ("Forget nil. Bid 3.", "bid 3"),
+    ("Don't even think about nil.", NU),
+    ("Final answer: not nil", NU),
 ]  # fmt: skip
 for text, meaning in HARD_BIDS:
     add(text, meaning, "written")
@@ -563,6 +573,9 @@ HARD_PLAYS = [
     ("Play anything but the A♠.", NU),
     ("Play the A♥, but not the A♠.", "play A♥"),
     ("Anything but the K♦, please.", NU),
+    ("I'd play the A♥ but East is void.", NU),
+    ("I will not play the A♥.", NU),
+    ("Playing A♥ is pointless; 3♥.", "play 3♥"),
 ]  # fmt: skip
 for text, meaning in HARD_PLAYS:
     add(text, meaning, "written", phase="play", held=HAND, legal=PLAY_LEGAL)

@@ -116,6 +116,8 @@ def _outcome(answer: str, state) -> str:
         ("I'll bid 4 since partner bid 3.", "bid 4"),
         ("four", "bid 4"),
         ("Final answer: NIL", "nil"),
+        ("Going nil would be insane with the A♠, so 3.", "bid 3"),
+        ("I was going to bid nil but I'll bid 3 instead.", "bid 3"),
     ],
 )
 def test_bids_mean_what_they_say(answer, meant):
@@ -146,6 +148,8 @@ def test_bids_mean_what_they_say(answer, meant):
         "Nil: no.",
         "Nil, not a chance.",
         "Nil? Never.",
+        "I'd go nil, but my spades are too strong.",
+        "Final answer: not nil",
     ],
 )
 def test_doubtful_bids_are_not_understood_never_illegal(answer):
