@@ -43,7 +43,7 @@ function position(seat) {
 function render() {
   const r = S.rules;
   document.getElementById("info").textContent =
-    `${r.name} to ${r.target} · hand ${S.hand_no + 1} · you are ${SEAT_NAMES[S.seat]}`;
+    `${r.name} to ${r.target} · ${S.game_over ? `game over after ${S.sheet.length} hand${S.sheet.length === 1 ? "" : "s"}` : `hand ${S.hand_no + 1}`} · you are ${SEAT_NAMES[S.seat]}`;
   const scores = document.getElementById("scores");
   scores.textContent = "";
   S.teams.forEach((t, k) => scores.append(el("span", { class: "team-score", "data-team": k, text: `${t.name}: ${S.scores[k]} (${S.bags[k]} bags)` })));
@@ -174,6 +174,20 @@ function play(action) {
   hinted = null;
 }
 
+// a signed number of points: "+62", "-38", "0"
+function signed(v) { return `${v > 0 ? "+" : ""}${v}`; }
+
+// one team's hand as the engine scored it: contract made or set, each nil, bags, penalty
+function sheetParts(t) {
+  const parts = [];
+  if (t.made !== null) parts.push(`bid ${t.label}, took ${t.judged}: ${t.made ? "made" : "set"} ${signed(t.contract_points)}`);
+  else if (t.contract_points) parts.push(`tricks ${signed(t.contract_points)}`);
+  for (const n of t.nils) parts.push(`${SEAT_NAMES[n.seat]} ${n.blind ? "blind nil" : "nil"} ${n.made ? "kept" : `broken (${n.tricks} trick${n.tricks === 1 ? "" : "s"})`} ${signed(n.points)}`);
+  if (t.bags_gained) parts.push(`${t.bags_gained} bag${t.bags_gained === 1 ? "" : "s"}`);
+  if (t.penalty) parts.push(`bag penalty −${t.penalty}`);
+  return parts.join(" · ");
+}
+
 function drawSheet() {
   const t = document.getElementById("sheet");
   t.textContent = "";
@@ -181,12 +195,16 @@ function drawSheet() {
   for (const team of S.teams) head.append(el("th", { text: team.name }));
   t.append(head);
   for (const h of S.sheet) {
-    const row = el("tr", {}, el("td", { text: h.hand }));
-    h.contracts.forEach((c, k) => row.append(el("td", { title: `bid ${c}, ${h.bags_gained[k]} bags`, text: `${h.points[k] >= 0 ? "+" : ""}${h.points[k]} → ${h.scores[k]}` })));
-    t.append(row);
+    // the hand's net change (points less the bag penalty) and the running total
+    const row = el("tr", { class: "sheet-hand", "data-hand": h.hand }, el("td", { text: h.hand }));
+    h.teams.forEach((team) => row.append(el("td", { class: team.penalty ? "sheet-penalty" : "", text: `${signed(team.net)} → ${team.total}` })));
+    const parts = el("tr", { class: "sheet-parts", "data-hand": h.hand }, el("td", {}));
+    h.teams.forEach((team) => parts.append(el("td", { class: "muted", text: `${sheetParts(team)} · ${team.bags} bag${team.bags === 1 ? "" : "s"} held` })));
+    t.append(row, parts);
   }
-  const now = el("tr", {}, el("td", { text: "now" }));
-  S.teams.forEach((team, k) => now.append(el("td", { class: "sheet-now", text: `${S.scores[k]} (${S.bags[k]} bags) · bid ${team.contract}` })));
+  // during a game: the scores now and this hand's bids; after it: the final scores
+  const now = el("tr", {}, el("td", { text: S.game_over ? "final" : "now" }));
+  S.teams.forEach((team, k) => now.append(el("td", { class: "sheet-now", text: `${S.scores[k]} (${S.bags[k]} bags)` + (S.game_over ? "" : ` · bid ${team.contract}`) })));
   t.append(now);
 }
 
