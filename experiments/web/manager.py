@@ -242,22 +242,42 @@ class Manager:
     # ----------------------------------------------------------------- connections
     async def join(self, live: Live, seat: int, conn: int, send: Send) -> None:
         async with live.lock:  # no move half made while the seat's first view is built
+            first = not live.conns.get(seat)
             live.conns.setdefault(seat, {})[conn] = send
-            data = seat_state(live.table, seat)
+            data = self.state(live, seat)
+            others = self.views(live, but=seat) if first else []
         await send(data)
+        await self.send_views(others)  # the others see this seat come back
         self.kick(live)
 
     def leave(self, live: Live, seat: int, conn: int) -> None:
-        live.conns.get(seat, {}).pop(conn, None)
+        """A connection ends; when it was the seat's last, the others see the seat away."""
+        conns = live.conns.get(seat, {})
+        conns.pop(conn, None)
+        if not conns:
+            with contextlib.suppress(RuntimeError):  # no loop: the server is ending
+                asyncio.get_running_loop().create_task(self.broadcast(live))
 
     @staticmethod
-    def views(live: Live) -> list[tuple[list[Send], dict[str, Any]]]:
-        """Each connected seat's own view (`seat_state`), built while the caller holds
-        the table's lock, so no view is of a move half made."""
+    def state(live: Live, seat: int) -> dict[str, Any]:
+        """`seat`'s view (`seat_state`) with the table's presence: `present[s]` is False
+        for a person's seat that no browser holds now (an agent's seat is always
+        present). The game waits for an absent person as for any person."""
+        data = seat_state(live.table, seat)
+        data["present"] = [
+            info.kind != "human" or bool(live.conns.get(s))
+            for s, info in enumerate(live.table.seats)
+        ]
+        return data
+
+    @classmethod
+    def views(cls, live: Live, but: int = -1) -> list[tuple[list[Send], dict[str, Any]]]:
+        """Each connected seat's own view (`state`), built while the caller holds the
+        table's lock, so no view is of a move half made (`but`: a seat left out)."""
         return [
-            (list(conns.values()), seat_state(live.table, seat))
+            (list(conns.values()), cls.state(live, seat))
             for seat, conns in list(live.conns.items())
-            if conns
+            if conns and seat != but
         ]
 
     @staticmethod

@@ -45,12 +45,11 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agents.registry import AgentSpecError
 from experiments.web import replay
-from experiments.web.catalogue import Catalogue
+from experiments.web.catalogue import Catalogue, rules_catalogue
 from experiments.web.game import DECISION_TIMEOUT, TableError
 from experiments.web.guards import AccessKey, HostCheck, same_origin
 from experiments.web.manager import Live, Manager
 from experiments.web.protocol import MessageError, parse_message, parse_new_table, read_body
-from experiments.web.views import seat_state
 from spades_env.rules import PRESETS, Rules
 
 STATIC = Path(str(resources.files("experiments.web") / "static"))
@@ -70,10 +69,14 @@ class WebApp:
 
     def __init__(self, root: Path, key: str | None, catalogue: Catalogue, manager: Manager):
         self.root, self.key, self.catalogue, self.manager = root, key, catalogue, manager
+        self.rules = rules_catalogue()  # the presets and options the lobby offers, built once
 
     async def page(self, request: Request) -> Response:
         name = request.scope["route"].name
         return FileResponse(STATIC / f"{name}.html", headers={"Cache-Control": "no-store"})
+
+    async def favicon(self, request: Request) -> Response:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
     async def options(self, request: Request) -> Response:
         return JSONResponse(
@@ -82,6 +85,7 @@ class WebApp:
                 "agents": self.catalogue.names(),
                 "catalogue": self.catalogue.to_json(),
                 "defaults": {name: Rules.preset(name).to_dict() for name in PRESETS},
+                "rules": self.rules,
             }
         )
 
@@ -218,7 +222,7 @@ class WebApp:
 
     async def on_state(self, live: Live, seat: int, msg: dict[str, Any], send: Sender) -> None:
         async with live.lock:
-            data = seat_state(live.table, seat)
+            data = self.manager.state(live, seat)
         await send(data)
 
     async def on_ping(self, live: Live, seat: int, msg: dict[str, Any], send: Sender) -> None:
@@ -261,6 +265,7 @@ def create_app(
         Route("/", web.page, name="index"),
         Route("/table/{token}", web.page, name="table"),
         Route("/replay", web.page, name="replay"),
+        Route("/favicon.ico", web.favicon),
         Route("/api/options", web.options),
         Route("/api/tables", web.new_table, methods=["POST"]),
         Route("/api/runs", web.runs),

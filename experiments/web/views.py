@@ -114,6 +114,10 @@ def seat_state(table: Table, seat: int) -> dict[str, Any]:
         "received": [card(c) for c in card_list(int(v.received[0]))],
         "looking": card(int(v.looking[0])) if int(v.looking[0]) >= 0 else None,
         "stock_left": int(stock_left(g.state)[0]) if rules.draw else 0,
+        # how many cards each seat holds now: public (the opponents' card backs)
+        "cards_left": [
+            (int(h) & ~int(g.state.played[0])).bit_count() for h in g.state.hands[0].tolist()
+        ][: rules.num_players],
         "scores": [int(x) for x in v.scores[0].tolist()],
         "bags": [int(x) for x in v.bags[0].tolist()],
         "teams": [
