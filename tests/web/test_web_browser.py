@@ -100,7 +100,7 @@ def _records(server, table_id):
 def test_a_hand_by_clicking_shows_the_engines_score(browser, server):
     page = _page(browser)
     page.goto(server.url + "/")
-    page.locator("#seats tbody tr").first.wait_for()
+    page.locator("#seats .seat-row").first.wait_for()
     page.fill("#name", "Ann")
     screenshot(page, "lobby")
     page.click("#start")

@@ -4,6 +4,11 @@
 const TOKEN = location.pathname.split("/").pop();  // the seat token (a ?key= stays in the query)
 let ws = null, S = null, selected = 0, retry = 500, shownReview = null, keyboard = false, hinted = null;
 window.spadesFrames = [];  // what the server sent (the tests read it)
+window.spadesSounds = 0;  // turn sounds played (the tests read it)
+const BASE_TITLE = document.title;
+const PHASE_WORDS = { blind: "blind nil, or see your cards", bid: "your bid", exchange: "pass a card to your partner",
+  play: "play a card", trump: "name the trump suit", draw: "keep or discard the card you see" };
+let wasMyTurn = false, trickSeen, overSeen = false, audio = null;
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
@@ -66,6 +71,53 @@ function render() {
     if (shownReview !== newest) { shownReview = newest; pick.value = newest; send({ type: "review", hand: newest }); }
   }
   if (!document.getElementById("last-out").hidden) showLast();
+  alerts();
+}
+
+// who a seat is to this page's person
+function roleOf(seat) {
+  if (seat === S.seat) return "you";
+  if (S.rules.partnerships && S.rules.players === 4 && seat === (S.seat + 2) % 4) return "your partner";
+  return "opponent";
+}
+
+// a turn's alerts: the tab's title, a line for screen readers, and the sound if wanted;
+// a finished trick's winner and the game's end are announced too
+function alerts() {
+  const mine = S.your_turn && !S.game_over;
+  document.title = mine ? `▶ Your turn — ${BASE_TITLE}` : BASE_TITLE;
+  const say = [];
+  const last = S.last_trick;
+  const key = last ? last.plays.map((p) => p.card.id).join(",") : null;
+  if (trickSeen !== undefined && key && key !== trickSeen) {
+    say.push(`${SEAT_NAMES[last.winner]} (${roleOf(last.winner)}) took trick ${last.number}.`);
+  }
+  trickSeen = key;
+  if (mine && !wasMyTurn) {
+    say.push(`Your turn: ${PHASE_WORDS[S.phase] || S.phase}.`);
+    if (document.getElementById("sound").checked) turnSound();
+  }
+  if (S.game_over && !overSeen) say.push(document.getElementById("turn-msg").textContent + ".");
+  overSeen = S.game_over;
+  wasMyTurn = mine;
+  if (say.length) document.getElementById("announce").textContent = say.join(" ");
+}
+
+// a short two-note chime (Web Audio: nothing to download)
+function turnSound() {
+  window.spadesSounds += 1;
+  try {
+    audio = audio || new AudioContext();
+    for (const [at, hz] of [[0, 660], [0.12, 880]]) {
+      const osc = audio.createOscillator(), gain = audio.createGain();
+      osc.frequency.value = hz;
+      gain.gain.setValueAtTime(0.15, audio.currentTime + at);
+      gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + at + 0.25);
+      osc.connect(gain).connect(audio.destination);
+      osc.start(audio.currentTime + at);
+      osc.stop(audio.currentTime + at + 0.25);
+    }
+  } catch (e) { /* no audio here: the title and the announcement still tell */ }
 }
 
 function drawFelt() {
@@ -75,9 +127,18 @@ function drawFelt() {
   for (const p of S.players) {
     const pos = position(p.seat);
     const bid = S.bids[p.seat];
-    const box = el("div", { class: `seat pos-${pos}${S.to_act === p.seat ? " turn" : ""}`, "data-seat": p.seat },
-      el("div", { class: "who", text: `${p.title}: ${p.name}${p.you && p.name !== "you" ? " (you)" : ""}` }),
+    const role = roleOf(p.seat);
+    const away = S.present && !S.present[p.seat];
+    const box = el("div", { class: `seat pos-${pos}${S.to_act === p.seat ? " turn" : ""}${away ? " is-away" : ""}`, "data-seat": p.seat },
+      el("div", { class: "who", text: `${p.title}: ${p.name}${role === "you" ? (p.name !== "you" ? " (you)" : "") : ` (${role})`}` }),
       el("div", { class: "stat", text: `bid ${bidText(bid, S.blind[p.seat])} · tricks ${S.tricks_won[p.seat]}${S.dealer === p.seat ? " · dealer" : ""}` }));
+    if (away) box.append(el("div", {}, el("span", { class: "away", text: S.to_act === p.seat ? "away: the table waits for them" : "away (disconnected)" })));
+    const left = S.cards_left ? S.cards_left[p.seat] : 0;
+    if (!p.you && left && !(S.open_hands && S.open_hands[p.seat].length)) {
+      const fan = el("span", { class: "fan", "aria-hidden": "true" });
+      for (let i = 0; i < left; i++) fan.append(el("span", { class: "card back" }));
+      box.append(el("div", { class: "backs", "data-left": left }, fan, el("span", { class: "count", text: `${left} card${left === 1 ? "" : "s"}` })));
+    }
     if (S.open_hands && S.open_hands[p.seat].length) {
       const h = el("div", { class: "hand" });
       for (const c of S.open_hands[p.seat]) h.append(cardEl(c, "small"));
@@ -97,7 +158,7 @@ function drawFelt() {
   if (S.game_over) msg = `Game over: ${S.teams[S.winner] ? S.teams[S.winner].name : "?"} win${S.rules.partnerships ? "" : "s"}`;
   else if (taken) msg = `${SEAT_NAMES[last.winner]} took trick ${last.number}` + (S.your_turn ? " · your lead" : "");
   else if (S.your_turn) msg = "Your turn";
-  else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}`;
+  else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}` + (S.present && !S.present[S.to_act] ? " (away: waiting for them)" : "");
   center.append(el("div", { class: "msg", id: "turn-msg", text: msg }));
   felt.append(center);
 }
@@ -127,6 +188,10 @@ function legalCards() {
 
 function drawHand() {
   const hand = document.getElementById("hand");
+  // a card that had the focus keeps it across the redraw (or the first playable card does)
+  const active = document.activeElement;
+  const hadFocus = active === hand || (active && active.parentElement === hand);
+  const focused = hadFocus && active.dataset.card !== undefined ? Number(active.dataset.card) : null;
   hand.textContent = "";
   if (S.hand_hidden) { for (let i = 0; i < S.rules.hand_size; i++) hand.append(el("span", { class: "card back", "aria-hidden": "true" })); return; }
   const legal = legalCards();
@@ -135,13 +200,25 @@ function drawHand() {
     const isLegal = legal.has(c.id);
     const node = cardEl(c, S.your_turn && legal.size ? (isLegal ? "legal" : "dim") : "");
     if (S.your_turn && legal.size) {
-      node.tabIndex = -1;
+      // in the Tab order: Enter or Space plays it; a card not playable now says so (and
+      // playing it is refused with the reason)
+      node.tabIndex = 0;
+      node.setAttribute("role", "button");
+      node.setAttribute("aria-label", cardName(c) + (isLegal ? "" : ", not playable now"));
+      if (!isLegal) node.setAttribute("aria-disabled", "true");
       node.addEventListener("click", () => play(c.id));
+      node.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); play(c.id); }
+      });
       if (keyboard && choices[selected] === c.id) node.classList.add("selected");
       if (hinted === c.id) node.classList.add("hinted");
     }
     hand.append(node);
   });
+  if (hadFocus) {
+    const again = hand.querySelector(`.card[tabindex][data-card="${focused}"]`) || hand.querySelector(".card.legal[tabindex]");
+    (again || hand).focus();
+  }
 }
 
 // the actions offered as buttons (bids, blind nil, trump, draw), or the legal cards
@@ -271,6 +348,8 @@ document.getElementById("failure-replace").addEventListener("click", () => send(
 document.getElementById("review-pick").addEventListener("change", (e) => send({ type: "review", hand: Number(e.target.value) }));
 document.addEventListener("keydown", (e) => {
   if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || !S) return;
+  // Enter or Space on a focused button, link or card is that control's own
+  if ((e.key === "Enter" || e.key === " ") && e.target.closest && e.target.closest("button, a, #hand .card")) return;
   const choices = choiceList();
   if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
     if (!choices.length) return;
@@ -281,6 +360,12 @@ document.addEventListener("keydown", (e) => {
     if (choices.length) { play(choices[Math.min(selected, choices.length - 1)]); e.preventDefault(); }
   } else if (e.key === "h") document.getElementById("hint-btn").click();
   else if (e.key === "l") document.getElementById("last-btn").click();
+});
+// the turn sound: off unless the person turns it on (kept for their next visit)
+const soundBox = document.getElementById("sound");
+try { soundBox.checked = localStorage.getItem("spades-sound") === "on"; } catch (e) { /* no storage */ }
+soundBox.addEventListener("change", () => {
+  try { localStorage.setItem("spades-sound", soundBox.checked ? "on" : "off"); } catch (e) { /* no storage */ }
 });
 loadAgents();
 connect();
