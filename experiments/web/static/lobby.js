@@ -2,6 +2,7 @@
 // Every choice is a drop-down with its meaning; the server checks everything again.
 "use strict";
 let OPTIONS = null;
+const MAX_NAME = 40;  // characters of a person's name (the server checks it too)
 
 function preset() { return OPTIONS.rules.presets[document.getElementById("preset").value]; }
 function agentInfo(name) { return OPTIONS.catalogue.find((a) => a.name === name); }
@@ -131,6 +132,12 @@ async function start(event) {
   });
   const mine = seats.findIndex((s) => s.me);
   if (mine < 0) { err.textContent = "Choose your own seat: set one seat to “you”."; return; }
+  const long = seats.find((s) => s.kind === "human" && [...s.name].length > MAX_NAME);
+  if (long) {
+    const who = long.me ? "Your name" : `The name at ${SEAT_NAMES[seats.indexOf(long)]}`;
+    err.textContent = `${who} is too long: at most ${MAX_NAME} characters (it has ${[...long.name].length}).`;
+    return;
+  }
   const body = {
     rules: document.getElementById("preset").value,
     options: changedOptions(),
