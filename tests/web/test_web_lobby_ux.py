@@ -3,15 +3,12 @@ phone's width: every choice a drop-down with its meaning (presets, rules options
 with their leaderboard strength), "you", "your partner" and "opponent" by seat, any name a
 person types (shown as text, never as markup), a partner who is away shown and waited
 for, turn alerts (the tab's title, an optional sound), the opponents' card backs, the
-card faces in words, errors in the lobby's words, and the URLs a wildcard server prints."""
+card faces in words, and errors in the lobby's words."""
 
 from __future__ import annotations
 
 import json
 import re
-import socket
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -53,6 +50,7 @@ PRESET_ONLY = {
     "bid_constraint",
     "trump",
 }
+SEAT_NAMES = ["North", "East", "South", "West"]
 #: names as people type them: accents and apostrophes, emoji (a joined family), scripts
 #: written right to left, CJK, markup that must stay text, and the longest allowed
 NAMES = [
@@ -252,18 +250,32 @@ def test_a_changed_option_reaches_the_table_and_a_bad_one_is_told(browser, serve
 @pytest.mark.parametrize("width", WIDTHS)
 def test_any_name_is_taken_and_shown_as_text(browser, server, width):
     page = _lobby(browser, server, width)
-    for name in NAMES:
+    roles = {0: "your partner", 1: "opponent", 2: "you", 3: "opponent"}
+    for names in (NAMES[:4], [*NAMES[4:], "Ann", "Bo"]):  # South's name first
         page.goto(server.url + "/")
         page.wait_for_function("window.spadesLobbyReady === true")
-        page.fill("#name", name)
+        page.fill("#name", names[0])
+        for seat, name in zip((0, 1, 3), names[1:], strict=True):
+            page.select_option(f"#seat-{seat}-who", "human")
+            page.fill(f"#seat-{seat}-name", name)
         page.click("#start")
+        page.locator("#link-list li").nth(3).wait_for()
+        listed = page.locator("#link-list li .link-who").all_inner_texts()
+        by_seat = dict(zip((2, 0, 1, 3), names, strict=True))
+        assert listed == [
+            f"{SEAT_NAMES[s]} ({by_seat[s]}{'' if s == 2 else ', ' + roles[s]}): " for s in range(4)
+        ]
+        page.click("#link-list a.my-seat")
         page.wait_for_url("**/table/**")
         state = wait_turn(page, "true")
-        assert page.inner_text(".seat[data-seat='2'] .who") == f"South: {name} (you)"
+        for seat, name in by_seat.items():
+            mark = "you" if seat == 2 else roles[seat]
+            who = page.inner_text(f".seat[data-seat='{seat}'] .who")
+            assert who == f"{SEAT_NAMES[seat]}: {name} ({mark})"
         assert page.evaluate("window.__xss") is None
         assert page.locator("img").count() == 0
         game = json.loads((server.root / "web" / state["table"] / "game.json").read_text())
-        assert game["seats"][2]["name"] == name
+        assert [seat["name"] for seat in game["seats"]] == [by_seat[s] for s in range(4)]
     # past the bound: the lobby says so, and nothing is made
     page.goto(server.url + "/")
     page.wait_for_function("window.spadesLobbyReady === true")
@@ -397,34 +409,3 @@ def test_the_card_faces_are_explained(browser, server, width):
     legend = page.inner_text("#legend")
     assert "T (ten)" in legend and "BJ and LJ are the big and little jokers" in legend
     page.context.close()
-
-
-# ============================================================================ token mode
-def test_a_wildcard_server_prints_urls_a_friend_can_open(tmp_path: Path):
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.bind(("0.0.0.0", 0))
-    except OSError:
-        pytest.skip("this machine cannot bind 0.0.0.0")
-    key = "friendly-key-1234"
-    server = Server(tmp_path, "--host", "0.0.0.0", "--token", key)
-    try:
-        text = "".join(server.output)
-        for _ in range(200):  # the second line follows the first at once
-            if "from other machines:" in text:
-                break
-            time.sleep(0.05)
-            text = "".join(server.output)
-        assert "0.0.0.0" not in text
-        first, others = text.splitlines()[:2]
-        assert first.startswith("spades serve: http://127.0.0.1:")
-        assert others.startswith("spades serve: from other machines: http://")
-        urls = others.split(": ", 2)[2].split()
-        assert urls[-1].startswith(f"http://{socket.gethostname()}:")
-        for url in urls:
-            assert url.endswith(f"/?key={key}")
-        for url in urls[:-1]:  # each address of this machine opens the lobby
-            with urllib.request.urlopen(url, timeout=60) as r:
-                assert r.status == 200
-    finally:
-        server.kill()
