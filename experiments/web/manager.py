@@ -41,7 +41,7 @@ from experiments.web.game import (
     create_table,
     load_table,
 )
-from experiments.web.records import SeatInfo, read_game, token_hash
+from experiments.web.records import SeatInfo, read_game, token_hash, write_reviews
 from experiments.web.seats import SeatError
 from experiments.web.views import seat_state
 
@@ -64,6 +64,7 @@ class Live:
     conns: dict[int, dict[int, Send]] = field(default_factory=dict)  # seat -> id -> send
     bots: asyncio.Task | None = None
     reviewing: set[int] = field(default_factory=set)
+    review_tasks: set[asyncio.Task] = field(default_factory=set)  # running reviews
 
     def connected(self) -> int:
         return sum(len(c) for c in self.conns.values())
@@ -160,6 +161,7 @@ class Manager:
             except ResumeError as exc:
                 raise TableError(str(exc)) from None
             live = self.live.setdefault(table_id, Live(table))
+            self.review_missing(live)
         self.live.move_to_end(table_id)
         return live
 
@@ -371,20 +373,42 @@ class Manager:
 
     # ----------------------------------------------------------------- reviews
     def start_review(self, live: Live, hand_no: int) -> None:
+        """Review a finished hand in a worker thread (`experiments.web.review`); the task
+        is kept (`Live.review_tasks`) so that it runs to its end."""
         if hand_no in live.table.reviews or hand_no in live.reviewing:
             return
         live.reviewing.add(hand_no)
-        asyncio.get_running_loop().create_task(self._review(live, hand_no))
+        task = asyncio.get_running_loop().create_task(self._review(live, hand_no))
+        live.review_tasks.add(task)
+        task.add_done_callback(live.review_tasks.discard)
+
+    def review_missing(self, live: Live) -> None:
+        """Review every finished hand that has no review of the current objective (a game
+        loaded after a restart: the hands finished as the server stopped)."""
+        if not self.review:
+            return
+        from experiments.web.review import OBJECTIVE
+
+        for hand_no, _ in enumerate(live.table.session.records):
+            have = live.table.reviews.get(hand_no)
+            if have is not None and have.get("objective", {}).get("name") != OBJECTIVE["name"]:
+                del live.table.reviews[hand_no]  # a review of an older kind: made again
+            self.start_review(live, hand_no)
 
     async def _review(self, live: Live, hand_no: int) -> None:
         from experiments.web.review import review_hand
 
-        record = next(r for r in live.table.session.records if r["hand_no"] == hand_no)
+        table = live.table
+        record = next(r for r in table.session.records if r["hand_no"] == hand_no)
         try:
-            live.table.reviews[hand_no] = await asyncio.to_thread(review_hand, record)
+            table.reviews[hand_no] = await asyncio.to_thread(review_hand, record)
         except Exception as exc:  # the review is extra: never let it break the table
             log.warning("review of hand %s failed: %s", hand_no, exc)
-            live.table.reviews[hand_no] = {"hand": hand_no + 1, "error": str(exc)}
+            table.reviews[hand_no] = {"hand": hand_no + 1, "error": str(exc)}
         finally:
             live.reviewing.discard(hand_no)
+        try:  # kept with the game: the reviews are there after a restart
+            await asyncio.to_thread(write_reviews, table.folder, dict(table.reviews))
+        except OSError as exc:
+            log.warning("table %s: reviews not saved: %s", table.id, exc)
         await self.broadcast(live)

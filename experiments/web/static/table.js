@@ -315,22 +315,37 @@ function showLast() {
   out.append(p);
 }
 
+// a cost as the review shows it: "−110 pts", "−1 trick", "0"
+function costText(v, unit) {
+  if (v === null || v === undefined) return "–";  // not judged in points (an early trick)
+  if (!(v > 0)) return "0";
+  const n = Math.round(v * 10) / 10;
+  return unit === "pts" ? `−${n} pts` : `−${n} trick${n === 1 ? "" : "s"}`;
+}
+
 function showReview(rv) {
   const box = document.getElementById("review");
   box.textContent = "";
   if (rv.error) { box.append(el("p", { class: "muted", text: rv.error })); return; }
   const bids = el("table", { class: "grid", id: "review-bids" }, el("tr", {}, ...["Seat", "Bid", "Tricks", "Team took", "Team DD"].map((t) => el("th", { text: t }))));
   for (const s of rv.seats) bids.append(el("tr", {}, el("td", { text: SEAT_NAMES[s.seat] }), el("td", { text: bidText(s.bid, s.blind) }), el("td", { text: s.tricks }), el("td", { text: s.team_tricks }), el("td", { text: s.team_dd })));
-  box.append(el("p", { class: "muted", text: `Hand ${rv.hand}: double-dummy tricks from the start of the play (every hand visible).` }), bids);
+  box.append(el("p", { id: "review-objective", class: "muted", text: `Hand ${rv.hand}, judged by ${rv.objective.text}. Team DD: the tricks each team makes double dummy from the start of the play.` }), bids);
+  const firsts = Object.entries(rv.first_costly).map(([seat, k]) => [Number(seat), k]).sort((x, y) => x[1] - y[1]);
   const costly = rv.cards.filter((c) => c.cost > 0).length;
-  box.append(el("p", {}, rv.first_costly === null ? "No card lost a trick double dummy." :
-    `${costly} card(s) cost tricks; the first: trick ${rv.cards[rv.first_costly].trick}, ${SEAT_NAMES[rv.cards[rv.first_costly].seat]} ${rv.cards[rv.first_costly].card} (best: ${rv.cards[rv.first_costly].best.join(" ")}).`));
-  const cards = el("table", { class: "grid", id: "review-cards" }, el("tr", {}, ...["Trick", "Seat", "Card", "Cost", "Best"].map((t) => el("th", { text: t }))));
+  const summary = el("ul", { id: "review-firsts" });
+  for (const [seat, k] of firsts) {
+    const c = rv.cards[k];
+    summary.append(el("li", { "data-seat": seat, text: `${SEAT_NAMES[seat]}'s first costly card: trick ${c.trick}, ${c.card}: ${costText(c.cost, "pts")}, ${costText(c.cost_tricks, "tricks")} (best: ${c.best.join(" ")})` }));
+  }
+  const lastTricks = rv.objective.score_tricks;
+  box.append(el("p", {}, (firsts.length ? `${costly} card(s) cost points` : "No card cost points double dummy") + ` (in the last ${lastTricks} tricks; "–": an earlier card, judged in tricks only)` + (firsts.length ? ":" : "."), summary));
+  const cards = el("table", { class: "grid", id: "review-cards" }, el("tr", {}, ...["Trick", "Seat", "Card", "Cost (points)", "Cost (tricks)", "Best"].map((t) => el("th", { text: t }))));
+  const firstSet = new Set(firsts.map(([, k]) => k));
   rv.cards.forEach((c, k) => {
-    cards.append(el("tr", { class: k === rv.first_costly ? "first-costly" : "" }, el("td", { text: c.trick }), el("td", { text: SEAT_NAMES[c.seat] }), el("td", { text: c.card }),
-      el("td", { class: c.cost > 0 ? "cost" : "", text: c.cost > 0 ? `−${c.cost}` : "0" }), el("td", { text: c.best.join(" ") })));
+    cards.append(el("tr", { class: firstSet.has(k) ? "first-costly" : "", "data-card": c.card, "data-seat": c.seat }, el("td", { text: c.trick }), el("td", { text: SEAT_NAMES[c.seat] + (firstSet.has(k) ? " (first)" : "") }), el("td", { text: c.card }),
+      el("td", { class: c.cost > 0 ? "cost" : "", text: costText(c.cost, "pts") }), el("td", { class: c.cost_tricks > 0 ? "cost" : "", text: costText(c.cost_tricks, "tricks") }), el("td", { text: c.best.join(" ") })));
   });
-  box.append(el("details", {}, el("summary", { text: "every card's double-dummy cost" }), cards));
+  box.append(el("details", {}, el("summary", { text: "every card's double-dummy cost, in points and in tricks" }), cards));
 }
 
 document.getElementById("hint-btn").addEventListener("click", () => {
