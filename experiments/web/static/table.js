@@ -295,6 +295,7 @@ function showHint(h) {
   const vals = Object.entries(h.values);
   if (vals.length) {
     const t = el("table", { class: "grid", id: "hint-values" }, el("tr", {}, el("th", { text: "choice" }), el("th", { text: "value" })));
+    if (h.unit) t.prepend(el("caption", { id: "hint-unit", text: `value: ${h.unit}` }));
     vals.sort((a, b) => b[1] - a[1]);
     for (const [a, v] of vals) {
       const name = (S.legal.find((x) => x.action === Number(a)) || { label: a }).label;
