@@ -201,7 +201,10 @@ def chromium():
     """Playwright and the launched OS Chromium; skips where either is missing."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.skip(f"no Chromium at {CHROMIUM} (.ci/run installs the OS package)")
+        pytest.skip(
+            f"no Chromium at {CHROMIUM}: install the OS package (apt-get install chromium) "
+            "or set SPADES_CHROMIUM"
+        )
     pw = sync_api.sync_playwright().start()
     browser = pw.chromium.launch(
         executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
@@ -331,3 +334,30 @@ def wait_turn(page, test: str = "s.your_turn") -> dict[str, Any]:
     """Wait until the page's state `s` makes the JavaScript `test` true; that state."""
     page.wait_for_function(f"(() => {{ const s = window.spadesState; return !!s && ({test}); }})()")
     return page_state(page)
+
+
+def play_to_game_over(page, timeout_ms: int = 300_000) -> dict[str, Any]:
+    """Play the page's seat to the end of the game, fast: at each turn the first legal
+    action is sent over the page's own socket (table.js `send`), as a click would; the
+    state at game over."""
+    while True:
+        page.wait_for_function(
+            "(() => { const s = window.spadesState;"
+            " return !!s && (s.your_turn || s.game_over); })()",
+            timeout=timeout_ms,
+        )
+        state = page_state(page)
+        if state["game_over"]:
+            return state
+        moves = state["moves"]
+        page.evaluate(
+            f"send({{type: 'act', action: window.spadesState.legal[0].action, move: {moves}}})"
+        )
+        page.wait_for_function(
+            f"window.spadesState.moves > {moves} || window.spadesState.game_over",
+            timeout=timeout_ms,
+        )
+
+
+#: The two widths every browser test of the table's truth runs at (desktop, phone).
+VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
