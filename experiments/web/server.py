@@ -86,6 +86,8 @@ class WebApp:
                 "catalogue": self.catalogue.to_json(),
                 "defaults": {name: Rules.preset(name).to_dict() for name in PRESETS},
                 "rules": self.rules,
+                # what each game writes besides its record: the people's decisions
+                "datasets": self.manager.datasets,
             }
         )
 

@@ -219,6 +219,8 @@ def test_the_lobby_says_what_each_choice_means(browser, server, width):
     page.select_option("#preset", "cutthroat")
     assert page.inner_text("#preset-line") == PRESET_LINES["cutthroat"]
     assert set(_roles(page).values()) == {"— you", "— opponent"}
+    # what a game writes, as this server was started (datasets kept)
+    assert "training dataset (its bc-seatN folders" in page.inner_text("#writes")
     sw, inner = no_sideways_scroll(page)
     assert sw <= inner
     page.context.close()

@@ -182,6 +182,8 @@ async function main() {
   pick.addEventListener("change", () => { ruleOptions(); seatRows(); });
   const hint = document.getElementById("hint");
   for (const a of OPTIONS.catalogue) hint.append(el("option", { value: a.name, text: agentText(a), selected: a.name === "heuristic" }));
+  document.getElementById("writes").textContent = "The game is saved on the server as it is played: its record (every deal, bid and card, to resume and replay it)"
+    + (OPTIONS.datasets ? ", and each person's decisions as a training dataset (its bc-seatN folders; the server's --no-datasets keeps none)." : "; this server keeps no dataset of the people's decisions.");
   ruleOptions();
   seatRows();
   document.getElementById("setup").addEventListener("submit", start);
