@@ -95,3 +95,95 @@ def test_early_cards_are_judged_in_tricks_only_by_default():
     assert any(c["cost"] is None for c in early)
     assert late and all(c["cost"] is not None for c in late)
     assert "last 9 tricks" in review["objective"]["text"]
+
+
+# ----------------------------------------------------------------------------- in Chromium
+def _shown_review(page) -> dict:
+    """The last review message the page received."""
+    import json
+
+    frames = page.evaluate("window.spadesFrames")
+    return [m for m in map(json.loads, frames) if m["type"] == "review"][-1]["review"]
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory):
+    """A short game (two hands) played to its end with reviews on: the server, the
+    person's link, the table's folder; the browser."""
+    from web_helpers import Server, chromium, play_to_game_over, seats
+
+    pytest.importorskip("starlette")
+    root = tmp_path_factory.mktemp("root")
+    srv = Server(root, "--pace", "0")
+    pw, browser = chromium()
+    try:
+        table = srv.new_table(seats(human=2, agent="random"), options="max_hands=2")
+        link = table["links"][0]["link"]
+        page = browser.new_page()
+        page.goto(srv.url + link)
+        play_to_game_over(page)
+        page.close()
+        yield {"srv": srv, "link": link, "folder": root / "web" / table["table"], "b": browser}
+    finally:
+        browser.close()
+        pw.stop()
+        srv.stop()
+
+
+def _open(game, width: str):
+    from web_helpers import VIEWPORTS
+
+    page = game["b"].new_page(viewport=VIEWPORTS[width])
+    page.set_default_timeout(300_000)
+    page.goto(game["srv"].url + game["link"])
+    # the last hand's review appears on the page once the game is over
+    page.locator("#review-objective").filter(has_text="Hand 2,").wait_for()
+    return page
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_the_last_hands_review_appears_with_its_objective_and_costs(game, width):
+    page = _open(game, width)
+    try:
+        live = _shown_review(page)
+        assert live["hand"] == 2 and "Spades score" in page.inner_text("#review-objective")
+        page.locator("#review details summary").click()  # every card's cost
+        header = page.locator("#review-cards tr").first.inner_text()
+        assert "Cost (points)" in header and "Cost (tricks)" in header
+        for row in page.locator("#review-cards tr").all()[1:]:
+            pts, tricks = row.locator("td").all_inner_texts()[3:5]
+            assert pts in ("0", "–") or pts.endswith(" pts")
+            assert tricks == "0" or "trick" in tricks
+        firsts = page.locator("#review-firsts li")
+        assert firsts.count() == len(live["first_costly"])  # one line per seat that erred
+        assert page.locator("#review-cards tr.first-costly").count() == firsts.count()
+        assert page.locator("#review-pick option").count() == 2
+        game.setdefault("shown", {})[width] = live
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def restarted(game):
+    """The same root served again after the first server stopped."""
+    import json
+
+    from web_helpers import Server
+
+    game["srv"].stop()
+    kept = json.loads((game["folder"] / "reviews.json").read_text())
+    assert sorted(kept["reviews"]) == ["0", "1"]
+    print(f"review seconds per hand: {[kept['reviews'][h]['seconds'] for h in '01']}")
+    game["srv"] = Server(game["folder"].parents[1], "--pace", "0")
+    return game
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_the_reviews_survive_a_restart(restarted, width):
+    page = _open(restarted, width)
+    try:
+        assert _shown_review(page) == restarted["shown"][width]  # kept, not made again
+    finally:
+        page.close()

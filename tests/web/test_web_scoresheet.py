@@ -137,3 +137,68 @@ def test_a_nil_is_kept_or_broken_on_its_own(blind, nil_tricks):
     # RULES.md §4 nil_tricks=bags: North's 5 of 4 made; each nil trick +1 and a bag
     assert ns["made"] and ns["contract_points"] == 41 + nil_tricks
     assert ns["bags_gained"] == 1 + nil_tricks
+
+
+# ----------------------------------------------------------------------------- in Chromium
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A short game played to its end (one person, three random bots; a bag limit of 1,
+    so that bag penalties come), and the records of its hands."""
+    from web_helpers import Server, chromium, play_to_game_over, seats
+
+    pytest.importorskip("starlette")
+    srv = Server(tmp_path_factory.mktemp("root"), "--pace", "0", "--no-review")
+    pw, browser = chromium()
+    try:
+        table = srv.new_table(
+            seats(human=2, agent="random"), options="max_hands=3,bag_limit=1,bag_penalty=50"
+        )
+        link = srv.url + table["links"][0]["link"]
+        page = browser.new_page()
+        page.goto(link)
+        play_to_game_over(page)
+        page.close()
+        from experiments.tournament.results_log import read_rows
+
+        records = [r["record"] for r in read_rows(srv.root / "web" / table["table"])]
+        yield browser, link, records
+    finally:
+        browser.close()
+        pw.stop()
+        srv.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_the_sheet_in_chromium_shows_every_hand_as_the_engine_scored_it(finished, width):
+    from web_helpers import VIEWPORTS
+
+    browser, link, records = finished
+    page = browser.new_page(viewport=VIEWPORTS[width])
+    try:
+        page.goto(link)
+        page.wait_for_function("window.spadesState && window.spadesState.game_over")
+        rows = page.locator("#sheet tr.sheet-hand")
+        assert rows.count() == len(records) == 3
+        penalties = 0
+        for k, rec in enumerate(records):
+            cells = rows.nth(k).locator("td").all_inner_texts()[1:]
+            parts = page.locator("#sheet tr.sheet-parts").nth(k).inner_text()
+            for team, cell in enumerate(cells):
+                net = rec["scores"][team] - rec["scores_before"][team]
+                assert cell == f"{'+' if net > 0 else ''}{net} → {rec['scores'][team]}"
+                if rec["penalty"][team]:
+                    penalties += 1
+                    assert f"bag penalty −{rec['penalty'][team]}" in parts
+            for s, bid in enumerate(rec["bids"]):
+                if bid == 0:
+                    assert "nil" in parts
+        assert penalties > 0  # a bag limit of 1: a penalty is all but certain
+        # after the game: how many hands were played, the final scores, no live bid
+        assert "game over after 3 hands" in page.inner_text("#info")
+        last = page.locator("#sheet tr").last.inner_text()
+        assert last.startswith("final") and "bid" not in last
+        box = page.evaluate("document.documentElement.scrollWidth")
+        assert box <= VIEWPORTS[width]["width"]  # no sideways scroll at this width
+    finally:
+        page.close()
