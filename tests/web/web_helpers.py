@@ -357,7 +357,3 @@ def play_to_game_over(page, timeout_ms: int = 300_000) -> dict[str, Any]:
             f"window.spadesState.moves > {moves} || window.spadesState.game_over",
             timeout=timeout_ms,
         )
-
-
-#: The two widths every browser test of the table's truth runs at (desktop, phone).
-VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
