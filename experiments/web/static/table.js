@@ -205,7 +205,6 @@ function drawHand() {
       node.tabIndex = 0;
       node.setAttribute("role", "button");
       node.setAttribute("aria-label", cardName(c) + (isLegal ? "" : ", not playable now"));
-      if (!isLegal) node.setAttribute("aria-disabled", "true");
       node.addEventListener("click", () => play(c.id));
       node.addEventListener("keydown", (e) => {
         if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); play(c.id); }
