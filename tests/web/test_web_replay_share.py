@@ -247,3 +247,35 @@ def test_the_showdown_claims_the_rest_once_it_is_proven(game, width):
         page.locator("#step-info").filter(has_text=f"action {n} of {n}").wait_for()
     finally:
         page.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status", "says"),
+    [
+        (b"{}", {"Origin": "http://evil.example"}, 403, "own pages"),
+        (b"x" * 2_000_001, {}, 413, "over 2,000,000 bytes"),
+        (b"[" * 5000, {}, 400, "not JSON"),
+        (b"\xff\xfe", {}, 400, "UTF-8"),
+        (b"", {}, 400, "no hand record"),
+    ],
+)
+def test_the_import_endpoint_refuses_in_one_line(game, body, headers, status, says):
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(game["srv"].url + "/api/import", data=body, headers=headers)
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(request, timeout=60)
+    assert err.value.code == status
+    assert says in json.loads(err.value.read())["error"]
+
+
+@pytest.mark.parametrize("query", ["run=../x", "run=/etc", "run=web&deal=0", "run="])
+def test_the_export_endpoint_reads_only_runs_under_the_root(game, query):
+    import urllib.error
+    import urllib.request
+
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(f"{game['srv'].url}/api/export?{query}", timeout=60)
+    assert err.value.code == 400
+    assert json.loads(err.value.read())["error"]
