@@ -2,7 +2,8 @@
 axe-core finds no serious or critical violation (WCAG AA contrast included, with cards
 that cannot be played shown) on the lobby, the table, a hand's review and the replay;
 no page scrolls sideways; the phone's header stays compact; a card is played with the
-keyboard alone (Tab to it, Enter); and the favicon is served.
+keyboard alone (Tab to it, Enter); and the favicon is served. The docs' phone pictures
+are taken here (SPADES_SCREENSHOTS=1).
 
 One game serves the module: played through its seat's websocket to a turn where some
 cards cannot be played (the table's pages are looked at there), then to the end of the
@@ -19,6 +20,7 @@ from web_helpers import (
     chromium,
     no_sideways_scroll,
     page_at,
+    screenshot,
     seats,
     token_of,
 )
@@ -87,6 +89,8 @@ def test_the_lobby(browser, server, width):
     page.goto(server.url + "/")
     page.wait_for_function("window.spadesLobbyReady === true")
     _check(page, width)
+    if width == "phone":  # the docs' picture (test_web_browser takes the desktop's)
+        screenshot(page, "lobby-phone")
     page.click("#rules-details summary")  # the rules' options open
     _check(page, width)
     page.context.close()
@@ -103,6 +107,8 @@ def test_the_table_with_cards_that_cannot_be_played(browser, server, game, width
     header = page.locator("header").bounding_box()["height"]
     assert header <= (PHONE_HEADER if width == "phone" else 80), header
     assert page.locator("link[rel=icon]").count() == 1
+    if width == "phone":
+        screenshot(page, "table-phone")
     page.context.close()
 
 
@@ -115,6 +121,8 @@ def test_the_review(browser, server, reviewed, width):
         " && document.getElementById('review').textContent.length > 0"
     )
     page.locator("#review-panel").scroll_into_view_if_needed()
+    if width == "phone":
+        page.locator("#review-panel").screenshot(path=str(screenshot(page, "review-phone")))
     page.evaluate("document.querySelectorAll('#review details').forEach((d) => d.open = true)")
     _check(page, width)
     page.context.close()
@@ -127,6 +135,8 @@ def test_the_replay(browser, server, reviewed, width):
     page.locator("#deals tr[data-deal]").first.click()
     page.locator(".side").first.wait_for()
     page.keyboard.press("ArrowRight")
+    if width == "phone":
+        screenshot(page, "replay-phone")
     _check(page, width)
     page.context.close()
 

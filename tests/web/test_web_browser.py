@@ -35,7 +35,7 @@ def server(tmp_path_factory):
 
 
 def _page(browser, context=None):
-    context = context or browser.new_context(viewport={"width": 1280, "height": 860})
+    context = context or browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
     return page
