@@ -411,3 +411,21 @@ def test_the_card_faces_are_explained(browser, server, width):
     legend = page.inner_text("#legend")
     assert "T (ten)" in legend and "BJ and LJ are the big and little jokers" in legend
     page.context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_hint_agent_is_picked_from_a_described_list(browser, server, width):
+    table = server.new_table(seats(human=2))
+    page = page_at(browser, width)
+    page.goto(server.url + table["links"][0]["link"])
+    wait_turn(page)
+    _, data = server.get("/api/options")
+    offered = page.locator("#hint-agent option").all_inner_texts()
+    assert offered == ["heuristic (this table's)"] + [
+        f"{a['name']} — {a['help']}" for a in data["catalogue"]
+    ]
+    page.select_option("#hint-agent", "random")
+    page.click("#hint-btn")
+    page.locator("#hint-line").filter(has_text="random:").wait_for()
+    page.context.close()

@@ -61,7 +61,7 @@ function render() {
   events.textContent = "";
   for (const e of S.events) events.append(el("li", { text: e }));
   events.scrollTop = events.scrollHeight;
-  document.getElementById("hint-agent").placeholder = S.hint_agent;
+  document.getElementById("hint-default").textContent = `${S.hint_agent} (this table's)`;
   const pick = document.getElementById("review-pick");
   if (S.reviews.length) {
     document.getElementById("review-panel").hidden = false;
@@ -177,8 +177,11 @@ async function loadAgents() {
   try {
     const data = await getJSON("/api/options");
     const pick = document.getElementById("failure-agent");
-    const list = document.getElementById("agent-list");
-    for (const a of data.agents) { pick.append(el("option", { value: a, text: a, selected: a === "heuristic" })); list.append(el("option", { value: a })); }
+    const hint = document.getElementById("hint-agent");
+    for (const a of data.catalogue) {
+      pick.append(el("option", { value: a.name, text: `${a.name} — ${a.help}`, selected: a.name === "heuristic" }));
+      hint.append(el("option", { value: a.name, text: `${a.name} — ${a.help}` }));
+    }
   } catch (e) { /* the table plays on without the list */ }
 }
 
