@@ -190,9 +190,10 @@ def test_the_sheet_in_chromium_shows_every_hand_as_the_engine_scored_it(finished
                 if rec["penalty"][team]:
                     penalties += 1
                     assert f"bag penalty −{rec['penalty'][team]}" in parts
-            for s, bid in enumerate(rec["bids"]):
+            for s, bid in enumerate(rec["bids"]):  # each nil on its own, by its seat
                 if bid == 0:
-                    assert "nil" in parts
+                    name = ["North", "East", "South", "West"][s]
+                    assert f"{name} {'blind nil' if rec['blind'][s] else 'nil'}" in parts
         assert penalties > 0  # a bag limit of 1: a penalty is all but certain
         # after the game: how many hands were played, the final scores, no live bid
         assert "game over after 3 hands" in page.inner_text("#info")
