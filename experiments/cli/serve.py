@@ -2,8 +2,9 @@
 
 Prints the URL (the `--public-url`, when given) and serves until Ctrl-C; opens nothing
 else. On a wildcard bind (0.0.0.0, ::) it prints this machine's loopback URL, then the
-URLs another machine opens: one per network address of this machine, and its host name. Binding any address but a loopback one (127.0.0.0/8, ::1, localhost) needs an access
-key (`--token`), which every request must carry; without one the command is refused in one
+URLs another machine opens: one per network address of this machine, and its host name.
+Binding any address but a loopback one (127.0.0.0/8, ::1, localhost) needs an access key
+(`--token`), which every request must carry; without one the command is refused in one
 line. A request's Host header must name a loopback name, an IP literal, the `--host` name,
 the machine's own names on a wildcard bind (0.0.0.0, ::), or the `--public-url` host.
 
