@@ -7,6 +7,7 @@ const MAX_NAME = 40;  // characters of a person's name (the server checks it too
 function preset() { return OPTIONS.rules.presets[document.getElementById("preset").value]; }
 function agentInfo(name) { return OPTIONS.catalogue.find((a) => a.name === name); }
 function agentText(a) { return `${a.name} — ${a.help}`; }
+function capital(text) { return text ? text[0].toUpperCase() + text.slice(1) : text; }
 
 // the rules: one control per option a person may change, with its meaning and values
 function ruleOptions() {
@@ -112,7 +113,7 @@ function syncSeats() {
     const help = row.querySelector(".help");
     if (who === "me") help.textContent = "You sit here.";
     else if (who === "human") help.textContent = "Another person: they get a link to this seat.";
-    else if (a) help.textContent = `${a.help}. ${a.strength ? a.strength[0].toUpperCase() + a.strength.slice(1) + "." : "No leaderboard row."}`
+    else if (a) help.textContent = `${capital(a.help)}. ${a.strength ? capital(a.strength) + "." : "No leaderboard row."}`
       + (optionNames.length ? ` Options (NAME=VALUE, comma-separated): ${optionNames.join(", ")}.` : "");
   }
 }
