@@ -1,8 +1,10 @@
 """`spades serve`: the table in the browser (experiments.web), on this machine by default.
 
 Prints the URL (the `--public-url`, when given) and serves until Ctrl-C; opens nothing
-else. Binding any address but a loopback one (127.0.0.0/8, ::1, localhost) needs an access
-key (`--token`), which every request must carry; without one the command is refused in one
+else. On a wildcard bind (0.0.0.0, ::) it prints this machine's loopback URL, then the
+URLs another machine opens: one per network address of this machine, and its host name.
+Binding any address but a loopback one (127.0.0.0/8, ::1, localhost) needs an access key
+(`--token`), which every request must carry; without one the command is refused in one
 line. A request's Host header must name a loopback name, an IP literal, the `--host` name,
 the machine's own names on a wildcard bind (0.0.0.0, ::), or the `--public-url` host.
 
@@ -290,6 +292,42 @@ def shown_url(host: str, port: int, token: str | None, public: str | None) -> st
     return base + (f"?key={quote(token, safe='')}" if token else "")
 
 
+#: addresses of documentation networks (RFC 5737, RFC 3849): a UDP socket "connected" to
+#: one learns the source address the machine's routes would use, and sends nothing
+_ROUTE_PROBES = ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1"))
+
+
+def machine_addresses(family: socket.AddressFamily) -> list[str]:
+    """The addresses of this machine that another machine may reach (no loopback,
+    link-local or unspecified address), of `family` (with AF_INET6, IPv4 ones too: a
+    wildcard IPv6 bind takes both): those its host name resolves to and those its routes
+    use. Nothing is sent on the network."""
+    found: list[str] = []
+    with contextlib.suppress(OSError, UnicodeError):
+        for info in socket.getaddrinfo(socket.gethostname(), None, type=socket.SOCK_STREAM):
+            found.append(str(info[4][0]))
+    for probe_family, probe in _ROUTE_PROBES:
+        with contextlib.suppress(OSError), socket.socket(probe_family, socket.SOCK_DGRAM) as udp:
+            udp.connect((probe, 9))
+            found.append(str(udp.getsockname()[0]))
+    out = []
+    for text in dict.fromkeys(a.split("%")[0] for a in found):
+        address = ip_literal(text)
+        if address is None or address.is_loopback or address.is_link_local:
+            continue
+        if address.is_unspecified or (family == socket.AF_INET and address.version == 6):
+            continue
+        out.append(text)
+    return sorted(out, key=lambda a: ":" in a)  # IPv4 first
+
+
+def friend_urls(family: socket.AddressFamily, port: int, token: str | None) -> list[str]:
+    """On a wildcard bind: the URLs another machine opens, one per address of this
+    machine, then its host name (which needs a name service that knows it)."""
+    urls = [shown_url(a, port, token, None) for a in machine_addresses(family)]
+    return [*urls, shown_url(socket.gethostname(), port, token, None)]
+
+
 def run(args: argparse.Namespace) -> int:
     host = bind_host(args.host)
     if args.token is not None and (len(args.token) < 8 or not args.token.isprintable()):
@@ -331,9 +369,19 @@ def run(args: argparse.Namespace) -> int:
                 datasets=not args.no_datasets,
             )
             port = sock.getsockname()[1]
-            url = shown_url(host, port, args.token, args.public_url)
-            where = f"listening on {shown_address(host, port)}; " if args.public_url else ""
-            print(f"spades serve: {url}  ({where}root {root.resolve()}; Ctrl-C stops)", flush=True)
+            wildcard = ipaddress.ip_address(address[0].split("%")[0]).is_unspecified
+            if wildcard and not args.public_url:  # 0.0.0.0 is no address a browser opens
+                here = "::1" if family == socket.AF_INET6 else "127.0.0.1"
+                url = shown_url(here, port, args.token, None)
+                print(f"spades serve: {url}  (this machine; root {root.resolve()}; Ctrl-C stops)")
+                others = "  ".join(friend_urls(family, port, args.token))
+                print(f"spades serve: from other machines: {others}", flush=True)
+            else:
+                url = shown_url(host, port, args.token, args.public_url)
+                where = f"listening on {shown_address(host, port)}; " if args.public_url else ""
+                print(
+                    f"spades serve: {url}  ({where}root {root.resolve()}; Ctrl-C stops)", flush=True
+                )
             config = uvicorn.Config(app, log_level="warning", ws_max_size=65536)
             server = uvicorn.Server(config)
             with contextlib.suppress(KeyboardInterrupt):

@@ -18,14 +18,17 @@ the server's catalogue, fixed when the server starts:
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agents.registry import REGISTRY, AgentSpecError, check_agent_rules, parse_agent, split_specs
 from agents.spec import AgentSpec
 from experiments.web.game import TableError
-from spades_env.rules import Rules
+from spades_env.rules import _BOUNDS, _CHOICES, _OPTIONAL_INT, PRESETS, Rules
 
 #: options a client never sets: they name a file, an endpoint, a variable or another agent
 DENIED = frozenset(
@@ -53,6 +56,87 @@ _WORD = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,39}")
 #: the most characters a client's agent text may have
 MAX_SPEC = 200
+#: the project's leaderboard (`spades leaderboard`), read once when a server starts: the
+#: lobby shows each agent's row, where it has one
+LEADERBOARD = Path(__file__).resolve().parents[2] / "docs" / "results" / "leaderboard.md"
+
+#: the lobby's line on each preset of RULES.md §6
+PRESET_LINES: dict[str, str] = {
+    "standard": "4 players, partners sit opposite; bids, nil and blind nil, bags; to 500",
+    "family": "4 players, each alone; 1 point a trick and 5 more for the exact bid; no nil; to 25",
+    "jokers": "standard with the two jokers in (above the ace of spades), the 2♥ and 2♦ out",
+    "suicide": "standard, but in every partnership exactly one partner bids nil",
+    "mirror": "standard, but every bid is the number of spades you hold",
+    "whiz": "standard, but every bid is nil or the number of spades you hold",
+    "three_player": "3 players, each alone, 17 cards each (the 2♣ out); to 300",
+    "cutthroat": "4 players, each alone; otherwise standard",
+    "cutthroat_3": "3 players, each alone, 17 cards each (the 2♣ out); to 300",
+    "cutthroat_5": "5 players, each alone, 10 cards each (the 2♣ and 2♦ out)",
+    "two_player": "2 players; no deal: each builds a hand by keeping or discarding from the stock",
+    "auction": "standard, but the highest bidder names the trump suit for the hand",
+}
+#: the options a person changes in the lobby, with what each means and, for a choice,
+#: what each value means (RULES.md §2 to §6). The other options (the table's shape:
+#: players, cards, deck, partnerships, scoring, bid rule, trump) are the preset's.
+OPTION_LINES: dict[str, tuple[str, dict[str, str]]] = {
+    "target": ("the score that ends the game", {}),
+    "blind_nil": (
+        "when a player may bid nil before looking at the cards (worth double)",
+        {
+            "never": "never",
+            "when_behind_100": "only when the team is 100 or more points behind",
+            "always": "always",
+        },
+    ),
+    "blind_nil_exchange": (
+        "after a blind nil, the bidder and the partner swap two cards",
+        {"false": "no", "true": "yes"},
+    ),
+    "nil_tricks": (
+        "how a nil bidder's tricks count for the team",
+        {
+            "bags": "each is a bag (+1); the partner's tricks judge the contract",
+            "count": "they count toward the team's contract",
+        },
+    ),
+    "first_lead": (
+        "who leads the first trick",
+        {
+            "left_of_dealer": "the player left of the dealer",
+            "two_of_clubs": "the holder of the two of clubs, leading it",
+        },
+    ),
+    "nil_value": ("points for a nil made (lost when it fails)", {}),
+    "blind_nil_value": ("points for a blind nil made (lost when it fails)", {}),
+    "bag_limit": ("bags (tricks over the contract) that cost the bag penalty", {}),
+    "bag_penalty": ("points lost each time the bags reach the limit", {}),
+    "thirteen_bid_doubles": (
+        "a team that bids 13 and takes all 13 tricks scores its contract double",
+        {"false": "no", "true": "yes"},
+    ),
+    "ten_for_two_hundred": (
+        "a contract of 10 or more scores +200 made, -200 set (instead of 10 a trick)",
+        {"false": "no", "true": "yes"},
+    ),
+    "max_total_bid": ("the most all bids together may add up to (empty: no cap)", {}),
+    "max_hands": ("the game stops after this many hands (empty: no limit)", {}),
+    "lose_at": ("a team at or below this score ends the game (empty: off)", {}),
+    "open_hands": (
+        "every player sees every hand (to learn; needs blind nil set to never)",
+        {"false": "no", "true": "yes"},
+    ),
+}
+#: the agents' lines in the lobby, in a person's words (the registry's help otherwise)
+AGENT_LINES: dict[str, str] = {
+    "random": "plays a random legal card or bid: a warm-up",
+    "heuristic": "plays by rules of thumb (rule text 000's strategy); answers at once",
+    "pimc": "searches many sampled deals of the unseen cards at each move (slower)",
+    "ismcts": "a tree search over the unseen cards at each move (slower)",
+    "search": "the learned network with search and an endgame solver; the strongest here",
+    "learned": "a network trained by self-play, with an endgame solver",
+    "learned2": "a newer network alone, without search; answers at once",
+    "ppo": "a small network trained with PPO",
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +148,7 @@ class Offer:
     help: str
     options: dict[str, type] = field(default_factory=dict)
     listed: AgentSpec | None = None  # an agent from --agents: built exactly as listed
+    strength: str | None = None  # its leaderboard row, in words, where it has one
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +156,7 @@ class Offer:
             "help": self.help,
             "options": {k: t.__name__ for k, t in self.options.items()},
             "listed": self.listed is not None,
+            "strength": self.strength,
         }
 
 
@@ -89,18 +175,100 @@ def _builtin_offers() -> tuple[dict[str, Offer], dict[str, AgentSpec]]:
             for k, t in entry.params.items()
             if k not in DENIED and k not in entry.paths and t in (int, float, bool, str)
         }
-        offers[name] = Offer(name, entry.help.split(";")[0].split(":")[0].strip(), options)
+        line = AGENT_LINES.get(name) or entry.help.split(";")[0].split(":")[0].strip()
+        offers[name] = Offer(name, line, options)
     return offers, parsed
+
+
+def read_leaderboard(path: Path) -> dict[str, dict[str, float]]:
+    """The leaderboard page's main table: agent spec -> {opponent: margin in points per
+    deal}, in the page's order (best first); {} where the page is missing or unreadable
+    (the lobby then shows no strengths)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    rows: dict[str, dict[str, float]] = {}
+    opponents: list[str] = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| agent |") and any(c.startswith("vs ") for c in cells):
+            opponents = [c.removeprefix("vs ").strip("`") for c in cells[1:]]
+            continue
+        if not opponents:
+            continue
+        if not line.startswith("|"):
+            if rows:
+                break  # the main table ended
+            continue
+        if set(cells[0]) <= set("-: "):
+            continue
+        margins = {}
+        for opponent, cell in zip(opponents, cells[1:], strict=False):
+            with contextlib.suppress(ValueError, IndexError):
+                margins[opponent] = float(cell.split()[0])
+        if margins:
+            rows[cells[0].strip("`")] = margins
+    return rows
+
+
+def strength_line(name: str, rows: dict[str, dict[str, float]]) -> str | None:
+    """An agent's leaderboard row in words: its rank, and its margin against the
+    heuristic (against random for the heuristic itself); None without a row (a variant
+    with options that has one is named instead)."""
+    spec = name if name in rows else next((r for r in rows if r.startswith(name + ":")), None)
+    if spec is None:
+        return None
+    margins = rows[spec]
+    rank = list(rows).index(spec) + 1
+    versus = "heuristic" if "heuristic" in margins and spec != "heuristic" else "random"
+    shown = "" if spec == name else f" (as {spec})"
+    margin = margins.get(versus)
+    against = f"; {margin:+.1f} points a deal against {versus}" if margin is not None else ""
+    return f"leaderboard: {rank} of {len(rows)}{shown}{against}"
+
+
+def rules_catalogue() -> dict[str, Any]:
+    """What the lobby offers of the rules: each preset with its line and options, and
+    each option a person changes with its meaning, kind and values (RULES.md §6)."""
+    options = {}
+    for name, (meaning, values) in OPTION_LINES.items():
+        if name in _CHOICES or values:
+            kind = "choice"
+        elif name in _OPTIONAL_INT:
+            kind = "optional_int"
+        else:
+            kind = "int"
+        low, high = _BOUNDS.get(name, (0, 10_000))
+        options[name] = {
+            "meaning": meaning,
+            "kind": kind,
+            "values": values,
+            "min": low,
+            "max": high,
+        }
+    presets = {
+        name: {"line": PRESET_LINES.get(name, ""), "defaults": Rules.preset(name).to_dict()}
+        for name in PRESETS
+    }
+    return {"presets": presets, "options": options}
 
 
 class Catalogue:
     """The agents a server offers (see the module docstring)."""
 
-    def __init__(self, listed: str | None = None, builtins: bool = True) -> None:
+    def __init__(
+        self, listed: str | None = None, builtins: bool = True, leaderboard: Path = LEADERBOARD
+    ) -> None:
         self.offers: dict[str, Offer] = {}
         self._parsed: dict[str, AgentSpec] = {}  # a client's text -> its spec, read once
         if builtins:
             self.offers, self._parsed = _builtin_offers()
+            rows = read_leaderboard(leaderboard)
+            for name, offer in self.offers.items():
+                offer_strength = strength_line(name, rows)
+                if offer_strength is not None:
+                    self.offers[name] = dataclasses.replace(offer, strength=offer_strength)
         for text in split_specs(listed or ""):
             spec = parse_agent(text)  # AgentSpecError: the flag's error, at start
             if spec.label is None:

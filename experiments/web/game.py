@@ -43,6 +43,7 @@ from experiments.web.records import (
     logged_hands,
     new_token,
     read_game,
+    read_reviews,
     seat_from_json,
     seat_json,
     token_hash,
@@ -462,5 +463,9 @@ def load_table(
         if record is not None:
             # rewrites the same shards; writes one a kill lost
             table.decisions.write(record, table.rules, table.seats)
+    # the reviews made before the restart (a hand that has none is reviewed again)
+    table.reviews = {
+        h: r for h, r in read_reviews(folder).items() if h < len(table.session.records)
+    }
     table.events.append(Event(f"resumed after {len(actions)} moves"))
     return table

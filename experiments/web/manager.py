@@ -41,7 +41,7 @@ from experiments.web.game import (
     create_table,
     load_table,
 )
-from experiments.web.records import SeatInfo, read_game, token_hash
+from experiments.web.records import SeatInfo, read_game, token_hash, write_reviews
 from experiments.web.seats import SeatError
 from experiments.web.views import seat_state
 
@@ -64,6 +64,7 @@ class Live:
     conns: dict[int, dict[int, Send]] = field(default_factory=dict)  # seat -> id -> send
     bots: asyncio.Task | None = None
     reviewing: set[int] = field(default_factory=set)
+    review_tasks: set[asyncio.Task] = field(default_factory=set)  # running reviews
 
     def connected(self) -> int:
         return sum(len(c) for c in self.conns.values())
@@ -160,6 +161,7 @@ class Manager:
             except ResumeError as exc:
                 raise TableError(str(exc)) from None
             live = self.live.setdefault(table_id, Live(table))
+            self.review_missing(live)
         self.live.move_to_end(table_id)
         return live
 
@@ -242,22 +244,42 @@ class Manager:
     # ----------------------------------------------------------------- connections
     async def join(self, live: Live, seat: int, conn: int, send: Send) -> None:
         async with live.lock:  # no move half made while the seat's first view is built
+            first = not live.conns.get(seat)
             live.conns.setdefault(seat, {})[conn] = send
-            data = seat_state(live.table, seat)
+            data = self.state(live, seat)
+            others = self.views(live, but=seat) if first else []
         await send(data)
+        await self.send_views(others)  # the others see this seat come back
         self.kick(live)
 
     def leave(self, live: Live, seat: int, conn: int) -> None:
-        live.conns.get(seat, {}).pop(conn, None)
+        """A connection ends; when it was the seat's last, the others see the seat away."""
+        conns = live.conns.get(seat, {})
+        conns.pop(conn, None)
+        if not conns:
+            with contextlib.suppress(RuntimeError):  # no loop: the server is ending
+                asyncio.get_running_loop().create_task(self.broadcast(live))
 
     @staticmethod
-    def views(live: Live) -> list[tuple[list[Send], dict[str, Any]]]:
-        """Each connected seat's own view (`seat_state`), built while the caller holds
-        the table's lock, so no view is of a move half made."""
+    def state(live: Live, seat: int) -> dict[str, Any]:
+        """`seat`'s view (`seat_state`) with the table's presence: `present[s]` is False
+        for a person's seat that no browser holds now (an agent's seat is always
+        present). The game waits for an absent person as for any person."""
+        data = seat_state(live.table, seat)
+        data["present"] = [
+            info.kind != "human" or bool(live.conns.get(s))
+            for s, info in enumerate(live.table.seats)
+        ]
+        return data
+
+    @classmethod
+    def views(cls, live: Live, but: int = -1) -> list[tuple[list[Send], dict[str, Any]]]:
+        """Each connected seat's own view (`state`), built while the caller holds the
+        table's lock, so no view is of a move half made (`but`: a seat left out)."""
         return [
-            (list(conns.values()), seat_state(live.table, seat))
+            (list(conns.values()), cls.state(live, seat))
             for seat, conns in list(live.conns.items())
-            if conns
+            if conns and seat != but
         ]
 
     @staticmethod
@@ -351,20 +373,42 @@ class Manager:
 
     # ----------------------------------------------------------------- reviews
     def start_review(self, live: Live, hand_no: int) -> None:
+        """Review a finished hand in a worker thread (`experiments.web.review`); the task
+        is kept (`Live.review_tasks`) so that it runs to its end."""
         if hand_no in live.table.reviews or hand_no in live.reviewing:
             return
         live.reviewing.add(hand_no)
-        asyncio.get_running_loop().create_task(self._review(live, hand_no))
+        task = asyncio.get_running_loop().create_task(self._review(live, hand_no))
+        live.review_tasks.add(task)
+        task.add_done_callback(live.review_tasks.discard)
+
+    def review_missing(self, live: Live) -> None:
+        """Review every finished hand that has no review of the current objective (a game
+        loaded after a restart: the hands finished as the server stopped)."""
+        if not self.review:
+            return
+        from experiments.web.review import OBJECTIVE
+
+        for hand_no, _ in enumerate(live.table.session.records):
+            have = live.table.reviews.get(hand_no)
+            if have is not None and have.get("objective", {}).get("name") != OBJECTIVE["name"]:
+                del live.table.reviews[hand_no]  # a review of an older kind: made again
+            self.start_review(live, hand_no)
 
     async def _review(self, live: Live, hand_no: int) -> None:
         from experiments.web.review import review_hand
 
-        record = next(r for r in live.table.session.records if r["hand_no"] == hand_no)
+        table = live.table
+        record = next(r for r in table.session.records if r["hand_no"] == hand_no)
         try:
-            live.table.reviews[hand_no] = await asyncio.to_thread(review_hand, record)
+            table.reviews[hand_no] = await asyncio.to_thread(review_hand, record)
         except Exception as exc:  # the review is extra: never let it break the table
             log.warning("review of hand %s failed: %s", hand_no, exc)
-            live.table.reviews[hand_no] = {"hand": hand_no + 1, "error": str(exc)}
+            table.reviews[hand_no] = {"hand": hand_no + 1, "error": str(exc)}
         finally:
             live.reviewing.discard(hand_no)
+        try:  # kept with the game: the reviews are there after a restart
+            await asyncio.to_thread(write_reviews, table.folder, dict(table.reviews))
+        except OSError as exc:
+            log.warning("table %s: reviews not saved: %s", table.id, exc)
         await self.broadcast(live)

@@ -12,18 +12,24 @@ nothing and gets an `error` reply to its sender alone.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from starlette.requests import Request
 
+from experiments.table.words import seat_title
 from experiments.web.catalogue import Catalogue
 from experiments.web.game import TableError
 from experiments.web.guards import same_origin
 from experiments.web.records import SeatInfo
-from spades_env.rules import Rules
+from spades_env.rules import Rules, RulesError
 
 MAX_MESSAGE = 2048  # bytes; the largest real message is well under 300
 MAX_BODY = 16_384  # bytes of a request's body (the lobby's form)
+MAX_NAME = 40  # characters of a person's name
+#: Unicode categories a name may not hold: control characters, line and paragraph breaks,
+#: lone surrogates (any letter, mark, digit, symbol, emoji or format character is taken)
+_NOT_IN_NAMES = frozenset({"Cc", "Zl", "Zp", "Cs"})
 
 #: type -> {field: (python type, required)}
 SCHEMAS: dict[str, dict[str, tuple[type, bool]]] = {
@@ -135,43 +141,74 @@ def _text(data: dict[str, Any], key: str, default: str, limit: int = 300) -> str
     return value.strip()
 
 
+def person_name(value: Any, who: str) -> str:
+    """A person's name as typed: any text of letters, digits, marks, symbols, emoji and
+    spaces in any script, at most MAX_NAME characters, outer spaces dropped; TableError
+    (one line, naming `who`) for anything else. The pages show a name as text, never as
+    markup, so no character needs to be refused for their sake."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TableError(f"{who}: a name is a text")
+    name = value.strip()
+    if len(name) > MAX_NAME:
+        raise TableError(
+            f"{who}: a name has at most {MAX_NAME} characters (this one has {len(name)})"
+        )
+    if any(unicodedata.category(ch) in _NOT_IN_NAMES for ch in name):
+        raise TableError(f"{who}: a name is one line of text, without control characters")
+    return name
+
+
+def _rules_words(text: str) -> str:
+    """A rules error in the lobby's words: the command line's `--rules X: ` and
+    `--option ITEM: ` prefixes dropped (the lobby has no flags)."""
+    for prefix in ("--rules ", "--option "):
+        if text.startswith(prefix) and ": " in text:
+            text = text.split(": ", 1)[1]
+    return text
+
+
 def parse_new_table(
     data: dict[str, Any], catalogue: Catalogue
 ) -> tuple[Rules, list[SeatInfo], tuple[str, Any]]:
     """The rules, seats and hint agent a lobby form asks for, every field checked; agents
-    only from the server's `catalogue`."""
+    only from the server's `catalogue`. Errors name a seat by its place (North, East, ...)
+    and an option by its name, as the lobby shows them."""
     preset = _text(data, "rules", "standard", 40) or "standard"
     options = data.get("options", [])
     if isinstance(options, str):
         if len(options) > 2000:
-            raise TableError("options: at most 2000 characters")
+            raise TableError("rules options: at most 2000 characters")
         options = [o for o in options.replace("\n", ",").split(",") if o.strip()]
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
-        raise TableError("options: a list of NAME=VALUE texts")
+        raise TableError("rules options: a list of NAME=VALUE texts")
     if len(options) > 30 or any(len(o) > 200 for o in options):
-        raise TableError("options: at most 30, each at most 200 characters")
+        raise TableError("rules options: at most 30, each at most 200 characters")
     # one item, so that options that only make sense together are taken together
     joined = ",".join(o.strip() for o in options if o.strip())
-    rules = Rules.build(preset, [joined] if joined else [])
+    try:
+        rules = Rules.build(preset, [joined] if joined else [])
+    except RulesError as exc:
+        raise TableError(f"the rules: {_rules_words(str(exc))}") from None
     seats_in = data.get("seats")
     if not isinstance(seats_in, list) or len(seats_in) != rules.num_players:
-        raise TableError(f"seats: a list of {rules.num_players} seats for {rules.name}")
+        raise TableError(f"seats: {rules.name} has {rules.num_players} seats")
     seats = []
     for s, seat in enumerate(seats_in):
+        where = seat_title(s)
         if not isinstance(seat, dict):
-            raise TableError(f"seat {s}: an object with kind and name")
+            raise TableError(f"{where}: say who sits there (kind and name)")
         kind = seat.get("kind")
         if kind == "human":
-            name = _text(seat, "name", "", 40) or f"player{s}"
-            if not all(ch.isalnum() or ch in " _.-" for ch in name):
-                raise TableError(f"seat {s}: a name of letters, digits, space, _ . -")
+            name = person_name(seat.get("name"), where) or f"player {s + 1}"
             seats.append(SeatInfo("human", name))
         elif kind == "agent":
             text = _text(seat, "name", "")
-            spec = catalogue.spec(text, rules, f"seat {s}")
+            spec = catalogue.spec(text, rules, f"{where}'s agent")
             seats.append(SeatInfo("agent", text, spec=spec))
         else:
-            raise TableError(f"seat {s}: kind is human or agent")
+            raise TableError(f"{where}: a person or an agent sits there (kind human or agent)")
     hint_text = _text(data, "hint", "heuristic") or "heuristic"
     hint = catalogue.spec(hint_text, rules, "hint")
     return rules, seats, (hint_text, hint)

@@ -11,6 +11,9 @@ A game is a folder `ROOT/web/<id>/`:
 - `log.jsonl` (`log_row`, `log_hand`): one row per finished hand in the tournament log
   format (`experiments.tournament.results_log`), so `spades show`, `spades analyze` and
   the replay page read web games as they read tournaments;
+- `reviews.json` (`write_reviews`, `read_reviews`): the review of each finished hand
+  (`experiments.web.review`), written atomically when a review is done, so the reviews
+  are there again after a restart; written and read as game.json is;
 - `bc-seatN/` (`Decisions`, when the game's records keep datasets, the default; `spades
   serve --no-datasets` keeps none): each person's decisions with a choice, one shard per
   hand, in `training.bc_data`'s format: `spades train bc --extra-data
@@ -126,13 +129,14 @@ def seat_from_json(
     return SeatInfo("agent", name, spec=spec)
 
 
-def write_game(folder: Path, data: dict[str, Any]) -> None:
-    """Write game.json atomically: a killed server never leaves half a file. (Not
-    fsynced: a killed process loses nothing the kernel holds, and a sync per move would
-    cost more than the move; each finished hand's log row is fsynced.)"""
+def write_game(folder: Path, data: dict[str, Any], name: str = "game.json") -> None:
+    """Write game.json (or another file of the game, `name`) atomically: a killed server
+    never leaves half a file. (Not fsynced: a killed process loses nothing the kernel
+    holds, and a sync per move would cost more than the move; each finished hand's log
+    row is fsynced.)"""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = folder / "game.json"
-    tmp = path.with_name("game.json.tmp")
+    path = folder / name
+    tmp = path.with_name(name + ".tmp")
     text = json.dumps(data, separators=(",", ":"))  # the C encoder
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:
@@ -144,6 +148,36 @@ def write_game(folder: Path, data: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+REVIEWS_FORMAT = "spades-web-reviews"
+
+
+def write_reviews(folder: Path, reviews: dict[int, dict[str, Any]]) -> None:
+    """Write the game's reviews (hand number from 0 -> review) to reviews.json."""
+    data = {"format": REVIEWS_FORMAT, "reviews": {str(h): r for h, r in sorted(reviews.items())}}
+    write_game(folder, data, "reviews.json")
+
+
+def read_reviews(folder: Path) -> dict[int, dict[str, Any]]:
+    """The reviews kept in the game's reviews.json ({} where there is none). A file that
+    is not a reviews file, or a review that is not an object, is left out (logged): the
+    reviews are made again."""
+    path = folder / "reviews.json"
+    if not path.exists():
+        return {}
+    try:
+        data = read_game(path)
+        if data.get("format") != REVIEWS_FORMAT or not isinstance(data.get("reviews"), dict):
+            raise ValueError("not a reviews file")
+        return {
+            int(h): r
+            for h, r in data["reviews"].items()
+            if h.isdigit() and isinstance(r, dict) and "error" not in r
+        }
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        log.warning("%s: not read, the reviews are made again (%s)", path, exc)
+        return {}
 
 
 def seat_json(info: SeatInfo) -> dict[str, Any]:

@@ -705,6 +705,7 @@ def _side(row: dict[str, Any]) -> dict[str, Any]:
         "scores_before": rec["scores_before"],
         "actions": [list(a) for a in rec["actions"]],
         "frames": stepped,
+        "record": rec,  # for the showdown (the server drops it before sending)
     }
 
 

@@ -1,32 +1,64 @@
-"""The review after a hand: bids beside double-dummy tricks, and each card's cost.
+"""The review after a hand: each card judged by the Spades score, double dummy.
 
-For a finished hand record (`spades_env.records`): the tricks each team makes double
-dummy from the start of the play (the hands after any exchange, the actual leader),
-read from and written to the project's double-dummy cache (`agents.dd.cache.DDCache`);
-and for every card played, the tricks its team could still take with the best card
-against the tricks it could take after the card played (`agents.dd.DDSolver.move_values`):
-the difference is the card's double-dummy cost, so the first card that gave away a
-makeable trick is the first with a cost above 0. Only the game the solver plays (RULES.md
-§1-§3: four seats in partnerships, 52 cards, spades trump) is reviewed; other presets
-get a one-line note instead.
+For a finished hand record (`spades_env.records`), every card played is judged with
+every hand visible and best play after it (`agents.dd.DDSolver.move_values`) by two
+measures:
+
+- **points** (the objective, `OBJECTIVE`): the Spades score of the hand with its real
+  bids (`agents.dd.objective.score_objective`, relative): the card's team's RULES.md §4
+  hand points minus the other team's, each bag charged `bag_penalty / bag_limit` points
+  (10 in `standard`), so a nil kept or broken, a set and the bags all count. A card's
+  cost is the best card's value less its own: the points its team gave away.
+- **tricks**: the tricks the card's team can still take, best card against the card
+  played; shown beside the points, as a nil bidder's trick is a loss in points and a gain
+  in tricks.
+
+An exact solve of the score from early in the hand takes far longer than one of tricks
+(seconds to minutes from the first lead), so the points are judged over the last
+`SCORE_TRICKS` tricks (the ninth trick from the end on) and the tricks over the whole
+hand; the review says so (`objective.score_tricks`), and an earlier card's points are
+null. The first card of each seat that cost points is marked (`first_costly`: seat -> index),
+and so is the hand's first (`first_costly_card`). The tricks each team makes double dummy
+from the start of the play come from the project's double-dummy cache
+(`agents.dd.cache.DDCache`). A card that was the only legal one, or equal to every other
+legal card (adjacent in rank among the cards left), costs nothing and is not searched.
+Only the game the solver plays (RULES.md §1-§3: four seats in partnerships, 52 cards,
+spades trump) is reviewed; other presets get a one-line note instead.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import numpy as np
 
 from agents.dd.cache import DDCache, DDCacheError, dd_key
+from agents.dd.objective import ScoreObjective, score_objective
 from agents.dd.position import Position, PositionError, check_rules
-from agents.dd.solver import DDSolver
+from agents.dd.solver import DDSolver, equivalent_groups
 from experiments.table.words import card_label
 from experiments.web.replay import start_state
 from spades_env.cards import str_to_action
 from spades_env.engine import step
 from spades_env.rules import Rules
 from spades_env.state import PLAY
+
+#: What the review judges by, as the page says it.
+OBJECTIVE = {
+    "name": "spades-score",
+    "text": (
+        "the Spades score of the hand, double dummy (every hand visible, best play after): "
+        "the team's hand points minus the other team's, nil and blind nil included, "
+        "each bag charged {bag_cost:g} points (the bag penalty spread over the bag limit)"
+    ),
+}
+#: The last tricks whose cards are judged in points (the score solve of more takes
+#: seconds to minutes a card; the tricks of every card are judged).
+SCORE_TRICKS = 9
+#: A cost below this is a tie between cards (the values are whole points or tenths).
+EPS = 1e-6
 
 _SOLVER: DDSolver | None = None
 _LOCK = threading.Lock()  # one solver (its tables are large), one review at a time
@@ -62,15 +94,49 @@ def _dd_tricks(hands: tuple[int, ...], leader: int, rules: Rules, solver: DDSolv
             cache.close()
 
 
-def review_hand(record: dict[str, Any]) -> dict[str, Any]:
-    """The review of one finished hand (JSON-ready); see the module docstring."""
+def objective_of(rules: Rules, score_tricks: int = SCORE_TRICKS) -> dict[str, Any]:
+    """The objective the review uses under these rules, for the page."""
+    bag_cost = rules.bag_penalty / rules.bag_limit
+    text = OBJECTIVE["text"].format(bag_cost=bag_cost)
+    if score_tricks < rules.hand_size:
+        text += f"; in points over the last {score_tricks} tricks, in tricks over the whole hand"
+    return {
+        "name": OBJECTIVE["name"],
+        "bag_cost": bag_cost,
+        "score_tricks": min(score_tricks, rules.hand_size),
+        "text": text,
+    }
+
+
+def _judge(
+    pos: Position, solver: DDSolver, objectives: list[ScoreObjective], score_tricks: int
+) -> tuple[dict[int, float] | None, dict[int, float]]:
+    """(points, tricks) of every legal card of the seat to act (points None over
+    `score_tricks` tricks left); a choice between equal cards alone is not searched
+    (every card is worth 0)."""
+    groups = equivalent_groups(pos)
+    if len(groups) == 1:
+        zero = {c: 0.0 for c in groups[0]}
+        return zero, dict(zero)
+    points = None
+    if pos.tricks_left <= score_tricks:
+        points = solver.move_values(pos, objectives[pos.to_act % 2])
+    return points, solver.move_values(pos)
+
+
+def review_hand(record: dict[str, Any], score_tricks: int = SCORE_TRICKS) -> dict[str, Any]:
+    """The review of one finished hand (JSON-ready); see the module docstring.
+    `score_tricks`: the last tricks judged in points."""
     rules = Rules.from_dict(record["rules"])
     hand = record["hand_no"] + 1
     try:
         check_rules(rules)
     except PositionError as exc:
         return {"hand": hand, "error": f"no double-dummy review: {exc}"}
+    started = time.perf_counter()
     state = start_state(record)
+    bids, blind = record["bids"], record["blind"]
+    objectives = [score_objective(rules, bids, blind, team, relative=True) for team in (0, 1)]
     cards: list[dict[str, Any]] = []
     dd: list[int] | None = None
     with _LOCK:
@@ -82,19 +148,23 @@ def review_hand(record: dict[str, Any]) -> dict[str, Any]:
                 if dd is None:
                     t0 = _dd_tricks(pos.hands, pos.leader, rules, solver)
                     dd = [t0, rules.hand_size - t0]
-                values = solver.move_values(pos)
-                best = max(values.values())
-                cost = best - values[action]
+                points, tricks = _judge(pos, solver, objectives, score_tricks)
+                judged = points if points is not None else tricks
+                top, best_t = max(judged.values()), max(tricks.values())
+                best = sorted(c for c, v in judged.items() if v >= top - EPS)
                 cards.append(
                     {
                         "seat": seat,
                         "trick": int(state.tricks_played[0]) + 1,
                         "card": card_label(action),
-                        "cost": round(cost, 3),
-                        "best": [card_label(c) for c, v in sorted(values.items()) if v == best][:4],
+                        # points given away (None: before the last score_tricks tricks)
+                        "cost": None if points is None else round(top - points[action], 3),
+                        "cost_tricks": round(best_t - tricks[action], 3),
+                        "best": [card_label(c) for c in best][:4],
                     }
                 )
             step(state, [action])
+    seconds = time.perf_counter() - started
     dd = dd or [0, 0]
     seats = []
     for s in range(rules.num_players):
@@ -102,8 +172,8 @@ def review_hand(record: dict[str, Any]) -> dict[str, Any]:
         seats.append(
             {
                 "seat": s,
-                "bid": record["bids"][s],
-                "blind": record["blind"][s],
+                "bid": bids[s],
+                "blind": blind[s],
                 "tricks": record["tricks"][s],
                 "team_dd": dd[team],
                 "team_tricks": sum(
@@ -113,5 +183,17 @@ def review_hand(record: dict[str, Any]) -> dict[str, Any]:
                 ),
             }
         )
-    costly = next((k for k, c in enumerate(cards) if c["cost"] > 0), None)
-    return {"hand": hand, "dd": dd, "seats": seats, "cards": cards, "first_costly": costly}
+    first: dict[str, int] = {}
+    for k, c in enumerate(cards):
+        if c["cost"] is not None and c["cost"] > EPS:
+            first.setdefault(str(c["seat"]), k)
+    return {
+        "hand": hand,
+        "objective": objective_of(rules, score_tricks),
+        "dd": dd,
+        "seats": seats,
+        "cards": cards,
+        "first_costly": first,
+        "first_costly_card": min(first.values()) if first else None,
+        "seconds": round(seconds, 3),
+    }

@@ -85,6 +85,18 @@ def _without_main() -> Any:
         spawn.get_preparation_data = original
 
 
+def value_unit(agent: Any) -> str:
+    """What a hint agent's per-action values measure, for the page: a sampling agent's
+    `objective` (`agents.montecarlo.pimc`: margin or team) in points of the hand score,
+    averaged over the deals it sampled; else the agent's own scale."""
+    objective = getattr(agent, "objective", None)
+    if objective == "margin":
+        return "points: your team's hand score minus the other team's, averaged over sampled deals"
+    if objective == "team":
+        return "points: your team's hand score, averaged over sampled deals"
+    return "the agent's own scale (higher is better)"
+
+
 class SeatError(Exception):
     """An agent of a table failed: `seat` (-1 for a hint), `agent` its name, `what` one
     line of what it did."""
@@ -321,5 +333,6 @@ class _Replica:
             "agent": spec.display,
             "action": int(action),
             "values": {str(int(a)): round(float(v), 3) for a, v in values.items()},
+            "unit": value_unit(agent) if values else None,
             "reason": str(reasons[0])[:300] if reasons else None,
         }

@@ -44,13 +44,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agents.registry import AgentSpecError
-from experiments.web import replay
-from experiments.web.catalogue import Catalogue
+from experiments.web import replay, share
+from experiments.web.catalogue import Catalogue, rules_catalogue
 from experiments.web.game import DECISION_TIMEOUT, TableError
 from experiments.web.guards import AccessKey, HostCheck, same_origin
 from experiments.web.manager import Live, Manager
 from experiments.web.protocol import MessageError, parse_message, parse_new_table, read_body
-from experiments.web.views import seat_state
 from spades_env.rules import PRESETS, Rules
 
 STATIC = Path(str(resources.files("experiments.web") / "static"))
@@ -70,10 +69,14 @@ class WebApp:
 
     def __init__(self, root: Path, key: str | None, catalogue: Catalogue, manager: Manager):
         self.root, self.key, self.catalogue, self.manager = root, key, catalogue, manager
+        self.rules = rules_catalogue()  # the presets and options the lobby offers, built once
 
     async def page(self, request: Request) -> Response:
         name = request.scope["route"].name
         return FileResponse(STATIC / f"{name}.html", headers={"Cache-Control": "no-store"})
+
+    async def favicon(self, request: Request) -> Response:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
     async def options(self, request: Request) -> Response:
         return JSONResponse(
@@ -82,6 +85,9 @@ class WebApp:
                 "agents": self.catalogue.names(),
                 "catalogue": self.catalogue.to_json(),
                 "defaults": {name: Rules.preset(name).to_dict() for name in PRESETS},
+                "rules": self.rules,
+                # what each game writes besides its record: the people's decisions
+                "datasets": self.manager.datasets,
             }
         )
 
@@ -117,11 +123,56 @@ class WebApp:
             folder = replay.resolve(self.root, q.get("run", ""))
             number, hand = int(q.get("deal", "0")), int(q.get("hand", "0"))
             pair = q.get("pair") or None
-            return JSONResponse(
-                await asyncio.to_thread(replay.deal_data, folder, number, hand, pair)
+            data = await asyncio.to_thread(replay.deal_data, folder, number, hand, pair)
+            if q.get("showdown") == "1":  # the proven ends of the hand, for the showdown
+                for side in data["sides"]:
+                    side["claims"] = await asyncio.to_thread(share.claims, side.pop("record"))
+            for side in data["sides"]:
+                side.pop("record", None)
+            return JSONResponse(data)
+        except ValueError as exc:  # ReplayError included
+            return _error(str(exc))
+
+    async def export(self, request: Request) -> Response:
+        """A run's hand records (or one deal's) as JSON Lines, to download."""
+        q = request.query_params
+        try:
+            folder = replay.resolve(self.root, q.get("run", ""))
+            deal = int(q["deal"]) if q.get("deal") else None
+            hand = int(q.get("hand", "0"))
+            text = await asyncio.to_thread(
+                share.export_records, folder, deal, hand, q.get("pair") or None
             )
         except ValueError as exc:  # ReplayError included
             return _error(str(exc))
+        safe = "".join(
+            ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_" for ch in folder.name
+        )
+        name = safe + (f"-deal{deal}-hand{hand}" if deal is not None else "")
+        return Response(
+            text,
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="{name}.jsonl"'},
+        )
+
+    async def import_file(self, request: Request) -> Response:
+        """A record file from the person's machine, checked action by action and sent
+        back ready to step through (nothing is stored)."""
+        if not same_origin(request.headers, request.headers.get("host")):
+            return _error("requests come from this server's own pages only", 403)
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > share.MAX_IMPORT_BYTES:
+                return _error(f"the file is over {share.MAX_IMPORT_BYTES:,} bytes", 413)
+        try:
+            data = await asyncio.to_thread(share.import_records, raw)
+        except ValueError as exc:  # ShareError included
+            return _error(str(exc))
+        for deal in data["hands"]:
+            for side in deal["sides"]:
+                side["claims"] = await asyncio.to_thread(share.claims, side.pop("record"))
+        return JSONResponse(data)
 
     # ----------------------------------------------------------------- a seat's websocket
     async def _open(self, ws: WebSocket) -> tuple[Live, int] | None:
@@ -218,7 +269,7 @@ class WebApp:
 
     async def on_state(self, live: Live, seat: int, msg: dict[str, Any], send: Sender) -> None:
         async with live.lock:
-            data = seat_state(live.table, seat)
+            data = self.manager.state(live, seat)
         await send(data)
 
     async def on_ping(self, live: Live, seat: int, msg: dict[str, Any], send: Sender) -> None:
@@ -261,11 +312,14 @@ def create_app(
         Route("/", web.page, name="index"),
         Route("/table/{token}", web.page, name="table"),
         Route("/replay", web.page, name="replay"),
+        Route("/favicon.ico", web.favicon),
         Route("/api/options", web.options),
         Route("/api/tables", web.new_table, methods=["POST"]),
         Route("/api/runs", web.runs),
         Route("/api/deals", web.deals),
         Route("/api/deal", web.deal),
+        Route("/api/export", web.export),
+        Route("/api/import", web.import_file, methods=["POST"]),
         WebSocketRoute("/ws/{token}", web.seat_socket),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

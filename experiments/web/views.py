@@ -27,6 +27,7 @@ from experiments.table.words import (
     visible_hand,
 )
 from experiments.web.game import Table
+from experiments.web.sheet import sheet_rows
 from spades_env.cards import NUM_CARDS, SUIT_NAMES
 from spades_env.observation import seat_view
 from spades_env.state import PHASE_NAMES, PLAY
@@ -49,29 +50,9 @@ def _trick(trick) -> dict[str, Any] | None:
 
 
 def sheet(table: Table) -> list[dict[str, Any]]:
-    """The score sheet of the finished hands: public numbers only (never a record's deal
-    or seed)."""
-    rules = table.rules
-    out = []
-    for r in table.session.records:
-        out.append(
-            {
-                "hand": r["hand_no"] + 1,
-                "bids": r["bids"],
-                "blind": r["blind"],
-                "tricks": r["tricks"],
-                "points": r["points"],
-                "bags_gained": r["bags_gained"],
-                "penalty": r["penalty"],
-                "scores": r["scores"],
-                "bags": r["bags"],
-                "contracts": [
-                    contract_label(r["bids"], r["blind"], team_seats(rules, k))
-                    for k in range(rules.num_teams)
-                ],
-            }
-        )
-    return out
+    """The score sheet of the finished hands (`experiments.web.sheet`): public numbers
+    only (never a record's deal or seed)."""
+    return sheet_rows(table.rules, table.session.records)
 
 
 def seat_state(table: Table, seat: int) -> dict[str, Any]:
@@ -133,6 +114,10 @@ def seat_state(table: Table, seat: int) -> dict[str, Any]:
         "received": [card(c) for c in card_list(int(v.received[0]))],
         "looking": card(int(v.looking[0])) if int(v.looking[0]) >= 0 else None,
         "stock_left": int(stock_left(g.state)[0]) if rules.draw else 0,
+        # how many cards each seat holds now: public (the opponents' card backs)
+        "cards_left": [
+            (int(h) & ~int(g.state.played[0])).bit_count() for h in g.state.hands[0].tolist()
+        ][: rules.num_players],
         "scores": [int(x) for x in v.scores[0].tolist()],
         "bags": [int(x) for x in v.bags[0].tolist()],
         "teams": [

@@ -35,7 +35,7 @@ def server(tmp_path_factory):
 
 
 def _page(browser, context=None):
-    context = context or browser.new_context(viewport={"width": 1280, "height": 860})
+    context = context or browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
     return page
@@ -100,7 +100,7 @@ def _records(server, table_id):
 def test_a_hand_by_clicking_shows_the_engines_score(browser, server):
     page = _page(browser)
     page.goto(server.url + "/")
-    page.locator("#seats tbody tr").first.wait_for()
+    page.locator("#seats .seat-row").first.wait_for()
     page.fill("#name", "Ann")
     screenshot(page, "lobby")
     page.click("#start")

@@ -218,7 +218,22 @@ def test_serve_binds_every_address_with_a_token(tmp_path: Path) -> None:
         pytest.skip("this machine cannot bind 0.0.0.0")
     server = Server(tmp_path, "--host", "0.0.0.0", "--token", TOKEN)
     try:
-        assert f"/?key={TOKEN}" in "".join(server.output)
+        # the URLs printed are ones a browser opens: this machine's loopback one, then one
+        # per network address of the machine and its host name (never 0.0.0.0)
+        for _ in range(200):
+            if "from other machines:" in "".join(server.output):
+                break
+            time.sleep(0.05)
+        first, others = "".join(server.output).splitlines()[:2]
+        assert first.startswith("spades serve: http://127.0.0.1:")
+        assert f"/?key={TOKEN}" in first and "0.0.0.0" not in first + others
+        assert others.startswith("spades serve: from other machines: http://")
+        urls = others.split(": ", 2)[2].split()
+        assert urls[-1].startswith(f"http://{socket.gethostname()}:")
+        assert all(url.endswith(f"/?key={TOKEN}") for url in urls)
+        for url in urls[:-1]:  # each address of this machine opens the lobby
+            with urllib.request.urlopen(url, timeout=60) as r:
+                assert r.status == 200
     finally:
         server.kill()
 

@@ -300,7 +300,7 @@ def test_a_client_names_no_code_file_url_or_variable(server, area, spec, where):
     status, data = post_table(server, body)
     assert status == 400, data
     error = one_line(data)
-    assert error.startswith("seat 0: " if where == "seat" else "hint: "), error
+    assert error.startswith("North's agent: " if where == "seat" else "hint: "), error
     assert games(server) == before
     area.untouched()
 

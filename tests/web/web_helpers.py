@@ -201,7 +201,10 @@ def chromium():
     """Playwright and the launched OS Chromium; skips where either is missing."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.skip(f"no Chromium at {CHROMIUM} (.ci/run installs the OS package)")
+        pytest.skip(
+            f"no Chromium at {CHROMIUM}: install the OS package (apt-get install chromium) "
+            "or set SPADES_CHROMIUM"
+        )
     pw = sync_api.sync_playwright().start()
     browser = pw.chromium.launch(
         executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
@@ -276,3 +279,81 @@ def leaked_cards(frames: list[str], seat: int, records: list[dict[str, Any]]) ->
         if bad:
             out.append((msg["moves"], sorted(bad)))
     return out
+
+
+#: the widths every browser test of the lobby and the table runs at: a desktop and a phone
+VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+
+def page_at(browser, width: str, timeout_ms: int = 60_000):
+    """A new page (in a fresh context: its own cookies and storage) at a VIEWPORTS size."""
+    context = browser.new_context(viewport=VIEWPORTS[width])
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    return page
+
+
+def no_sideways_scroll(page) -> tuple[int, int]:
+    """(the document's scroll width, the window's inner width): equal or less when nothing
+    sticks out sideways."""
+    return tuple(page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]"))
+
+
+def axe_serious(page) -> list[str]:
+    """axe-core's serious and critical violations on the page, one line each (rule,
+    impact, the first elements); axe-playwright-python ships axe-core, nothing is fetched."""
+    sync = pytest.importorskip("axe_playwright_python.sync_playwright")
+    result = sync.Axe().run(page)
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
+        for v in result.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def page_state(page) -> dict[str, Any]:
+    """The last state a table page received (table.js keeps it as window.spadesState)."""
+    return page.evaluate("window.spadesState || null") or {}
+
+
+def click_turn(page) -> None:
+    """One move by mouse at the page's turn: a bid button (a middling bid, never blind
+    nil), else the first playable card; returns once the table has moved on."""
+    before = page_state(page)["moves"]
+    buttons = page.locator("#prompt button.act")
+    if buttons.count():
+        labels = buttons.all_inner_texts()
+        pick = next((i for i, t in enumerate(labels) if t in ("see", "3", "2", "4")), 0)
+        buttons.nth(pick).click()
+    else:
+        page.locator("#hand .card.legal").first.click()
+    page.wait_for_function(f"window.spadesState.moves > {before}")
+
+
+def wait_turn(page, test: str = "s.your_turn") -> dict[str, Any]:
+    """Wait until the page's state `s` makes the JavaScript `test` true; that state."""
+    page.wait_for_function(f"(() => {{ const s = window.spadesState; return !!s && ({test}); }})()")
+    return page_state(page)
+
+
+def play_to_game_over(page, timeout_ms: int = 300_000) -> dict[str, Any]:
+    """Play the page's seat to the end of the game, fast: at each turn the first legal
+    action is sent over the page's own socket (table.js `send`), as a click would; the
+    state at game over."""
+    while True:
+        page.wait_for_function(
+            "(() => { const s = window.spadesState;"
+            " return !!s && (s.your_turn || s.game_over); })()",
+            timeout=timeout_ms,
+        )
+        state = page_state(page)
+        if state["game_over"]:
+            return state
+        moves = state["moves"]
+        page.evaluate(
+            f"send({{type: 'act', action: window.spadesState.legal[0].action, move: {moves}}})"
+        )
+        page.wait_for_function(
+            f"window.spadesState.moves > {moves} || window.spadesState.game_over",
+            timeout=timeout_ms,
+        )

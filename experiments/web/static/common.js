@@ -15,10 +15,22 @@ function el(tag, attrs = {}, ...kids) {
   return node;
 }
 
+const SUIT_WORDS = ["spades", "hearts", "diamonds", "clubs"];
+const RANK_WORDS = { A: "ace", K: "king", Q: "queen", J: "jack", T: "ten", 9: "nine", 8: "eight", 7: "seven",
+  6: "six", 5: "five", 4: "four", 3: "three", 2: "two" };
+
+// a card's name in words: "ten of spades", "big joker" (the faces say T, BJ, LJ)
+function cardName(card) {
+  const rank = card.label.replace(/[♠♥♦♣]/, "");
+  if (card.suit === 4) return rank === "BJ" ? "big joker" : rank === "LJ" ? "little joker" : rank;
+  return `${RANK_WORDS[rank] || rank} of ${SUIT_WORDS[card.suit]}`;
+}
+
 function cardEl(card, extra = "") {
   const rank = card.label.replace(/[♠♥♦♣]/, "");
-  const node = el("span", { class: `card s${card.suit} ${extra}`, "data-card": card.id, "aria-label": card.label, title: card.label });
-  node.append(el("span", { text: rank }), el("span", { class: "pip", text: SUITS[card.suit] === "★" ? "" : SUITS[card.suit] }));
+  const name = cardName(card);
+  const node = el("span", { class: `card s${card.suit} ${extra}`, "data-card": card.id, role: "img", "aria-label": name, title: name });
+  node.append(el("span", { text: rank, "aria-hidden": "true" }), el("span", { class: "pip", "aria-hidden": "true", text: SUITS[card.suit] === "★" ? "" : SUITS[card.suit] }));
   return node;
 }
 

@@ -1,7 +1,9 @@
 // A run's deals, and one deal's two duplicate tables side by side, stepped action by action.
 "use strict";
-const RUN = new URLSearchParams(location.search).get("run") || "";
-let D = null, step = 0, current = null, timer = null;
+const QUERY = new URLSearchParams(location.search);
+const RUN = QUERY.get("run") || "";
+// D: the deal shown; IMPORTED: the hands of an opened record file (not on the server)
+let D = null, step = 0, current = null, timer = null, IMPORTED = null, opened = null;
 
 function position(seat, n) {
   if (n === 4) return ["top", "right", "bottom", "left"][seat];
@@ -29,10 +31,14 @@ async function loadDeals() {
   } catch (e) { err.textContent = e.message; }
 }
 
-async function openDeal(deal, hand, pair) {
+async function openDeal(deal, hand, pair, at = 0) {
   current = `${deal}/${hand}/${pair}`;
-  D = await getJSON(`/api/deal?run=${encodeURIComponent(RUN)}&deal=${deal}&hand=${hand}&pair=${encodeURIComponent(pair)}`);
-  step = 0;
+  opened = { deal, hand, pair };
+  if (IMPORTED) D = IMPORTED[deal - 1];
+  else D = await getJSON(`/api/deal?run=${encodeURIComponent(RUN)}&deal=${deal}&hand=${hand}&pair=${encodeURIComponent(pair)}&showdown=1`);
+  step = Math.max(0, Math.min(maxStep(), at));
+  document.getElementById("export-deal").hidden = !!IMPORTED;
+  document.getElementById("export-deal").href = `/api/export?run=${encodeURIComponent(RUN)}&deal=${deal}&hand=${hand}&pair=${encodeURIComponent(pair)}`;
   document.getElementById("viewer").hidden = false;
   for (const tr of document.querySelectorAll("#deals tr")) tr.classList.toggle("on", tr.dataset.deal === String(deal) && tr.dataset.hand === String(hand));
   draw();
@@ -45,8 +51,13 @@ function draw() {
   box.textContent = "";
   const diff = D.first_difference;
   document.getElementById("step-info").textContent = `action ${step} of ${maxStep()}`;
-  document.getElementById("diff-info").textContent = diff === null ? "both tables played the same" :
+  // one table (a web game, a saved game, a record file) has nothing to compare
+  const one = D.sides.length < 2;
+  document.getElementById("jump-diff").hidden = one;
+  document.getElementById("diff-info").textContent = one ? "one table" : diff === null ? "both tables played the same" :
     `the tables first differ at action ${diff + 1}`;
+  shareLink();
+  drawClaim();
   D.sides.forEach((side) => {
     const f = side.frames[Math.min(step, side.frames.length - 1)];
     const n = f.hands.length;
@@ -73,6 +84,33 @@ function draw() {
   });
 }
 
+// the address of this deal at this decision: opening it shows the same position
+function shareLink() {
+  const box = document.getElementById("share-link");
+  box.closest("label").hidden = !!IMPORTED;
+  if (IMPORTED || !opened) return;
+  const q = new URLSearchParams({ run: RUN, deal: opened.deal, hand: opened.hand, pair: opened.pair, step });
+  const url = `${location.origin}/replay?${q}`;
+  box.value = url;
+  history.replaceState(null, "", `/replay?${q}`);
+}
+
+// the showdown: once every way of playing the rest ends the same, the rest is claimed
+function drawClaim() {
+  const box = document.getElementById("claim");
+  const on = document.getElementById("showdown").checked;
+  const side = D.sides[0];
+  const c = on && side.claims ? side.claims[Math.min(step, side.claims.length - 1)] : null;
+  box.hidden = !c;
+  box.textContent = "";
+  if (!c) return;
+  const n = side.frames[0].hands.length;
+  const rest = c.rest.map((t, s) => `${SEAT_NAMES[s]} ${t}`).join(", ");
+  box.append(el("strong", { text: "Showdown: " }),
+    `whatever is played, the last ${c.tricks_left} trick${c.tricks_left === 1 ? "" : "s"} go ${rest} (tricks in all: ${c.tricks.slice(0, n).join(", ")}). `,
+    el("button", { id: "claim-rest", text: "claim the rest", onclick: () => go(side.frames.length - 1) }));
+}
+
 function go(to) { if (!D) return; step = Math.max(0, Math.min(maxStep(), to)); draw(); }
 document.getElementById("first").onclick = () => go(0);
 document.getElementById("prev").onclick = () => go(step - 1);
@@ -90,5 +128,35 @@ document.getElementById("follow").addEventListener("change", (e) => {
   clearInterval(timer);
   if (e.target.checked) timer = setInterval(loadDeals, 2000);
 });
+document.getElementById("showdown").addEventListener("change", () => { if (D) drawClaim(); });
+document.getElementById("export-run").href = `/api/export?run=${encodeURIComponent(RUN)}`;
+
+// a record file from this machine: checked by the server action by action, then listed
+document.getElementById("import-file").addEventListener("change", async (e) => {
+  const file = e.target.files[0];
+  const err = document.getElementById("error");
+  if (!file) return;
+  try {
+    const r = await fetch("/api/import", { method: "POST", body: await file.text(), credentials: "same-origin", headers: { "Content-Type": "application/x-ndjson" } });
+    const data = await r.json();
+    if (!r.ok) throw new Error(data.error || r.statusText);
+    err.textContent = "";
+    clearInterval(timer);
+    IMPORTED = data.hands;
+    document.getElementById("run").textContent = file.name;
+    document.getElementById("count").textContent = `${IMPORTED.length} hand(s) from ${file.name}, every action checked against the rules`;
+    const t = document.getElementById("deals");
+    t.textContent = "";
+    t.append(el("tr", {}, ...["Hand", "Gained"].map((x) => el("th", { text: x }))));
+    IMPORTED.forEach((d, k) => t.append(el("tr", { "data-deal": k + 1, "data-hand": d.hand, onclick: () => openDeal(k + 1, d.hand, "") },
+      el("td", { text: d.hand + 1 }), el("td", { text: d.sides[0].hand_score.map((v) => (v >= 0 ? "+" : "") + v).join(" / ") }))));
+    openDeal(1, IMPORTED[0].hand, "");
+  } catch (ex) { err.textContent = `${file.name}: ${ex.message}`; }
+});
+
 document.getElementById("run").textContent = RUN;
-loadDeals();
+loadDeals().then(() => {  // a shared link: the deal at its decision
+  if (QUERY.get("deal") === null) return;
+  openDeal(Number(QUERY.get("deal")), Number(QUERY.get("hand") || 0), QUERY.get("pair") || "", Number(QUERY.get("step") || 0))
+    .catch((e) => { document.getElementById("error").textContent = `that link: ${e.message}`; });
+});

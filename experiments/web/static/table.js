@@ -4,6 +4,11 @@
 const TOKEN = location.pathname.split("/").pop();  // the seat token (a ?key= stays in the query)
 let ws = null, S = null, selected = 0, retry = 500, shownReview = null, keyboard = false, hinted = null;
 window.spadesFrames = [];  // what the server sent (the tests read it)
+window.spadesSounds = 0;  // turn sounds played (the tests read it)
+const BASE_TITLE = document.title;
+const PHASE_WORDS = { blind: "blind nil, or see your cards", bid: "your bid", exchange: "pass a card to your partner",
+  play: "play a card", trump: "name the trump suit", draw: "keep or discard the card you see" };
+let wasMyTurn = false, trickSeen, overSeen = false, audio = null;
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
@@ -43,7 +48,7 @@ function position(seat) {
 function render() {
   const r = S.rules;
   document.getElementById("info").textContent =
-    `${r.name} to ${r.target} · hand ${S.hand_no + 1} · you are ${SEAT_NAMES[S.seat]}`;
+    `${r.name} to ${r.target} · ${S.game_over ? `game over after ${S.sheet.length} hand${S.sheet.length === 1 ? "" : "s"}` : `hand ${S.hand_no + 1}`} · you are ${SEAT_NAMES[S.seat]}`;
   const scores = document.getElementById("scores");
   scores.textContent = "";
   S.teams.forEach((t, k) => scores.append(el("span", { class: "team-score", "data-team": k, text: `${t.name}: ${S.scores[k]} (${S.bags[k]} bags)` })));
@@ -56,7 +61,7 @@ function render() {
   events.textContent = "";
   for (const e of S.events) events.append(el("li", { text: e }));
   events.scrollTop = events.scrollHeight;
-  document.getElementById("hint-agent").placeholder = S.hint_agent;
+  document.getElementById("hint-default").textContent = `${S.hint_agent} (this table's)`;
   const pick = document.getElementById("review-pick");
   if (S.reviews.length) {
     document.getElementById("review-panel").hidden = false;
@@ -66,6 +71,53 @@ function render() {
     if (shownReview !== newest) { shownReview = newest; pick.value = newest; send({ type: "review", hand: newest }); }
   }
   if (!document.getElementById("last-out").hidden) showLast();
+  alerts();
+}
+
+// who a seat is to this page's person
+function roleOf(seat) {
+  if (seat === S.seat) return "you";
+  if (S.rules.partnerships && S.rules.players === 4 && seat === (S.seat + 2) % 4) return "your partner";
+  return "opponent";
+}
+
+// a turn's alerts: the tab's title, a line for screen readers, and the sound if wanted;
+// a finished trick's winner and the game's end are announced too
+function alerts() {
+  const mine = S.your_turn && !S.game_over;
+  document.title = mine ? `▶ Your turn — ${BASE_TITLE}` : BASE_TITLE;
+  const say = [];
+  const last = S.last_trick;
+  const key = last ? last.plays.map((p) => p.card.id).join(",") : null;
+  if (trickSeen !== undefined && key && key !== trickSeen) {
+    say.push(`${SEAT_NAMES[last.winner]} (${roleOf(last.winner)}) took trick ${last.number}.`);
+  }
+  trickSeen = key;
+  if (mine && !wasMyTurn) {
+    say.push(`Your turn: ${PHASE_WORDS[S.phase] || S.phase}.`);
+    if (document.getElementById("sound").checked) turnSound();
+  }
+  if (S.game_over && !overSeen) say.push(document.getElementById("turn-msg").textContent + ".");
+  overSeen = S.game_over;
+  wasMyTurn = mine;
+  if (say.length) document.getElementById("announce").textContent = say.join(" ");
+}
+
+// a short two-note chime (Web Audio: nothing to download)
+function turnSound() {
+  window.spadesSounds += 1;
+  try {
+    audio = audio || new AudioContext();
+    for (const [at, hz] of [[0, 660], [0.12, 880]]) {
+      const osc = audio.createOscillator(), gain = audio.createGain();
+      osc.frequency.value = hz;
+      gain.gain.setValueAtTime(0.15, audio.currentTime + at);
+      gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + at + 0.25);
+      osc.connect(gain).connect(audio.destination);
+      osc.start(audio.currentTime + at);
+      osc.stop(audio.currentTime + at + 0.25);
+    }
+  } catch (e) { /* no audio here: the title and the announcement still tell */ }
 }
 
 function drawFelt() {
@@ -75,9 +127,18 @@ function drawFelt() {
   for (const p of S.players) {
     const pos = position(p.seat);
     const bid = S.bids[p.seat];
-    const box = el("div", { class: `seat pos-${pos}${S.to_act === p.seat ? " turn" : ""}`, "data-seat": p.seat },
-      el("div", { class: "who", text: `${p.title}: ${p.name}${p.you && p.name !== "you" ? " (you)" : ""}` }),
+    const role = roleOf(p.seat);
+    const away = S.present && !S.present[p.seat];
+    const box = el("div", { class: `seat pos-${pos}${S.to_act === p.seat ? " turn" : ""}${away ? " is-away" : ""}`, "data-seat": p.seat },
+      el("div", { class: "who", text: `${p.title}: ${p.name}${role === "you" ? (p.name !== "you" ? " (you)" : "") : ` (${role})`}` }),
       el("div", { class: "stat", text: `bid ${bidText(bid, S.blind[p.seat])} · tricks ${S.tricks_won[p.seat]}${S.dealer === p.seat ? " · dealer" : ""}` }));
+    if (away) box.append(el("div", {}, el("span", { class: "away", text: S.to_act === p.seat ? "away: the table waits for them" : "away (disconnected)" })));
+    const left = S.cards_left ? S.cards_left[p.seat] : 0;
+    if (!p.you && left && !(S.open_hands && S.open_hands[p.seat].length)) {
+      const fan = el("span", { class: "fan", "aria-hidden": "true" });
+      for (let i = 0; i < left; i++) fan.append(el("span", { class: "card back" }));
+      box.append(el("div", { class: "backs", "data-left": left }, fan, el("span", { class: "count", text: `${left} card${left === 1 ? "" : "s"}` })));
+    }
     if (S.open_hands && S.open_hands[p.seat].length) {
       const h = el("div", { class: "hand" });
       for (const c of S.open_hands[p.seat]) h.append(cardEl(c, "small"));
@@ -97,7 +158,7 @@ function drawFelt() {
   if (S.game_over) msg = `Game over: ${S.teams[S.winner] ? S.teams[S.winner].name : "?"} win${S.rules.partnerships ? "" : "s"}`;
   else if (taken) msg = `${SEAT_NAMES[last.winner]} took trick ${last.number}` + (S.your_turn ? " · your lead" : "");
   else if (S.your_turn) msg = "Your turn";
-  else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}`;
+  else if (S.to_act >= 0) msg = `${SEAT_NAMES[S.to_act]} to ${S.phase === "play" ? "play" : S.phase}` + (S.present && !S.present[S.to_act] ? " (away: waiting for them)" : "");
   center.append(el("div", { class: "msg", id: "turn-msg", text: msg }));
   felt.append(center);
 }
@@ -116,8 +177,11 @@ async function loadAgents() {
   try {
     const data = await getJSON("/api/options");
     const pick = document.getElementById("failure-agent");
-    const list = document.getElementById("agent-list");
-    for (const a of data.agents) { pick.append(el("option", { value: a, text: a, selected: a === "heuristic" })); list.append(el("option", { value: a })); }
+    const hint = document.getElementById("hint-agent");
+    for (const a of data.catalogue) {
+      pick.append(el("option", { value: a.name, text: `${a.name} — ${a.help}`, selected: a.name === "heuristic" }));
+      hint.append(el("option", { value: a.name, text: `${a.name} — ${a.help}` }));
+    }
   } catch (e) { /* the table plays on without the list */ }
 }
 
@@ -127,6 +191,10 @@ function legalCards() {
 
 function drawHand() {
   const hand = document.getElementById("hand");
+  // a card that had the focus keeps it across the redraw (or the first playable card does)
+  const active = document.activeElement;
+  const hadFocus = active === hand || (active && active.parentElement === hand);
+  const focused = hadFocus && active.dataset.card !== undefined ? Number(active.dataset.card) : null;
   hand.textContent = "";
   if (S.hand_hidden) { for (let i = 0; i < S.rules.hand_size; i++) hand.append(el("span", { class: "card back", "aria-hidden": "true" })); return; }
   const legal = legalCards();
@@ -135,13 +203,24 @@ function drawHand() {
     const isLegal = legal.has(c.id);
     const node = cardEl(c, S.your_turn && legal.size ? (isLegal ? "legal" : "dim") : "");
     if (S.your_turn && legal.size) {
-      node.tabIndex = -1;
+      // in the Tab order: Enter or Space plays it; a card not playable now says so (and
+      // playing it is refused with the reason)
+      node.tabIndex = 0;
+      node.setAttribute("role", "button");
+      node.setAttribute("aria-label", cardName(c) + (isLegal ? "" : ", not playable now"));
       node.addEventListener("click", () => play(c.id));
+      node.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.stopPropagation(); play(c.id); }
+      });
       if (keyboard && choices[selected] === c.id) node.classList.add("selected");
       if (hinted === c.id) node.classList.add("hinted");
     }
     hand.append(node);
   });
+  if (hadFocus) {
+    const again = hand.querySelector(`.card[tabindex][data-card="${focused}"]`) || hand.querySelector(".card.legal[tabindex]");
+    (again || hand).focus();
+  }
 }
 
 // the actions offered as buttons (bids, blind nil, trump, draw), or the legal cards
@@ -174,6 +253,20 @@ function play(action) {
   hinted = null;
 }
 
+// a signed number of points: "+62", "-38", "0"
+function signed(v) { return `${v > 0 ? "+" : ""}${v}`; }
+
+// one team's hand as the engine scored it: contract made or set, each nil, bags, penalty
+function sheetParts(t) {
+  const parts = [];
+  if (t.made !== null) parts.push(`bid ${t.label}, took ${t.judged}: ${t.made ? "made" : "set"} ${signed(t.contract_points)}`);
+  else if (t.contract_points) parts.push(`tricks ${signed(t.contract_points)}`);
+  for (const n of t.nils) parts.push(`${SEAT_NAMES[n.seat]} ${n.blind ? "blind nil" : "nil"} ${n.made ? "kept" : `broken (${n.tricks} trick${n.tricks === 1 ? "" : "s"})`} ${signed(n.points)}`);
+  if (t.bags_gained) parts.push(`${t.bags_gained} bag${t.bags_gained === 1 ? "" : "s"}`);
+  if (t.penalty) parts.push(`bag penalty −${t.penalty}`);
+  return parts.join(" · ");
+}
+
 function drawSheet() {
   const t = document.getElementById("sheet");
   t.textContent = "";
@@ -181,12 +274,16 @@ function drawSheet() {
   for (const team of S.teams) head.append(el("th", { text: team.name }));
   t.append(head);
   for (const h of S.sheet) {
-    const row = el("tr", {}, el("td", { text: h.hand }));
-    h.contracts.forEach((c, k) => row.append(el("td", { title: `bid ${c}, ${h.bags_gained[k]} bags`, text: `${h.points[k] >= 0 ? "+" : ""}${h.points[k]} → ${h.scores[k]}` })));
-    t.append(row);
+    // the hand's net change (points less the bag penalty) and the running total
+    const row = el("tr", { class: "sheet-hand", "data-hand": h.hand }, el("td", { text: h.hand }));
+    h.teams.forEach((team) => row.append(el("td", { class: team.penalty ? "sheet-penalty" : "", text: `${signed(team.net)} → ${team.total}` })));
+    const parts = el("tr", { class: "sheet-parts", "data-hand": h.hand }, el("td", {}));
+    h.teams.forEach((team) => parts.append(el("td", { class: "muted", text: `${sheetParts(team)} · ${team.bags} bag${team.bags === 1 ? "" : "s"} held` })));
+    t.append(row, parts);
   }
-  const now = el("tr", {}, el("td", { text: "now" }));
-  S.teams.forEach((team, k) => now.append(el("td", { class: "sheet-now", text: `${S.scores[k]} (${S.bags[k]} bags) · bid ${team.contract}` })));
+  // during a game: the scores now and this hand's bids; after it: the final scores
+  const now = el("tr", {}, el("td", { text: S.game_over ? "final" : "now" }));
+  S.teams.forEach((team, k) => now.append(el("td", { class: "sheet-now", text: `${S.scores[k]} (${S.bags[k]} bags)` + (S.game_over ? "" : ` · bid ${team.contract}`) })));
   t.append(now);
 }
 
@@ -200,6 +297,7 @@ function showHint(h) {
   const vals = Object.entries(h.values);
   if (vals.length) {
     const t = el("table", { class: "grid", id: "hint-values" }, el("tr", {}, el("th", { text: "choice" }), el("th", { text: "value" })));
+    if (h.unit) t.prepend(el("caption", { id: "hint-unit", text: `value: ${h.unit}` }));
     vals.sort((a, b) => b[1] - a[1]);
     for (const [a, v] of vals) {
       const name = (S.legal.find((x) => x.action === Number(a)) || { label: a }).label;
@@ -220,22 +318,37 @@ function showLast() {
   out.append(p);
 }
 
+// a cost as the review shows it: "−110 pts", "−1 trick", "0"
+function costText(v, unit) {
+  if (v === null || v === undefined) return "–";  // not judged in points (an early trick)
+  if (!(v > 0)) return "0";
+  const n = Math.round(v * 10) / 10;
+  return unit === "pts" ? `−${n} pts` : `−${n} trick${n === 1 ? "" : "s"}`;
+}
+
 function showReview(rv) {
   const box = document.getElementById("review");
   box.textContent = "";
   if (rv.error) { box.append(el("p", { class: "muted", text: rv.error })); return; }
   const bids = el("table", { class: "grid", id: "review-bids" }, el("tr", {}, ...["Seat", "Bid", "Tricks", "Team took", "Team DD"].map((t) => el("th", { text: t }))));
   for (const s of rv.seats) bids.append(el("tr", {}, el("td", { text: SEAT_NAMES[s.seat] }), el("td", { text: bidText(s.bid, s.blind) }), el("td", { text: s.tricks }), el("td", { text: s.team_tricks }), el("td", { text: s.team_dd })));
-  box.append(el("p", { class: "muted", text: `Hand ${rv.hand}: double-dummy tricks from the start of the play (every hand visible).` }), bids);
+  box.append(el("p", { id: "review-objective", class: "muted", text: `Hand ${rv.hand}, judged by ${rv.objective.text}. Team DD: the tricks each team makes double dummy from the start of the play.` }), bids);
+  const firsts = Object.entries(rv.first_costly).map(([seat, k]) => [Number(seat), k]).sort((x, y) => x[1] - y[1]);
   const costly = rv.cards.filter((c) => c.cost > 0).length;
-  box.append(el("p", {}, rv.first_costly === null ? "No card lost a trick double dummy." :
-    `${costly} card(s) cost tricks; the first: trick ${rv.cards[rv.first_costly].trick}, ${SEAT_NAMES[rv.cards[rv.first_costly].seat]} ${rv.cards[rv.first_costly].card} (best: ${rv.cards[rv.first_costly].best.join(" ")}).`));
-  const cards = el("table", { class: "grid", id: "review-cards" }, el("tr", {}, ...["Trick", "Seat", "Card", "Cost", "Best"].map((t) => el("th", { text: t }))));
+  const summary = el("ul", { id: "review-firsts" });
+  for (const [seat, k] of firsts) {
+    const c = rv.cards[k];
+    summary.append(el("li", { "data-seat": seat, text: `${SEAT_NAMES[seat]}'s first costly card: trick ${c.trick}, ${c.card}: ${costText(c.cost, "pts")}, ${costText(c.cost_tricks, "tricks")} (best: ${c.best.join(" ")})` }));
+  }
+  const lastTricks = rv.objective.score_tricks;
+  box.append(el("p", {}, (firsts.length ? `${costly} card(s) cost points` : "No card cost points double dummy") + ` (in the last ${lastTricks} tricks; "–": an earlier card, judged in tricks only)` + (firsts.length ? ":" : "."), summary));
+  const cards = el("table", { class: "grid", id: "review-cards" }, el("tr", {}, ...["Trick", "Seat", "Card", "Cost (points)", "Cost (tricks)", "Best"].map((t) => el("th", { text: t }))));
+  const firstSet = new Set(firsts.map(([, k]) => k));
   rv.cards.forEach((c, k) => {
-    cards.append(el("tr", { class: k === rv.first_costly ? "first-costly" : "" }, el("td", { text: c.trick }), el("td", { text: SEAT_NAMES[c.seat] }), el("td", { text: c.card }),
-      el("td", { class: c.cost > 0 ? "cost" : "", text: c.cost > 0 ? `−${c.cost}` : "0" }), el("td", { text: c.best.join(" ") })));
+    cards.append(el("tr", { class: firstSet.has(k) ? "first-costly" : "", "data-card": c.card, "data-seat": c.seat }, el("td", { text: c.trick }), el("td", { text: SEAT_NAMES[c.seat] + (firstSet.has(k) ? " (first)" : "") }), el("td", { text: c.card }),
+      el("td", { class: c.cost > 0 ? "cost" : "", text: costText(c.cost, "pts") }), el("td", { class: c.cost_tricks > 0 ? "cost" : "", text: costText(c.cost_tricks, "tricks") }), el("td", { text: c.best.join(" ") })));
   });
-  box.append(el("details", {}, el("summary", { text: "every card's double-dummy cost" }), cards));
+  box.append(el("details", {}, el("summary", { text: "every card's double-dummy cost, in points and in tricks" }), cards));
 }
 
 document.getElementById("hint-btn").addEventListener("click", () => {
@@ -253,6 +366,8 @@ document.getElementById("failure-replace").addEventListener("click", () => send(
 document.getElementById("review-pick").addEventListener("change", (e) => send({ type: "review", hand: Number(e.target.value) }));
 document.addEventListener("keydown", (e) => {
   if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || !S) return;
+  // Enter or Space on a focused button, link or card is that control's own
+  if ((e.key === "Enter" || e.key === " ") && e.target.closest && e.target.closest("button, a, #hand .card")) return;
   const choices = choiceList();
   if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
     if (!choices.length) return;
@@ -263,6 +378,12 @@ document.addEventListener("keydown", (e) => {
     if (choices.length) { play(choices[Math.min(selected, choices.length - 1)]); e.preventDefault(); }
   } else if (e.key === "h") document.getElementById("hint-btn").click();
   else if (e.key === "l") document.getElementById("last-btn").click();
+});
+// the turn sound: off unless the person turns it on (kept for their next visit)
+const soundBox = document.getElementById("sound");
+try { soundBox.checked = localStorage.getItem("spades-sound") === "on"; } catch (e) { /* no storage */ }
+soundBox.addEventListener("change", () => {
+  try { localStorage.setItem("spades-sound", soundBox.checked ? "on" : "off"); } catch (e) { /* no storage */ }
 });
 loadAgents();
 connect();

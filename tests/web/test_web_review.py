@@ -1,0 +1,189 @@
+"""The review after a hand judges by the Spades score: a hand-built deal where South bids
+nil and can duck every trick, so the card that wins a trick under nil costs points but no
+trick, and the opponents' cards that only let South's nil be broken are not blamed; the
+review says its objective and marks each seat's first costly card."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from experiments.web.review import OBJECTIVE, review_hand
+from spades_env.cards import action_to_str, str_to_action, str_to_card
+from spades_env.records import hand_records
+from spades_env.rules import Rules
+from spades_env.single import SingleGame
+from spades_env.state import init
+
+# South holds the lowest cards of every suit it holds and no club: after a club lead it
+# can always discard, so its nil is safe unless it trumps with the 2♠ and wins.
+DEAL = {
+    0: "2C 4C 8C 9C TD JD QD KD AD 3S 4S 5S 6S",  # North
+    1: "TC JC QC KC AC 7S 8S 9S TS JS QS KS AS",  # East
+    2: "2S 2H 3H 4H 5H 2D 3D 4D 5D 6D 7D 8D 9D",  # South, nil
+    3: "3C 5C 6C 7C 6H 7H 8H 9H TH JH QH KH AH",  # West, leads
+}
+BIDS = {3: "3", 0: "4", 1: "5", 2: "nil"}  # West bids first (South deals)
+
+
+def _record(south_wins: bool) -> dict:
+    """The hand played: West leads 3♣, North 4♣, East T♣, South trumps with the 2♠ (wins:
+    the nil broken) or discards the 2♥; every later card the first legal one."""
+    rules = Rules.preset("standard")
+    deal = np.array([[[str_to_card(c) for c in DEAL[s].split()] for s in range(4)]])
+    state = init(rules, 1, seeds=np.array([7], dtype=np.uint64), deals=deal, dealer=2)
+    game = SingleGame.from_state(state)
+    script = ["3C", "4C", "TC", "2S" if south_wins else "2H"]
+    while True:
+        legal = game.legal_list()
+        names = [action_to_str(a) for a in legal]
+        if "see hand" in names:  # not blind: look at the hand
+            pick = str_to_action("see hand")
+        elif "nil" in names:  # the bidding
+            pick = str_to_action(BIDS[game.to_act])
+        elif script:
+            pick = str_to_action(script.pop(0))
+            assert pick in legal
+        else:
+            pick = legal[0]
+        info = game.step(pick)
+        if info.finished is not None:
+            return hand_records(rules, info.finished)[0]
+
+
+@pytest.fixture(scope="module")
+def reviews() -> dict[bool, dict]:
+    return {wins: review_hand(_record(wins), score_tricks=13) for wins in (True, False)}
+
+
+def _card(review: dict, seat: int, label: str) -> dict:
+    return next(c for c in review["cards"] if c["seat"] == seat and c["card"] == label)
+
+
+def test_the_nil_bidder_winning_a_trick_costs_points_not_tricks(reviews):
+    broke = reviews[True]
+    q = _card(broke, 2, "2♠")
+    assert q["cost"] >= 100  # a kept nil is +100, a broken one -100
+    assert q["cost_tricks"] == 0  # in tricks the 2♠ gains one
+    assert "2♥" in q["best"]
+    assert broke["first_costly"]["2"] == broke["cards"].index(q)
+    assert broke["objective"]["name"] == OBJECTIVE["name"]
+    assert "nil" in broke["objective"]["text"]
+
+
+def test_ducking_under_nil_costs_nothing(reviews):
+    ducked = reviews[False]
+    duck = _card(ducked, 2, "2♥")
+    assert duck["cost"] == 0 and duck["trick"] == 1
+    assert ducked["first_costly"].get("2", 99) > ducked["cards"].index(duck)
+
+
+def test_costs_are_never_negative_and_a_best_card_costs_nothing(reviews):
+    for review in reviews.values():
+        for c in review["cards"]:
+            assert c["cost"] >= 0 and c["cost_tricks"] >= 0
+            if c["card"] in c["best"]:
+                assert c["cost"] == 0
+
+
+def test_early_cards_are_judged_in_tricks_only_by_default():
+    review = review_hand(_record(False))
+    early = [c for c in review["cards"] if c["trick"] <= 13 - review["objective"]["score_tricks"]]
+    late = [c for c in review["cards"] if c not in early]
+    # an early card is not judged in points, unless it had no real choice (costs 0)
+    assert early and all(c["cost"] in (None, 0) for c in early)
+    assert any(c["cost"] is None for c in early)
+    assert late and all(c["cost"] is not None for c in late)
+    assert "last 9 tricks" in review["objective"]["text"]
+
+
+# ----------------------------------------------------------------------------- in Chromium
+def _shown_review(page) -> dict:
+    """The last review message the page received."""
+    import json
+
+    frames = page.evaluate("window.spadesFrames")
+    return [m for m in map(json.loads, frames) if m["type"] == "review"][-1]["review"]
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory):
+    """A short game (two hands) played to its end with reviews on: the server, the
+    person's link, the table's folder; the browser."""
+    from web_helpers import Server, chromium, play_to_game_over, seats
+
+    pytest.importorskip("starlette")
+    root = tmp_path_factory.mktemp("root")
+    srv = Server(root, "--pace", "0")
+    pw, browser = chromium()
+    try:
+        table = srv.new_table(seats(human=2, agent="random"), options="max_hands=2")
+        link = table["links"][0]["link"]
+        page = browser.new_page()
+        page.goto(srv.url + link)
+        play_to_game_over(page)
+        page.close()
+        yield {"srv": srv, "link": link, "folder": root / "web" / table["table"], "b": browser}
+    finally:
+        browser.close()
+        pw.stop()
+        srv.stop()
+
+
+def _open(game, width: str):
+    from web_helpers import VIEWPORTS
+
+    page = game["b"].new_page(viewport=VIEWPORTS[width])
+    page.set_default_timeout(300_000)
+    page.goto(game["srv"].url + game["link"])
+    # the last hand's review appears on the page once the game is over
+    page.locator("#review-objective").filter(has_text="Hand 2,").wait_for()
+    return page
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_the_last_hands_review_appears_with_its_objective_and_costs(game, width):
+    page = _open(game, width)
+    try:
+        live = _shown_review(page)
+        assert live["hand"] == 2 and "Spades score" in page.inner_text("#review-objective")
+        page.locator("#review details summary").click()  # every card's cost
+        header = page.locator("#review-cards tr").first.inner_text()
+        assert "Cost (points)" in header and "Cost (tricks)" in header
+        for row in page.locator("#review-cards tr").all()[1:]:
+            pts, tricks = row.locator("td").all_inner_texts()[3:5]
+            assert pts in ("0", "–") or pts.endswith(" pts")
+            assert tricks == "0" or "trick" in tricks
+        firsts = page.locator("#review-firsts li")
+        assert firsts.count() == len(live["first_costly"])  # one line per seat that erred
+        assert page.locator("#review-cards tr.first-costly").count() == firsts.count()
+        assert page.locator("#review-pick option").count() == 2
+        game.setdefault("shown", {})[width] = live
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def restarted(game):
+    """The same root served again after the first server stopped."""
+    import json
+
+    from web_helpers import Server
+
+    game["srv"].stop()
+    kept = json.loads((game["folder"] / "reviews.json").read_text())
+    assert sorted(kept["reviews"]) == ["0", "1"]
+    print(f"review seconds per hand: {[kept['reviews'][h]['seconds'] for h in '01']}")
+    game["srv"] = Server(game["folder"].parents[1], "--pace", "0")
+    return game
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_the_reviews_survive_a_restart(restarted, width):
+    page = _open(restarted, width)
+    try:
+        assert _shown_review(page) == restarted["shown"][width]  # kept, not made again
+    finally:
+        page.close()
