@@ -202,7 +202,7 @@ def compiled() -> None:
 
 
 #: the default run forks one case in `SAMPLE_EVERY` (a stable choice); `-m slow` all
-SAMPLE_EVERY = 8
+SAMPLE_EVERY = 12
 EVERY = [
     pytest.param(SAMPLE_EVERY, id="sample"),
     pytest.param(1, id="all", marks=pytest.mark.slow),
