@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.call_watch import ProcessState, SigintSeen, board, watch_here
+from spades_env.call_watch import ProcessState, board, sigints, watch_here
 from spades_env.cards import NUM_ACTIONS, ActionValueError, action_array, action_to_str
 from spades_env.engine import explain_illegal, seat_name
 from spades_env.process_tree import children, children_since, end_children, pid_mark
@@ -275,8 +275,8 @@ def guarded(
     alarm = main and now.timeout is not None and hasattr(signal, "setitimer")
     previous = None
     mark = pid_mark()
+    sigint = sigints() if main else None
     before = ProcessState() if main else None
-    sigint = SigintSeen() if main else None
     watched = now.timeout is not None and _depth[0] == 0
     if watched:
         watch_here(_stuck_here)
@@ -306,7 +306,7 @@ def guarded(
         what = f"called sys.exit({exc.code!r}) (ending the process is not allowed)"
         raise AgentError(name, what, game, seat) from None
     except KeyboardInterrupt as exc:
-        if sigint is not None and sigint.seen:
+        if sigint is not None and sigints() != sigint:
             raise  # the user's Ctrl-C
         raise AgentError(name, describe_raised(exc), game, seat) from None
     except BaseException as exc:
@@ -325,9 +325,7 @@ def guarded(
             signal.signal(signal.SIGALRM, previous)
         if main:
             os._exit = hard_exit
-        if sigint is not None:
-            sigint.close()
-        left = children_since(mark)
+        left = children_since(mark, this_thread=True)
         if left:  # what the call started and left running ends with it
             end_children(left)
         changed = None if before is None else before.changed(timer_is_ours=alarm)

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.cli
 
 CASES = cli_cases()
 #: the subprocess cases of a default run (SPADES_EDGE_SAMPLE changes the number)
-SAMPLE_SIZE = int(os.environ.get("SPADES_EDGE_SAMPLE", "40"))
+SAMPLE_SIZE = int(os.environ.get("SPADES_EDGE_SAMPLE", "24"))
 #: seconds a case may take (a refused value answers in about one)
 TIMEOUT = 90.0
 _PARSER = build_parser()
