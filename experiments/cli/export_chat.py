@@ -18,7 +18,8 @@ holds only what the seat knew.
 
 The output is written to a temporary file beside it and renamed at the end, so no
 failure leaves a partial file; an output inside the run folder (the log itself, say) is
-refused unless ``--force``.
+refused unless ``--overwrite-input`` (the check every command makes,
+`experiments.cli.checks.output_file`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import numpy as np
 
 from agents.llm.prompt import messages
 from agents.llm.store import EXCHANGES_FILE, read_records, view_hash
+from experiments.cli.checks import add_overwrite_input, output_file
 from experiments.tournament.config import TournamentError
 from experiments.tournament.results_log import iter_rows
 from spades_env.cards import str_to_action, str_to_card
@@ -65,11 +67,7 @@ def add_parser(sub) -> None:
         help="the assistant's turn of an llm: agent's decision: the model's raw answer "
         "(default) or the action played",
     )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="write the output even inside the run folder (over one of its files)",
-    )
+    add_overwrite_input(p)
     p.set_defaults(run=run)
 
 
@@ -172,27 +170,12 @@ def _records_by_view(run_dir: Path) -> dict[tuple[str, str], list[dict[str, Any]
     return out
 
 
-def _check_out(run_dir: Path, out: Path, force: bool) -> None:
-    """Refuse an output inside the run folder (over its log, say) unless `force`, a
-    folder, or one whose folder does not exist."""
-    target = out.resolve()
-    if target.is_dir():
-        raise TournamentError(f"--out {str(out)!r} is a folder: name a file")
-    if not target.parent.is_dir():
-        raise TournamentError(f"--out {str(out)!r}: its folder does not exist")
-    if not force and target.is_relative_to(run_dir.resolve()):
-        raise TournamentError(
-            f"--out {str(out)!r} is inside the run folder it reads ({str(run_dir)!r}); "
-            "write it elsewhere, or add --force to write it there"
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.folder)
     if not (run_dir / "log.jsonl").is_file():
         raise TournamentError(f"{str(run_dir)!r} holds no tournament log (log.jsonl)")
-    out = Path(args.out)
-    _check_out(run_dir, out, args.force)
+    out = output_file(args.out, run_folders={"the run folder": run_dir}, allow=args.overwrite_input)
+    out.parent.mkdir(parents=True, exist_ok=True)
     if args.agent is not None:
         present = sorted({who for row in iter_rows(run_dir) for who in row["seats"]})
         if args.agent not in present:

@@ -71,13 +71,13 @@ def test_export_refuses_to_write_inside_the_run_it_reads(llm_run, name):
     before = target.read_bytes() if target.exists() else None
     done = _export(llm_run, target)
     assert done.returncode == 2 and "inside the run folder" in done.stderr
-    assert "--force" in done.stderr and "Traceback" not in done.stderr
+    assert "--overwrite-input" in done.stderr and "Traceback" not in done.stderr
     assert (target.read_bytes() if target.exists() else None) == before
 
 
 @pytest.mark.cli
-def test_export_with_force_writes_inside_the_run(llm_run):
-    done = _export(llm_run, llm_run / "chats.jsonl", "--force")
+def test_export_with_overwrite_input_writes_inside_the_run(llm_run):
+    done = _export(llm_run, llm_run / "chats.jsonl", "--overwrite-input")
     assert done.returncode == 0 and (llm_run / "chats.jsonl").stat().st_size > 0
 
 
