@@ -475,3 +475,17 @@ def test_an_agent_that_changes_folder_breaks_no_relative_out(workers, tmp_path, 
     done = command("tournament", "--resume", "--out", "run", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     OUTCOMES[f"tournament ChangesFolder, {workers} worker(s): relative --out kept"] += 1
+
+
+@pytest.mark.cli
+@pytest.mark.slow  # play's bots have the default limit (60 s), with no flag to lower it
+def test_play_with_a_bot_that_defeats_the_alarm_saves_the_game_then_ends_on_one_line(tmp_path):
+    save = tmp_path / "game.json"
+    args = ["play", "--seed", "3", "--opponents", spec("CancelsTimer"), "--save", str(save)]
+    code, out, err = run(*args, stdin="3\n", HOSTILE_AFTER="0")
+    line = the_error(code, err, "play")
+    assert "took more than 60 s to act" in line, line
+    assert "saved to" in out and save.exists()
+    code, _, err = run("play", "--load", str(save), stdin="", HOSTILE_OFF="1")
+    assert code == 0, err
+    OUTCOMES["play CancelsTimer: saved, ended from outside, one line"] += 1
