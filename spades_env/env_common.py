@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from spades_env.agent_calls import AgentError
 from spades_env.cards import NUM_ACTIONS
 from spades_env.core.deal import splitmix64_int
 from spades_env.core.vector import DECISION_MULT, EPISODE_MULT, HAND_MULT, UNIFORM_SALT
@@ -203,6 +204,8 @@ def _opponent(value: Any, rules: Rules, built: dict[str, Any]) -> Any:
         if value not in built:
             try:
                 built[value] = resolve_spec(value, rules)
+            except AgentError:  # the agent itself failed (built, then raised): it is named
+                raise
             except ValueError as exc:  # an AgentSpecError: named as the parameter it came from
                 raise type(exc)(f"opponents: {exc}") from None
         return built[value]
