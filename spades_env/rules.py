@@ -566,3 +566,9 @@ def _parse_value(key: str, raw: str) -> Any:
 def _preset_dict(name: str) -> dict[str, Any]:
     """A preset's options, built once per process (`Rules.changed_options`)."""
     return Rules.preset(name).to_dict()
+
+
+#: the options' value tables, for readers that describe them (the web lobby)
+OPTION_CHOICES = _CHOICES
+OPTIONAL_INT_OPTIONS = _OPTIONAL_INT
+OPTION_BOUNDS = _BOUNDS

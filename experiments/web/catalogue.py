@@ -28,7 +28,10 @@ from typing import Any
 from agents.registry import REGISTRY, AgentSpecError, check_agent_rules, parse_agent, split_specs
 from agents.spec import AgentSpec
 from experiments.web.game import TableError
-from spades_env.rules import _BOUNDS, _CHOICES, _OPTIONAL_INT, PRESETS, Rules
+from spades_env.rules import OPTION_BOUNDS as _BOUNDS
+from spades_env.rules import OPTION_CHOICES as _CHOICES
+from spades_env.rules import OPTIONAL_INT_OPTIONS as _OPTIONAL_INT
+from spades_env.rules import PRESETS, Rules
 
 #: options a client never sets: they name a file, an endpoint, a variable or another agent
 DENIED = frozenset(

@@ -744,3 +744,11 @@ def deal_data(path: Path, deal: int, hand: int = 0, pair: str | None = None) -> 
         "first_difference": diff,
         **log.notes(),
     }
+
+
+#: what the record importer (`experiments.web.share`) shares with this reader
+RECORD_ERRORS = _RECORD_ERRORS
+RECORD_FIELDS = _RECORD_FIELDS
+read_log = _read
+type_name = _type
+log_pair = _pair

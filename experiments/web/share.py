@@ -28,15 +28,11 @@ from typing import Any
 from agents.dd.position import Position, PositionError, check_rules
 from agents.dd.solver import equivalent_groups
 from experiments.table.words import seat_title
-from experiments.web.replay import (
-    _RECORD_ERRORS,
-    _RECORD_FIELDS,
-    ReplayError,
-    _read,
-    _type,
-    frames,
-    start_state,
-)
+from experiments.web.replay import RECORD_ERRORS as _RECORD_ERRORS
+from experiments.web.replay import RECORD_FIELDS as _RECORD_FIELDS
+from experiments.web.replay import ReplayError, frames, start_state
+from experiments.web.replay import read_log as _read
+from experiments.web.replay import type_name as _type
 from spades_env.cards import str_to_action
 from spades_env.engine import IllegalActionError, step
 from spades_env.records import hand_records
@@ -76,7 +72,7 @@ def export_records(
 
 
 def _pair(row: dict[str, Any]) -> str:
-    from experiments.web.replay import _pair as pair_of
+    from experiments.web.replay import log_pair as pair_of
 
     return ",".join(pair_of(row))
 

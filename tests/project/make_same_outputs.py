@@ -75,6 +75,9 @@ MASKED_KEYS = frozenset(
         "SPS",
     }
 )
+#: fields added on purpose since the fingerprints were taken, left out of the comparison:
+#: `fingerprint`, config.json's hash per field (a hand-edited config is named on --resume)
+ADDED_KEYS = frozenset({"fingerprint"})
 #: ...and any field named like a time or duration: `*_at`, `*seconds*`, `*secs*`, `wall_*`
 MASKED_KEY = re.compile(r"(_at$|seconds|secs|^wall_|_time$|^time$|elapsed|duration)")
 
@@ -160,7 +163,7 @@ def tree(value: Any, masks: Masks, key: str | None = None) -> Any:
     if key is not None and masked_key(key):
         return MASK
     if isinstance(value, dict):
-        return {str(k): tree(v, masks, str(k)) for k, v in value.items()}
+        return {str(k): tree(v, masks, str(k)) for k, v in value.items() if k not in ADDED_KEYS}
     if isinstance(value, (list, tuple)):
         return [tree(v, masks) for v in value]
     if isinstance(value, str):
@@ -398,7 +401,9 @@ def tournament_named(ctx: Context) -> tuple[list[str], dict[str, Any]]:
 def evaluate(ctx: Context) -> tuple[list[str], dict[str, Any]]:
     out = ctx.work / "out"
     args = ["evaluate", "heuristic", "--test-deals", "1", "--workers", "1", "--no-progress"]
-    ctx.spades(*args, "--dir", str(out), "--out", str(out / "result-copy.json"))
+    # (an --out inside the folder the evaluation reads is refused unless the user says so)
+    ctx.spades(*args, "--dir", str(out), "--out", str(out / "result-copy.json"),
+               "--overwrite-input")  # fmt: skip
     return args, {}
 
 
