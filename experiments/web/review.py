@@ -14,10 +14,12 @@ measures:
   in tricks.
 
 An exact solve of the score from early in the hand takes far longer than one of tricks
-(seconds to minutes from the first lead), so the points are judged over the last
-`SCORE_TRICKS` tricks (the ninth trick from the end on) and the tricks over the whole
-hand; the review says so (`objective.score_tricks`), and an earlier card's points are
-null. The first card of each seat that cost points is marked (`first_costly`: seat -> index),
+(seconds to minutes from the first lead), so the points are always judged over the last
+`SCORE_TRICKS` tricks (the ninth trick from the end on), and the earlier cards from the
+last one back while their solves fit `SCORE_BUDGET` CPU seconds; a card left over (always
+a run of the hand's first cards) has null points and is judged in tricks alone. The review
+says how many (`objective.text`; `objective.score_tricks`: the last tricks wholly judged in
+points). The first card of each seat that cost points is marked (`first_costly`: seat -> index),
 and so is the hand's first (`first_costly_card`). The tricks each team makes double dummy
 from the start of the play come from the project's double-dummy cache
 (`agents.dd.cache.DDCache`). A card that was the only legal one, or equal to every other
@@ -54,9 +56,15 @@ OBJECTIVE = {
         "each bag charged {bag_cost:g} points (the bag penalty spread over the bag limit)"
     ),
 }
-#: The last tricks whose cards are judged in points (the score solve of more takes
+#: The last tricks whose cards are always judged in points (the score solve of more takes
 #: seconds to minutes a card; the tricks of every card are judged).
 SCORE_TRICKS = 9
+#: CPU seconds (of the reviewing thread) a review may spend judging the earlier cards in
+#: points, from the last one back; a card whose solve would not fit keeps its tricks only.
+SCORE_BUDGET = 1.0
+#: How many times the last early solve the next one (a card earlier, a larger tree) is
+#: expected to take: a solve is started only if that much is left of the budget.
+GROWTH = 3.0
 #: A cost below this is a tie between cards (the values are whole points or tenths).
 EPS = 1e-6
 
@@ -94,12 +102,19 @@ def _dd_tricks(hands: tuple[int, ...], leader: int, rules: Rules, solver: DDSolv
             cache.close()
 
 
-def objective_of(rules: Rules, score_tricks: int = SCORE_TRICKS) -> dict[str, Any]:
-    """The objective the review uses under these rules, for the page."""
+def objective_of(
+    rules: Rules, score_tricks: int = SCORE_TRICKS, unscored: int = 0
+) -> dict[str, Any]:
+    """The objective the review uses under these rules, for the page. `score_tricks`:
+    the last tricks whose every card is judged in points; `unscored`: the cards before
+    them judged in tricks only."""
     bag_cost = rules.bag_penalty / rules.bag_limit
     text = OBJECTIVE["text"].format(bag_cost=bag_cost)
-    if score_tricks < rules.hand_size:
-        text += f"; in points over the last {score_tricks} tricks, in tricks over the whole hand"
+    if unscored:
+        text += (
+            f"; in points for every card but the first {unscored} (their score solve did"
+            " not fit the review's time budget), in tricks over the whole hand"
+        )
     return {
         "name": OBJECTIVE["name"],
         "bag_cost": bag_cost,
@@ -124,9 +139,46 @@ def _judge(
     return points, solver.move_values(pos)
 
 
-def review_hand(record: dict[str, Any], score_tricks: int = SCORE_TRICKS) -> dict[str, Any]:
+def _score_early(
+    early: list[tuple[int, Position, int]],
+    cards: list[dict[str, Any]],
+    solver: DDSolver,
+    objectives: list[ScoreObjective],
+    budget: float,
+) -> int:
+    """Judge the early cards (index, position, card played) in points from the last one
+    back while the solves fit `budget` CPU seconds; returns how many cards from the
+    hand's first are left in tricks only (the solved ones are always a run to the end,
+    so the page can say where the points start)."""
+    start = time.thread_time()
+    last = 0.0
+    for n, (k, pos, action) in enumerate(reversed(early)):
+        if time.thread_time() - start + GROWTH * last >= budget:
+            return early[len(early) - 1 - n][0] + 1
+        t = time.thread_time()
+        points = solver.move_values(pos, objectives[pos.to_act % 2])
+        last = time.thread_time() - t
+        top = max(points.values())
+        cards[k]["cost"] = round(top - points[action], 3)
+        cards[k]["best"] = [
+            card_label(c) for c in sorted(c for c, v in points.items() if v >= top - EPS)
+        ][:4]
+    return 0
+
+
+def _whole_tricks(cards: list[dict[str, Any]], unscored: int, rules: Rules) -> int:
+    """The last tricks whose every card is judged in points."""
+    if not unscored:
+        return rules.hand_size
+    return rules.hand_size - cards[unscored - 1]["trick"]
+
+
+def review_hand(
+    record: dict[str, Any], score_tricks: int = SCORE_TRICKS, budget: float = SCORE_BUDGET
+) -> dict[str, Any]:
     """The review of one finished hand (JSON-ready); see the module docstring.
-    `score_tricks`: the last tricks judged in points."""
+    `score_tricks`: the last tricks always judged in points; `budget`: the CPU seconds
+    for judging earlier cards in points too."""
     rules = Rules.from_dict(record["rules"])
     hand = record["hand_no"] + 1
     try:
@@ -138,6 +190,7 @@ def review_hand(record: dict[str, Any], score_tricks: int = SCORE_TRICKS) -> dic
     bids, blind = record["bids"], record["blind"]
     objectives = [score_objective(rules, bids, blind, team, relative=True) for team in (0, 1)]
     cards: list[dict[str, Any]] = []
+    early: list[tuple[int, Position, int]] = []  # cards judged in tricks so far
     dd: list[int] | None = None
     with _LOCK:
         solver = _solver()
@@ -149,6 +202,8 @@ def review_hand(record: dict[str, Any], score_tricks: int = SCORE_TRICKS) -> dic
                     t0 = _dd_tricks(pos.hands, pos.leader, rules, solver)
                     dd = [t0, rules.hand_size - t0]
                 points, tricks = _judge(pos, solver, objectives, score_tricks)
+                if points is None:
+                    early.append((len(cards), pos, action))
                 judged = points if points is not None else tricks
                 top, best_t = max(judged.values()), max(tricks.values())
                 best = sorted(c for c, v in judged.items() if v >= top - EPS)
@@ -164,6 +219,7 @@ def review_hand(record: dict[str, Any], score_tricks: int = SCORE_TRICKS) -> dic
                     }
                 )
             step(state, [action])
+        unscored = _score_early(early, cards, solver, objectives, budget) if early else 0
     seconds = time.perf_counter() - started
     dd = dd or [0, 0]
     seats = []
@@ -189,7 +245,7 @@ def review_hand(record: dict[str, Any], score_tricks: int = SCORE_TRICKS) -> dic
             first.setdefault(str(c["seat"]), k)
     return {
         "hand": hand,
-        "objective": objective_of(rules, score_tricks),
+        "objective": objective_of(rules, _whole_tricks(cards, unscored, rules), unscored),
         "dd": dd,
         "seats": seats,
         "cards": cards,

@@ -86,15 +86,51 @@ def test_costs_are_never_negative_and_a_best_card_costs_nothing(reviews):
                 assert c["cost"] == 0
 
 
-def test_early_cards_are_judged_in_tricks_only_by_default():
-    review = review_hand(_record(False))
-    early = [c for c in review["cards"] if c["trick"] <= 13 - review["objective"]["score_tricks"]]
+def _unscored_prefix(review: dict) -> int:
+    """How many cards from the hand's first are judged in tricks only (cost None); the
+    rest must all be judged in points."""
+    costs = [c["cost"] for c in review["cards"]]
+    n = next((k for k in range(len(costs), 0, -1) if costs[k - 1] is None), 0)
+    assert all(c is not None for c in costs[n:])
+    return n
+
+
+def test_without_a_budget_early_cards_are_judged_in_tricks_only():
+    review = review_hand(_record(False), budget=0)
+    early = [c for c in review["cards"] if c["trick"] <= 13 - 9]
     late = [c for c in review["cards"] if c not in early]
     # an early card is not judged in points, unless it had no real choice (costs 0)
     assert early and all(c["cost"] in (None, 0) for c in early)
     assert any(c["cost"] is None for c in early)
     assert late and all(c["cost"] is not None for c in late)
-    assert "last 9 tricks" in review["objective"]["text"]
+    n = _unscored_prefix(review)
+    assert review["objective"]["score_tricks"] == 13 - review["cards"][n - 1]["trick"] >= 9
+    assert f"every card but the first {n} " in review["objective"]["text"]
+
+
+@pytest.mark.parametrize("wins", [True, False])
+def test_a_budget_judges_the_early_cards_in_points_exactly(reviews, wins):
+    """With room enough every card of the hand is judged in points, each value the same
+    as the full score solve's: the 2S breaking the nil in trick 1 costs its points."""
+    review = review_hand(_record(wins), budget=1e6)
+    full = reviews[wins]
+    assert _unscored_prefix(review) == 0
+    assert review["cards"] == full["cards"]
+    assert review["first_costly"] == full["first_costly"]
+    assert review["objective"]["score_tricks"] == 13
+    assert "first" not in review["objective"]["text"]
+    if wins:
+        assert _card(review, 2, "2♠")["trick"] == 1 and _card(review, 2, "2♠")["cost"] >= 100
+
+
+def test_the_default_budget_leaves_only_a_first_run_of_cards_in_tricks(reviews):
+    """Whatever the budget allows, each card is judged in points exactly or not at all."""
+    for wins in (True, False):
+        review = review_hand(_record(wins))
+        n = _unscored_prefix(review)
+        assert review["cards"][n:] == reviews[wins]["cards"][n:]
+        for c, f in zip(review["cards"][:n], reviews[wins]["cards"][:n], strict=True):
+            assert c["cost_tricks"] == f["cost_tricks"]
 
 
 # ----------------------------------------------------------------------------- in Chromium
