@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.tournament import ladder_protocol, llm_ladder
-from spades_env.tooling.files import atomic_write
+from spades_env.tooling.files import atomic_write, open_input
 
 #: in the chart, a margin further than this from its panel's median is drawn at the edge
 OUTLIER = 80.0
@@ -58,11 +58,20 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+#: a result file is a few kilobytes; anything past this is not one
+MAX_RESULT_BYTES = 16 * 2**20
+
+
 def load(path: str) -> dict[str, Any]:
     try:
-        data = json.loads(Path(path).read_text())
+        with open_input(path, "the result") as f:  # a pipe or a device is refused at once
+            raw = f.read(MAX_RESULT_BYTES + 1)
     except FileNotFoundError:
         raise ValueError(f"{path!r} does not exist") from None
+    if len(raw) > MAX_RESULT_BYTES:
+        raise ValueError(f"{path!r} is over {MAX_RESULT_BYTES // 2**20} MiB: not a result file")
+    try:
+        data = json.loads(raw.decode())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path!r} is not JSON ({exc})") from None
     protocol = data.get("protocol") if isinstance(data, dict) else None
