@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.tournament import ladder_protocol, llm_ladder
+from spades_env.text import TEXT_VERSION
 from spades_env.tooling.files import atomic_write, open_input
 
 #: in the chart, a margin further than this from its panel's median is drawn at the edge
@@ -236,6 +237,9 @@ def check_llm_result(path: str, data: dict[str, Any]) -> None:
         raise _damaged(path, "deal_seed", data["deal_seed"], f"{llm_ladder.DEAL_SEED}")
     if data.get("invalid") not in (None, False, True):
         raise _damaged(path, "invalid", data["invalid"], "true or false")
+    text_view = data.get("text_view", 1)  # (absent: written before it was recorded)
+    if type(text_view) is not int or not 1 <= text_view <= TEXT_VERSION:
+        raise _damaged(path, "text_view", text_view, f"a text view version, 1 to {TEXT_VERSION}")
     rungs = data.get("rungs")
     _check_rungs(path, rungs, list(llm_ladder.OPPONENTS), version, "the language-model ladder")
     for k, r in enumerate(rungs):
@@ -436,7 +440,9 @@ def llm_table(results: list[dict[str, Any]], sources: list[str]) -> list[str]:
         "whole ladder); tokens: paid, in and out; $: at the prices the run was given. A "
         "model with a partner holds one seat of its partnership, the partner the other: "
         "read its margins against the partner's own row (the partner partnering itself). "
-        "Cite a row with its ladder and version, its partner and the deal set's seed.",
+        "ladder: its version, and the version of the prompt's words (results before "
+        "`text_view` was recorded were asked with version 1). Cite a row with its ladder "
+        "and version, its prompt version, its partner and the deal set's seed.",
         "",
         "| model | partner | " + " | ".join(f"vs {_code(o)}" for o in opponents)
         + " | fallback | not understood | tokens | $ | ladder | spades |",
@@ -453,7 +459,7 @@ def llm_table(results: list[dict[str, Any]], sources: list[str]) -> list[str]:
             share(t["not_understood_share"]),
             "-" if t["tokens"] is None else f"{t['tokens']:,}",
             "-" if t["dollars"] is None else f"{t['dollars']:.2f}",
-            f"{res['version']}",
+            f"{res['version']} (prompt v{_plain(res.get('text_view', 1))})",
             _plain(res.get("spades_version", "-")),
         ]
         lines.append("| " + " | ".join(cells) + " |")
