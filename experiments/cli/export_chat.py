@@ -173,7 +173,7 @@ def _records_by_view(run_dir: Path) -> dict[tuple[str, str], list[dict[str, Any]
 def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.folder)
     if not (run_dir / "log.jsonl").is_file():
-        raise TournamentError(f"{str(run_dir)!r} holds no tournament log (log.jsonl)")
+        raise TournamentError(f"RUN {args.folder!r} holds no tournament log (log.jsonl)")
     out = output_file(args.out, run_folders={"the run folder": run_dir}, allow=args.overwrite_input)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.agent is not None:

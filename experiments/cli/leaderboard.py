@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from experiments.tournament import ladder_protocol, llm_ladder
-from spades_env.tooling.files import atomic_write
+from spades_env.text import TEXT_VERSION
+from spades_env.tooling.files import atomic_write, open_input
 
 #: in the chart, a margin further than this from its panel's median is drawn at the edge
 OUTLIER = 80.0
@@ -58,11 +59,20 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+#: a result file is a few kilobytes; anything past this is not one
+MAX_RESULT_BYTES = 16 * 2**20
+
+
 def load(path: str) -> dict[str, Any]:
     try:
-        data = json.loads(Path(path).read_text())
+        with open_input(path, "the result") as f:  # a pipe or a device is refused at once
+            raw = f.read(MAX_RESULT_BYTES + 1)
     except FileNotFoundError:
         raise ValueError(f"{path!r} does not exist") from None
+    if len(raw) > MAX_RESULT_BYTES:
+        raise ValueError(f"{path!r} is over {MAX_RESULT_BYTES // 2**20} MiB: not a result file")
+    try:
+        data = json.loads(raw.decode())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path!r} is not JSON ({exc})") from None
     protocol = data.get("protocol") if isinstance(data, dict) else None
@@ -227,6 +237,9 @@ def check_llm_result(path: str, data: dict[str, Any]) -> None:
         raise _damaged(path, "deal_seed", data["deal_seed"], f"{llm_ladder.DEAL_SEED}")
     if data.get("invalid") not in (None, False, True):
         raise _damaged(path, "invalid", data["invalid"], "true or false")
+    text_view = data.get("text_view", 1)  # (absent: written before it was recorded)
+    if type(text_view) is not int or not 1 <= text_view <= TEXT_VERSION:
+        raise _damaged(path, "text_view", text_view, f"a text view version, 1 to {TEXT_VERSION}")
     rungs = data.get("rungs")
     _check_rungs(path, rungs, list(llm_ladder.OPPONENTS), version, "the language-model ladder")
     for k, r in enumerate(rungs):
@@ -427,7 +440,9 @@ def llm_table(results: list[dict[str, Any]], sources: list[str]) -> list[str]:
         "whole ladder); tokens: paid, in and out; $: at the prices the run was given. A "
         "model with a partner holds one seat of its partnership, the partner the other: "
         "read its margins against the partner's own row (the partner partnering itself). "
-        "Cite a row with its ladder and version, its partner and the deal set's seed.",
+        "ladder: its version, and the version of the prompt's words (results before "
+        "`text_view` was recorded were asked with version 1). Cite a row with its ladder "
+        "and version, its prompt version, its partner and the deal set's seed.",
         "",
         "| model | partner | " + " | ".join(f"vs {_code(o)}" for o in opponents)
         + " | fallback | not understood | tokens | $ | ladder | spades |",
@@ -444,7 +459,7 @@ def llm_table(results: list[dict[str, Any]], sources: list[str]) -> list[str]:
             share(t["not_understood_share"]),
             "-" if t["tokens"] is None else f"{t['tokens']:,}",
             "-" if t["dollars"] is None else f"{t['dollars']:.2f}",
-            f"{res['version']}",
+            f"{res['version']} (prompt v{_plain(res.get('text_view', 1))})",
             _plain(res.get("spades_version", "-")),
         ]
         lines.append("| " + " | ".join(cells) + " |")

@@ -29,7 +29,9 @@ result names the partner (`partner`), and the leaderboard never puts a ladder wi
 partner in one row with a ladder without. A candidate written as a team is played as
 given.
 
-A change of opponents, deals, rules or deal seed is a new `VERSION`.
+A change of opponents, deals, rules or deal seed is a new `VERSION`. The prompt's words
+are the text view's (`spades_env.text.TEXT_VERSION`), recorded in each result as
+`text_view`: results of two text views were asked different questions.
 
 `planned_requests(config)` counts the decisions (= first requests) an `llm:` agent will
 make in a tournament: what ``--dry-run`` prints.
@@ -46,6 +48,7 @@ from experiments.tournament.config import TournamentConfig, TournamentError
 from experiments.tournament.ladder_protocol import deals_for, slug, spades_version
 from experiments.tournament.runner import run_tournament
 from spades_env.rules import Rules
+from spades_env.text import TEXT_VERSION
 from spades_env.tooling.stats import t975
 
 PROTOCOL = "spades-llm-ladder"
@@ -132,6 +135,7 @@ def run_ladder(
         "deal_seed": DEAL_SEED,
         "deals": DEALS,
         "spades_version": spades_version(),
+        "text_view": TEXT_VERSION,
         "invalid": any(r["model"] is not None and r["model"]["invalid"] for r in rungs),
         "rungs": rungs,
     }

@@ -201,3 +201,41 @@ def test_a_language_model_on_the_protocol_shows_its_shares_beside_each_margin(tm
     page = leaderboard.render([leaderboard.load(write(tmp_path, "p", data))], ["p"])
     row = next(line for line in page.splitlines() if line.startswith("| `heuristic`"))
     assert row.count("(fallback 1.2%, not understood 0.4%)") == len(ladder_protocol.LADDER)
+
+
+# ----------------------------------------------------------------------------- prompt
+@pytest.mark.parametrize("text_view", [0, -1, 999, 2**63, "2", 2.0, None, True])
+def test_a_text_view_that_no_release_wrote_is_refused_naming_the_field(tmp_path, text_view):
+    data = llm_result() | {"text_view": text_view}
+    assert "text_view is" in refused(write(tmp_path, "t", data))
+
+
+def test_each_row_says_which_prompt_its_model_was_asked_with(tmp_path):
+    """A result without `text_view` predates it: its prompt was version 1."""
+    from spades_env.text import TEXT_VERSION
+
+    new = llm_result("new") | {"text_view": TEXT_VERSION}
+    old = llm_result("old")
+    page = leaderboard.render_page(
+        [leaderboard.load(write(tmp_path, n, d)) for n, d in (("n", new), ("o", old))],
+        ["n.json", "o.json"],
+    )
+    rows = {ln.split("|")[1].strip(): ln for ln in page.splitlines() if ln.startswith("| `")}
+    assert f"| 1 (prompt v{TEXT_VERSION}) |" in rows["`new`"]
+    assert "| 1 (prompt v1) |" in rows["`old`"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder", "huge"])
+def test_a_result_that_is_no_file_or_too_big_is_refused_at_once(tmp_path, kind):
+    """A pipe or /dev/zero was waited on for ever; a huge file read whole."""
+    import os
+
+    path = {"device": "/dev/zero", "folder": str(tmp_path)}.get(kind, str(tmp_path / "r"))
+    if kind == "fifo":
+        os.mkfifo(path)
+    if kind == "huge":
+        with open(path, "wb") as f:
+            f.truncate(leaderboard.MAX_RESULT_BYTES + 1)
+    with pytest.raises(ValueError) as err:
+        leaderboard.load(path)
+    assert "\n" not in str(err.value) and repr(path) in str(err.value)
