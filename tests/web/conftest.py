@@ -20,3 +20,15 @@ def pytest_runtest_makereport(item, call):
     if required and report.skipped and item.get_closest_marker("browser") is not None:
         report.outcome = "failed"
         report.longrepr = f"browser test skipped where a browser is required: {report.longrepr}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """The OS's Chromium, one per test module (`web_helpers.chromium`; skips where it or
+    Playwright is missing, which `SPADES_REQUIRE_BROWSER=1` turns into a failure)."""
+    from web_helpers import chromium
+
+    pw, b = chromium()
+    yield b
+    b.close()
+    pw.stop()

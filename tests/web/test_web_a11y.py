@@ -17,7 +17,6 @@ from web_helpers import (
     Seat,
     Server,
     axe_serious,
-    chromium,
     no_sideways_scroll,
     page_at,
     screenshot,
@@ -30,14 +29,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.cli]
 WIDTHS = list(VIEWPORTS)
 #: the most of a phone's height (844 px) the table's header may take
 PHONE_HEADER = 844 // 8
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw, b = chromium()
-    yield b
-    b.close()
-    pw.stop()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import json
 import shutil
 
 import pytest
-from web_helpers import Server, chromium, leaked_cards, screenshot, seats, token_of
+from web_helpers import Server, leaked_cards, screenshot, seats, token_of
 
 from experiments.tournament.results_log import read_rows
 from spades_env.records import replay
@@ -17,14 +17,6 @@ from spades_env.records import replay
 pytest.importorskip("starlette")
 pytestmark = [pytest.mark.browser, pytest.mark.cli]
 WAIT_MS = 60_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw, b = chromium()
-    yield b
-    b.close()
-    pw.stop()
 
 
 @pytest.fixture(scope="module")

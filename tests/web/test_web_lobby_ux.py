@@ -16,7 +16,6 @@ from web_helpers import (
     VIEWPORTS,
     Seat,
     Server,
-    chromium,
     click_turn,
     no_sideways_scroll,
     page_at,
@@ -61,14 +60,6 @@ NAMES = [
     '<img src=x onerror="window.__xss=1">',
     "x" * 40,
 ]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw, b = chromium()
-    yield b
-    b.close()
-    pw.stop()
 
 
 @pytest.fixture(scope="module")
