@@ -37,6 +37,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -45,8 +46,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from spades_env.call_watch import ProcessState, SigintSeen, board, watch_here
 from spades_env.cards import NUM_ACTIONS, ActionValueError, action_array, action_to_str
 from spades_env.engine import explain_illegal, seat_name
+from spades_env.process_tree import children, children_since, end_children, pid_mark
 
 #: `os._exit` itself, kept before any agent can replace it: what ends a worker or a forked
 #: child for real while an agent's call has `os._exit` refused.
@@ -105,6 +108,12 @@ class Limits:
     stdout_to_stderr: bool = False
     #: how the caller's user changes the limit, added to the error (a flag's name)
     timeout_hint: str = ""
+    #: what a watchdog does with the error of a call it must end with the process, just
+    #: before (a command writes its line of error; default: the error, to stderr)
+    on_stuck: Callable[[AgentError], None] | None = None
+
+    def __reduce__(self):  # sent to a worker without `on_stuck`: its watchdog is elsewhere
+        return (type(self), (self.timeout, self.stdout_to_stderr, self.timeout_hint))
 
 
 _limits = Limits()
@@ -163,6 +172,8 @@ _NOT_SET = object()
 
 #: Guarded calls in progress in this process; a fork during one marks the child
 _depth = [0]
+#: whether any agent was called in this process (`leave_no_threads`)
+_called = [False]
 _forked_child = [False]
 
 
@@ -204,8 +215,9 @@ def call_agent(
     first_game = (0 if games is None else int(games[0])) if mask.shape[0] else None
     first_seat = None if seats is None or not len(seats) else int(seats[0])
     own = getattr(agent, "decision_timeout", _NOT_SET)  # an agent's own limit (None: none)
+    given = mask.copy()  # the agent's to change: legality is checked against `mask`
     raw = guarded(
-        lambda: agent.act(view, obs, mask),
+        lambda: agent.act(view, obs, given),
         name, first_game, first_seat,
         timeout=own,
     )  # fmt: skip
@@ -240,17 +252,30 @@ def guarded(
 ) -> Any:
     """`fn()`, a call into an agent's code (its `act`, its constructor), with whatever it
     does wrong turned into an `AgentError` naming `name`, `game` and `seat`: an exception
-    (SystemExit too), os._exit, the decision time limit; a forked child ends here.
-    Exceptions of the `passthrough` types are raised as they are. `timeout`: the
-    limit of this call (default the process's `limits`; an agent class may set its own
-    `decision_timeout`, None for none, as one whose batch is many network requests)."""
+    (SystemExit and its own KeyboardInterrupt too), os._exit, the decision time limit, a
+    change to its process it leaves behind (`spades_env.call_watch.ProcessState`); a
+    forked child ends here, and every process the call started and left running is ended
+    with everything below it (`spades_env.process_tree`). Exceptions of the `passthrough`
+    types are raised as they are; the user's own Ctrl-C stays a KeyboardInterrupt.
+    `timeout`: the limit of this call (default the process's `limits`; an agent class may
+    set its own `decision_timeout`, None for none, as one whose batch is many network
+    requests)."""
     now = _limits
     if timeout is not _NOT_SET:
         now = replace(now, timeout=float(timeout) or None if timeout is not None else None)
     main = threading.current_thread() is threading.main_thread()
     alarm = main and now.timeout is not None and hasattr(signal, "setitimer")
     previous = None
+    mark = pid_mark()
+    before = ProcessState() if main else None
+    sigint = SigintSeen() if main else None
+    watched = now.timeout is not None and _depth[0] == 0
+    if watched:
+        watch_here(_stuck_here)
+        board().start(now.timeout, name, game, seat, mark)
+    _called[0] = True
     _depth[0] += 1
+    failed = True
     try:
         if main:
             os._exit = _refused_exit
@@ -259,37 +284,96 @@ def guarded(
             signal.setitimer(signal.ITIMER_REAL, now.timeout)
         if now.stdout_to_stderr:
             with contextlib.redirect_stdout(sys.stderr):
-                return fn()
-        return fn()
+                out = fn()
+        else:
+            out = fn()
+        failed = False
+        return out
     except _DecisionTimeout:
-        raise AgentError(
-            name,
-            f"took more than {now.timeout:g} s to act (the decision time limit"
-            f"{', ' + now.timeout_hint if now.timeout_hint else ''}) and was stopped",
-            game,
-            seat,
-        ) from None
+        raise AgentError(name, _took_too_long(now), game, seat) from None
     except _ProcessExit as exc:
         what = f"called os._exit({exc.code}) (ending the process is not allowed)"
         raise AgentError(name, what, game, seat) from None
     except SystemExit as exc:
         what = f"called sys.exit({exc.code!r}) (ending the process is not allowed)"
         raise AgentError(name, what, game, seat) from None
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as exc:
+        if sigint is not None and sigint.seen:
+            raise  # the user's Ctrl-C
+        raise AgentError(name, describe_raised(exc), game, seat) from None
     except BaseException as exc:
         if isinstance(exc, passthrough):
             raise
         raise AgentError(name, describe_raised(exc), game, seat) from None
     finally:
+        if _forked_child[0]:  # the child of a fork in the agent: only the parent plays
+            hard_exit(0)
         _depth[0] -= 1
+        late = watched and time.monotonic() > board().clock[0]  # the alarm swallowed
+        if watched:
+            board().end()
         if alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         if main:
             os._exit = hard_exit
-        if _forked_child[0]:  # the child of a fork in the agent: only the parent plays
-            hard_exit(0)
+        if sigint is not None:
+            sigint.close()
+        left = children_since(mark)
+        if left:  # what the call started and left running ends with it
+            end_children(left)
+        changed = None if before is None else before.changed(timer_is_ours=alarm)
+        if late and not failed:
+            raise AgentError(name, _took_too_long(now), game, seat)
+        if changed is not None and not failed:
+            raise AgentError(name, changed, game, seat)
+
+
+def _took_too_long(now: Limits, how: str = "was stopped") -> str:
+    hint = f", {now.timeout_hint}" if now.timeout_hint else ""
+    return f"took more than {now.timeout:g} s to act (the decision time limit{hint}) and {how}"
+
+
+def stuck_error(stuck: tuple[str, float, int | None, int | None]) -> AgentError:
+    """The `AgentError` of a call that a watchdog found stuck past its deadline
+    (`spades_env.call_watch.CallBoard.overrun`) and ended from outside."""
+    name, timeout, game, seat = stuck
+    how = "was stopped from outside (it kept the time limit's alarm from stopping it)"
+    return AgentError(name, _took_too_long(replace(_limits, timeout=timeout), how), game, seat)
+
+
+def _stuck_here(stuck: tuple[str, float, int | None, int | None]) -> None:
+    """The watchdog thread's last resort (`spades_env.call_watch.watch_here`): an agent
+    still in its call past the deadline, in this process. It cannot be stopped here: the
+    one line naming it is written (`Limits.on_stuck`, default to stderr), what the call
+    started is ended, and the process ends with exit status 2."""
+    err = stuck_error(stuck)
+    try:
+        (_limits.on_stuck or _write_stuck)(err)
+    finally:
+        end_children(children_since(board().mark()))
+        hard_exit(2)
+
+
+def _write_stuck(err: AgentError) -> None:
+    os.write(2, f"{err}; ending the process\n".encode("utf-8", "replace"))
+
+
+def leave_no_threads(code: int) -> int:
+    """At the end of a command that called agents in its own process: `code`, after
+    ending every process still below it; where a thread an agent started is still running
+    (Python waits for such threads before it exits), the output is flushed and the
+    process ends at once with `code`."""
+    if not _called[0]:
+        return code
+    end_children(children())
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        hard_exit(code)
+    return code
 
 
 def describe_raised(exc: BaseException) -> str:

@@ -108,8 +108,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:  # bare `spades`: what it can do
         parser.print_help()
         return 0
+    from spades_env.agent_calls import leave_no_threads
+
+    return leave_no_threads(_run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, its errors as one line. Whatever its agents start stays below this
+    process (a subreaper: `spades_env.process_tree`), and a call that no alarm can stop
+    ends the command with the same one line (`Limits.on_stuck`)."""
+    from spades_env.agent_calls import limits
+    from spades_env.process_tree import become_subreaper
+
+    become_subreaper()
+
+    def stuck(err: Exception) -> None:
+        os.write(2, f"spades {args.command}: error: {_one_line(err)}\n".encode(errors="replace"))
+
     try:
-        return int(args.run(args) or 0)
+        with limits(on_stuck=stuck):
+            return int(args.run(args) or 0)
     except (UserError, ValueError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         sys.stderr.write(f"spades {args.command}: error: {_one_line(msg)}\n")
