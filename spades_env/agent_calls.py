@@ -9,20 +9,28 @@ what it did:
 
     agent 'mine', game 3, seat 1 (East): returned 2.7, not a whole number
 
-- **It raises** (anything, even `SystemExit` from `sys.exit`, or an exception that
-  cannot be pickled back from a worker process): "raised ZeroDivisionError: division by
-  zero (bot.py, line 12)".
+- **It raises** (anything, even `SystemExit` from `sys.exit`, a `KeyboardInterrupt` of its
+  own, or an exception that cannot be pickled back from a worker process): "raised
+  ZeroDivisionError: division by zero (bot.py, line 12)". The user's real Ctrl-C (a
+  SIGINT that arrives during the call) stays a `KeyboardInterrupt`: "interrupted".
 - **It returns something else than one legal action per game**: `checked_actions`, the
   one check of a returned batch: None, strings, booleans, fractions and NaN (whole floats
   are taken, as the environments take them: `spades_env.cards.action_array`), a scalar
   or an array of the wrong shape, an action out of range or illegal in its game (with
-  the rule it breaks, RULES.md, and the legal ones).
+  the rule it breaks, RULES.md, and the legal ones). The agent gets a copy of the mask:
+  legality is checked against one it never saw.
 - **It ends the process** with `os._exit`: refused while it acts (the call raises).
 - **It takes too long**: with a decision time limit set (`limits`), a call that takes
-  longer is interrupted (SIGALRM, in the main thread; Python code, not a compiled kernel
-  that never returns).
-- **It forks**: the child returns into the caller's code; it is ended there at once, so
-  that only the parent plays on.
+  longer is interrupted (SIGALRM, in the main thread), and one that returns late anyway
+  is refused. An agent can defeat the alarm (ignore, block or catch it, cancel the
+  timer); a watchdog outside the call ends it (`spades_env.call_watch`): a tournament's
+  driver ends the worker process, elsewhere the process ends with the one line.
+- **It leaves something behind**: a process it started (a fork, a subprocess) that still
+  runs when the call returns is ended with everything below it
+  (`spades_env.process_tree`); a forked child that returns into the caller's code ends
+  there at once. A change to the process (the working folder, the recursion limit,
+  signal handlers or mask, a timer, the environment, stdout) is put back and named as
+  the agent's fault.
 - **It prints**: with `limits(stdout_to_stderr=True)` (the command line) its output goes to
   stderr, so it cannot mix with a command's results on stdout.
 
@@ -46,7 +54,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.call_watch import ProcessState, SigintSeen, board, watch_here
+from spades_env.call_watch import ProcessState, board, sigints, watch_here
 from spades_env.cards import NUM_ACTIONS, ActionValueError, action_array, action_to_str
 from spades_env.engine import explain_illegal, seat_name
 from spades_env.process_tree import children, children_since, end_children, pid_mark
@@ -267,8 +275,8 @@ def guarded(
     alarm = main and now.timeout is not None and hasattr(signal, "setitimer")
     previous = None
     mark = pid_mark()
+    sigint = sigints() if main else None
     before = ProcessState() if main else None
-    sigint = SigintSeen() if main else None
     watched = now.timeout is not None and _depth[0] == 0
     if watched:
         watch_here(_stuck_here)
@@ -298,7 +306,7 @@ def guarded(
         what = f"called sys.exit({exc.code!r}) (ending the process is not allowed)"
         raise AgentError(name, what, game, seat) from None
     except KeyboardInterrupt as exc:
-        if sigint is not None and sigint.seen:
+        if sigint is not None and sigints() != sigint:
             raise  # the user's Ctrl-C
         raise AgentError(name, describe_raised(exc), game, seat) from None
     except BaseException as exc:
@@ -317,9 +325,7 @@ def guarded(
             signal.signal(signal.SIGALRM, previous)
         if main:
             os._exit = hard_exit
-        if sigint is not None:
-            sigint.close()
-        left = children_since(mark)
+        left = children_since(mark, this_thread=True)
         if left:  # what the call started and left running ends with it
             end_children(left)
         changed = None if before is None else before.changed(timer_is_ours=alarm)
@@ -342,12 +348,31 @@ def stuck_error(stuck: tuple[str, float, int | None, int | None]) -> AgentError:
     return AgentError(name, _took_too_long(replace(_limits, timeout=timeout), how), game, seat)
 
 
+#: how the callers in progress in this process name a game of their batch (`described`)
+_described: list[Callable[[int], str]] = []
+
+
+@contextlib.contextmanager
+def described(where: Callable[[int], str]) -> Iterator[None]:
+    """For the block: `where(game)` is how an error of a call that a watchdog ends names
+    the game of its batch (e.g. "deal 17, side 1"), as the caller itself would relocate
+    the error of a call that returns (`AgentError.relocated`)."""
+    _described.append(where)
+    try:
+        yield
+    finally:
+        _described.pop()
+
+
 def _stuck_here(stuck: tuple[str, float, int | None, int | None]) -> None:
     """The watchdog thread's last resort (`spades_env.call_watch.watch_here`): an agent
     still in its call past the deadline, in this process. It cannot be stopped here: the
     one line naming it is written (`Limits.on_stuck`, default to stderr), what the call
     started is ended, and the process ends with exit status 2."""
     err = stuck_error(stuck)
+    if _described and err.game is not None:
+        with contextlib.suppress(Exception):
+            err = err.relocated(_described[-1](err.game))
     try:
         (_limits.on_stuck or _write_stuck)(err)
     finally:

@@ -21,13 +21,14 @@ folder, the recursion limit, the signal handlers and mask, a running timer, the
 environment, `sys.stdout`/`sys.stderr`. A change is put back, and named as the agent's
 (`changed`), so that no later call, nor the command, fails for it.
 
-**Ctrl-C.** `SigintSeen` records a real SIGINT while an agent acts, so that the
+**Ctrl-C.** `sigints` counts the real SIGINTs while an agent acts, so that the
 guarded call tells the user's Ctrl-C (still "interrupted") from a `KeyboardInterrupt`
 the agent raised itself (an agent error like any other).
 """
 
 from __future__ import annotations
 
+import _signal  # the signal module's functions without its enum conversions (per call)
 import contextlib
 import ctypes
 import os
@@ -134,25 +135,30 @@ def _watch() -> None:
 
 
 # ----------------------------------------------------------------------------- Ctrl-C
-class SigintSeen:
-    """For one call in the main thread: a real SIGINT is recorded (`seen`) before the
-    handler in place (the user's Ctrl-C handling) runs. Where SIGINT is ignored, or not
-    Python's to handle, nothing is installed."""
+_sigints = [0]  # real SIGINTs seen by `_Recorder`s in this process
 
-    def __init__(self) -> None:
-        self.seen = False
-        self.previous: Any = signal.getsignal(signal.SIGINT)
-        self.installed = callable(self.previous)
-        if self.installed:
-            signal.signal(signal.SIGINT, self._record)
 
-    def _record(self, signum: int, frame: Any) -> None:
-        self.seen = True
-        self.previous(signum, frame)
+class _Recorder:
+    """A SIGINT handler that counts the signal, then runs the handler it wraps."""
 
-    def close(self) -> None:
-        if self.installed:
-            signal.signal(signal.SIGINT, self.previous)
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    def __call__(self, signum: int, frame: Any) -> Any:
+        _sigints[0] += 1
+        return self.wrapped(signum, frame)
+
+
+def sigints() -> int:
+    """For a call in the main thread: the count of real SIGINTs so far. A call whose
+    count moved was interrupted by the user's Ctrl-C, not by a `KeyboardInterrupt` the
+    agent raised. The handler in place (the user's Ctrl-C handling) is wrapped once, and
+    again only when someone replaces it; where SIGINT is ignored, or not Python's to
+    handle, nothing is wrapped (no SIGINT reaches the call)."""
+    handler = _signal.getsignal(signal.SIGINT)
+    if callable(handler) and type(handler) is not _Recorder:
+        _signal.signal(signal.SIGINT, _Recorder(handler))
+    return _sigints[0]
 
 
 # ----------------------------------------------------------------------------- process state
@@ -178,8 +184,8 @@ class ProcessState:
         except OSError:  # the folder is gone: nothing to put back
             self.cwd = None
         self.recursion = sys.getrecursionlimit()
-        self.handlers = [signal.getsignal(s) for s in SIGNALS]
-        self.sigmask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        self.handlers = [_signal.getsignal(s) for s in SIGNALS]
+        self.sigmask = _signal.pthread_sigmask(signal.SIG_BLOCK, ())
         env = _environ()
         if env is not None and env != _env_seen[0]:  # the caller's own change: taken
             _env_seen[0] = dict(env)
@@ -198,18 +204,18 @@ class ProcessState:
             what.append(f"the recursion limit ({self.recursion} -> {sys.getrecursionlimit()})")
             sys.setrecursionlimit(self.recursion)
         for sig, before in zip(SIGNALS, self.handlers, strict=True):
-            now = signal.getsignal(sig)
+            now = _signal.getsignal(sig)
             if now != before and before is not None:
                 what.append(f"the handler of {signal.Signals(sig).name}")
-                signal.signal(sig, before)
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+                _signal.signal(sig, before)
+        mask = _signal.pthread_sigmask(signal.SIG_BLOCK, ())
         if mask != self.sigmask:
             names = ", ".join(sorted(signal.Signals(s).name for s in mask ^ self.sigmask))
             what.append(f"the blocked signals ({names})")
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.sigmask)
-        if not timer_is_ours and signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0):
+            _signal.pthread_sigmask(signal.SIG_SETMASK, self.sigmask)
+        if not timer_is_ours and _signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0):
             what.append("a running timer (ITIMER_REAL)")
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _signal.setitimer(signal.ITIMER_REAL, 0)
         env = _environ()
         if env is not None and env != _env_seen[0]:
             seen = _env_seen[0]

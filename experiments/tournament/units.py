@@ -14,7 +14,7 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.tournament.config import RunContext, TournamentError
 from experiments.tournament.match import play_batch, seat_players, unit_players
-from spades_env.agent_calls import AgentError
+from spades_env.agent_calls import AgentError, described
 from spades_env.duplicate import fold_made, fold_teams, seat_agents
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
@@ -43,16 +43,17 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     seat_agent = seat_agents(rules, n)
     seat_player = seat_players(rules, seat_agent, member_player)  # a team: its two members
     try:
-        played = play_batch(
-            rules,
-            agents,
-            seat_player,
-            np.repeat(ds.game_seeds, 2),
-            np.repeat(ds.dealers, 2),
-            np.repeat(ds.hands, 2, axis=0),
-            one_hand=cfg.mode == "hand",
-            names=player_names,
-        )
+        with described(lambda game: game_where(cfg, unit, game)):  # for a watchdog's error
+            played = play_batch(
+                rules,
+                agents,
+                seat_player,
+                np.repeat(ds.game_seeds, 2),
+                np.repeat(ds.dealers, 2),
+                np.repeat(ds.hands, 2, axis=0),
+                one_hand=cfg.mode == "hand",
+                names=player_names,
+            )
     except AgentError as exc:  # game g of the batch is side g % 2 of deal start + g // 2
         if exc.game is None:
             raise
