@@ -29,8 +29,8 @@ what it did:
   runs when the call returns is ended with everything below it
   (`spades_env.process_tree`); a forked child that returns into the caller's code ends
   there at once. A change to the process (the working folder, the recursion limit,
-  signal handlers or mask, a timer, the environment, stdout) is put back and named as
-  the agent's fault.
+  signal handlers or mask, a timer, a variable of the environment, stdout) is put back
+  and named as the agent's fault.
 - **It prints**: with `limits(stdout_to_stderr=True)` (the command line) its output goes to
   stderr, so it cannot mix with a command's results on stdout.
 
@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from spades_env.call_watch import ProcessState, board, sigints, watch_here
+from spades_env.call_watch import ProcessState, board, sigints, sigints_seen, watch_here
 from spades_env.cards import NUM_ACTIONS, ActionValueError, action_array, action_to_str
 from spades_env.engine import explain_illegal, seat_name
 from spades_env.process_tree import children, children_since, end_children, pid_mark
@@ -328,7 +328,10 @@ def guarded(
         left = children_since(mark, this_thread=True)
         if left:  # what the call started and left running ends with it
             end_children(left)
-        changed = None if before is None else before.changed(timer_is_ours=alarm)
+        changed = None
+        if before is not None:
+            user_sigint = sigint is not None and sigints_seen() != sigint
+            changed = before.changed(timer_is_ours=alarm, user_sigint=user_sigint)
         if late and not failed:
             raise AgentError(name, _took_too_long(now), game, seat)
         if changed is not None and not failed:

@@ -18,8 +18,10 @@ deadline, the agent, the game and the seat), which a watchdog reads from outside
 
 **The process.** `ProcessState` is what one call may not leave changed: the working
 folder, the recursion limit, the signal handlers and mask, a running timer, the
-environment, `sys.stdout`/`sys.stderr`. A change is put back, and named as the agent's
-(`changed`), so that no later call, nor the command, fails for it.
+environment's variables, `sys.stdout`/`sys.stderr`. A change is put back, and named as the
+agent's (`changed`), so that no later call, nor the command, fails for it. A variable a
+call adds to the environment is kept: libraries set their own on first import (torch
+sets its compile cache's folder), and no variable the process had is touched by it.
 
 **Ctrl-C.** `sigints` counts the real SIGINTs while an agent acts, so that the
 guarded call tells the user's Ctrl-C (still "interrupted") from a `KeyboardInterrupt`
@@ -149,6 +151,11 @@ class _Recorder:
         return self.wrapped(signum, frame)
 
 
+def sigints_seen() -> int:
+    """The count of real SIGINTs so far (`sigints`), without wrapping any handler."""
+    return _sigints[0]
+
+
 def sigints() -> int:
     """For a call in the main thread: the count of real SIGINTs so far. A call whose
     count moved was interrupted by the user's Ctrl-C, not by a `KeyboardInterrupt` the
@@ -191,9 +198,11 @@ class ProcessState:
             _env_seen[0] = dict(env)
         self.stdout, self.stderr = sys.stdout, sys.stderr
 
-    def changed(self, timer_is_ours: bool) -> str | None:
+    def changed(self, timer_is_ours: bool, user_sigint: bool = False) -> str | None:
         """What the call changed, put back, in words (None: nothing). `timer_is_ours`:
-        the call ran under the time limit's alarm, which the caller puts back itself."""
+        the call ran under the time limit's alarm, which the caller puts back itself.
+        `user_sigint`: the user's Ctrl-C arrived during the call, and the caller's own
+        SIGINT handler ran (and may have changed SIGINT's handling: not the agent's)."""
         what: list[str] = []
         cwd = _cwd()
         if self.cwd is not None and cwd != self.cwd:
@@ -204,6 +213,8 @@ class ProcessState:
             what.append(f"the recursion limit ({self.recursion} -> {sys.getrecursionlimit()})")
             sys.setrecursionlimit(self.recursion)
         for sig, before in zip(SIGNALS, self.handlers, strict=True):
+            if user_sigint and sig == signal.SIGINT:
+                continue
             now = _signal.getsignal(sig)
             if now != before and before is not None:
                 what.append(f"the handler of {signal.Signals(sig).name}")
@@ -219,11 +230,13 @@ class ProcessState:
         env = _environ()
         if env is not None and env != _env_seen[0]:
             seen = _env_seen[0]
-            keys = sorted(k for k in {*env, *seen} if env.get(k) != seen.get(k))
-            shown = ", ".join(os.fsdecode(k) for k in keys[:3]) + (", ..." if len(keys) > 3 else "")
-            what.append(f"the environment ({shown})")
-            os.environ.clear()
-            os.environ.update({os.fsdecode(k): os.fsdecode(v) for k, v in seen.items()})
+            keys = sorted(k for k in seen if env.get(k) != seen[k])  # changed or removed
+            if keys:
+                shown = ", ".join(os.fsdecode(k) for k in keys[:3])
+                what.append(f"the environment ({shown}{', ...' if len(keys) > 3 else ''})")
+                for k in keys:
+                    os.environ[os.fsdecode(k)] = os.fsdecode(seen[k])
+            _env_seen[0] = dict(env)  # a variable added is kept: a library's own setting
         if sys.stdout is not self.stdout or sys.stderr is not self.stderr:
             what.append("sys.stdout or sys.stderr")
             sys.stdout, sys.stderr = self.stdout, self.stderr

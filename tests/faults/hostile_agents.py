@@ -72,7 +72,7 @@ STATE = {
     "LegalizesMask": "is illegal",
     "LowersRecursion": "changed the recursion limit",
     "ChangesFolder": "changed the working folder",
-    "SetsEnvironment": "changed the environment (HOSTILE_MARK)",
+    "SetsEnvironment": "changed the environment (PATH)",
     "IgnoresSigterm": "changed the handler of SIGTERM",
     "BlocksSigterm": "changed the blocked signals (SIGTERM)",
     "ReplacesStdout": "changed sys.stdout or sys.stderr",
@@ -353,8 +353,10 @@ class ChangesFolder(Hostile):
 
 
 class SetsEnvironment(Hostile):
+    """Changes a variable the process had (one it adds is a library's own, and kept)."""
+
     def misbehave(self, good, mask):
-        os.environ["HOSTILE_MARK"] = "1"
+        os.environ["PATH"] = os.environ.get("PATH", "") + os.pathsep + "/nonexistent-hostile"
         return good
 
 
