@@ -284,6 +284,7 @@ def guarded(
     _called[0] = True
     _depth[0] += 1
     failed = True
+    swapped = False
     try:
         if main:
             os._exit = _refused_exit
@@ -291,8 +292,10 @@ def guarded(
             previous = signal.signal(signal.SIGALRM, _alarm)
             signal.setitimer(signal.ITIMER_REAL, now.timeout)
         if now.stdout_to_stderr:
-            with contextlib.redirect_stdout(sys.stderr):
+            target = sys.stderr
+            with contextlib.redirect_stdout(target):
                 out = fn()
+                swapped = sys.stdout is not target  # undone by the redirect's end: named
         else:
             out = fn()
         failed = False
@@ -332,6 +335,8 @@ def guarded(
         if before is not None:
             user_sigint = sigint is not None and sigints_seen() != sigint
             changed = before.changed(timer_is_ours=alarm, user_sigint=user_sigint)
+        if swapped and changed is None:
+            changed = ProcessState.words(["sys.stdout or sys.stderr"])
         if late and not failed:
             raise AgentError(name, _took_too_long(now), game, seat)
         if changed is not None and not failed:

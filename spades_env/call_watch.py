@@ -240,8 +240,11 @@ class ProcessState:
         if sys.stdout is not self.stdout or sys.stderr is not self.stderr:
             what.append("sys.stdout or sys.stderr")
             sys.stdout, sys.stderr = self.stdout, self.stderr
-        if not what:
-            return None
+        return self.words(what) if what else None
+
+    @staticmethod
+    def words(what: list[str]) -> str:
+        """The error's words for the changes `what` (put back)."""
         return (
             f"changed {', '.join(what)} and left it so (put back; an agent must leave its "
             "process as it found it)"

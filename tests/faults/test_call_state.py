@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from experiments.cli.app import main
-from spades_env.agent_calls import AgentError, call_agent
+from spades_env.agent_calls import AgentError, call_agent, limits
 
 PR_GET_CHILD_SUBREAPER = 37
 MASK = np.zeros((1, 70), dtype=bool)
@@ -68,6 +68,21 @@ def test_a_variable_an_agent_adds_is_kept_as_a_library_setting(monkeypatch):
     assert act_once(lambda: os.environ.__setitem__(name, "lib")).tolist() == [5]
     assert os.environ[name] == "lib"
     assert act_once(lambda: None).tolist() == [5]  # nor is it blamed on a later call
+
+
+@pytest.mark.parametrize("to_stderr", [False, True], ids=["as-is", "prints-to-stderr"])
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_an_agent_that_replaces_an_output_stream_is_named(stream, to_stderr, tmp_path):
+    """Also where the command sends an agent's prints to stderr (the redirect would put
+    the stream back by itself, and hide the fault)."""
+    before = getattr(sys, stream)
+    with (
+        limits(stdout_to_stderr=to_stderr),
+        open(tmp_path / "sink", "w") as sink,
+        pytest.raises(AgentError, match=r"changed sys\.stdout or sys\.stderr"),
+    ):
+        act_once(lambda: setattr(sys, stream, sink))
+    assert getattr(sys, stream) is before
 
 
 def test_the_callers_ctrl_c_during_a_call_is_the_callers_and_its_handling_stays(monkeypatch):
