@@ -355,18 +355,23 @@ from spades_env.agent_calls import limits
 from spades_env.gym_env import SpadesEnv
 from spades_env.vector_env import SpadesVectorEnv
 
+from spades_env.agent_calls import AgentError
+
 kind, opponent = sys.argv[1], sys.argv[2]
-with limits(timeout=1):
-    if kind == "gym":
-        env = SpadesEnv(opponents=opponent)
-        env.reset(seed=1)
-        for _ in range(60):
-            env.step(int(np.flatnonzero(env.action_masks())[0]))
-    else:
-        env = SpadesVectorEnv(3, opponents=opponent)
-        env.reset(seed=1)
-        for _ in range(60):
-            env.step(env.action_masks().argmax(axis=1))
+try:
+    with limits(timeout=1):
+        if kind == "gym":
+            env = SpadesEnv(opponents=opponent)
+            env.reset(seed=1)
+            for _ in range(60):
+                env.step(int(np.flatnonzero(env.action_masks())[0]))
+        else:
+            env = SpadesVectorEnv(3, opponents=opponent)
+            env.reset(seed=1)
+            for _ in range(60):
+                env.step(env.action_masks().argmax(axis=1))
+except AgentError as exc:  # the alarm got through after all: the caller gets the error
+    sys.exit(f"{exc}; raised to the caller")
 """
 
 
@@ -377,7 +382,9 @@ with limits(timeout=1):
 )
 def test_an_env_opponent_that_defeats_the_alarm_ends_its_process_with_one_line(fault, kind):
     """In the caller's own process nothing can stop such a call: the watchdog names the
-    agent in one line and ends the process (exit status 2), never hanging."""
+    agent in one line and ends the process (exit status 2), never hanging. (A blocked
+    alarm may still reach the call through another thread of the process: then the
+    caller gets the agent's error, as from any call the alarm stops.)"""
     proc = subprocess.run(
         [sys.executable, "-c", ENV_SCRIPT, kind, f"{HOSTILE}:{fault}"],
         capture_output=True,
@@ -385,10 +392,12 @@ def test_an_env_opponent_that_defeats_the_alarm_ends_its_process_with_one_line(f
         timeout=hostile_agents.LINGER // 2,
         env=env_for(HOSTILE_AFTER="0"),
     )
-    assert proc.returncode == 2, proc.stderr
+    assert proc.returncode in (1, 2), proc.stderr
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith("agent '") and fault in line and "seat" in line, line
-    assert "took more than 1 s to act" in line and "ending the process" in line, line
+    assert "took more than 1 s to act" in line, line
+    how = "ending the process" if proc.returncode == 2 else "raised to the caller"
+    assert how in line, line
     OUTCOMES[f"env {fault}: process ended, one line"] += 1
 
 
