@@ -9,20 +9,28 @@ what it did:
 
     agent 'mine', game 3, seat 1 (East): returned 2.7, not a whole number
 
-- **It raises** (anything, even `SystemExit` from `sys.exit`, or an exception that
-  cannot be pickled back from a worker process): "raised ZeroDivisionError: division by
-  zero (bot.py, line 12)".
+- **It raises** (anything, even `SystemExit` from `sys.exit`, a `KeyboardInterrupt` of its
+  own, or an exception that cannot be pickled back from a worker process): "raised
+  ZeroDivisionError: division by zero (bot.py, line 12)". The user's real Ctrl-C (a
+  SIGINT that arrives during the call) stays a `KeyboardInterrupt`: "interrupted".
 - **It returns something else than one legal action per game**: `checked_actions`, the
   one check of a returned batch: None, strings, booleans, fractions and NaN (whole floats
   are taken, as the environments take them: `spades_env.cards.action_array`), a scalar
   or an array of the wrong shape, an action out of range or illegal in its game (with
-  the rule it breaks, RULES.md, and the legal ones).
+  the rule it breaks, RULES.md, and the legal ones). The agent gets a copy of the mask:
+  legality is checked against one it never saw.
 - **It ends the process** with `os._exit`: refused while it acts (the call raises).
 - **It takes too long**: with a decision time limit set (`limits`), a call that takes
-  longer is interrupted (SIGALRM, in the main thread; Python code, not a compiled kernel
-  that never returns).
-- **It forks**: the child returns into the caller's code; it is ended there at once, so
-  that only the parent plays on.
+  longer is interrupted (SIGALRM, in the main thread), and one that returns late anyway
+  is refused. An agent can defeat the alarm (ignore, block or catch it, cancel the
+  timer); a watchdog outside the call ends it (`spades_env.call_watch`): a tournament's
+  driver ends the worker process, elsewhere the process ends with the one line.
+- **It leaves something behind**: a process it started (a fork, a subprocess) that still
+  runs when the call returns is ended with everything below it
+  (`spades_env.process_tree`); a forked child that returns into the caller's code ends
+  there at once. A change to the process (the working folder, the recursion limit,
+  signal handlers or mask, a timer, a variable of the environment, stdout) is put back
+  and named as the agent's fault.
 - **It prints**: with `limits(stdout_to_stderr=True)` (the command line) its output goes to
   stderr, so it cannot mix with a command's results on stdout.
 
@@ -37,6 +45,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -45,8 +54,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from spades_env.call_watch import ProcessState, board, sigints, sigints_seen, watch_here
 from spades_env.cards import NUM_ACTIONS, ActionValueError, action_array, action_to_str
 from spades_env.engine import explain_illegal, seat_name
+from spades_env.process_tree import children, children_since, end_children, pid_mark
 
 #: `os._exit` itself, kept before any agent can replace it: what ends a worker or a forked
 #: child for real while an agent's call has `os._exit` refused.
@@ -105,6 +116,12 @@ class Limits:
     stdout_to_stderr: bool = False
     #: how the caller's user changes the limit, added to the error (a flag's name)
     timeout_hint: str = ""
+    #: what a watchdog does with the error of a call it must end with the process, just
+    #: before (a command writes its line of error; default: the error, to stderr)
+    on_stuck: Callable[[AgentError], None] | None = None
+
+    def __reduce__(self):  # sent to a worker without `on_stuck`: its watchdog is elsewhere
+        return (type(self), (self.timeout, self.stdout_to_stderr, self.timeout_hint))
 
 
 _limits = Limits()
@@ -163,6 +180,8 @@ _NOT_SET = object()
 
 #: Guarded calls in progress in this process; a fork during one marks the child
 _depth = [0]
+#: whether any agent was called in this process (`leave_no_threads`)
+_called = [False]
 _forked_child = [False]
 
 
@@ -204,8 +223,9 @@ def call_agent(
     first_game = (0 if games is None else int(games[0])) if mask.shape[0] else None
     first_seat = None if seats is None or not len(seats) else int(seats[0])
     own = getattr(agent, "decision_timeout", _NOT_SET)  # an agent's own limit (None: none)
+    given = mask.copy()  # the agent's to change: legality is checked against `mask`
     raw = guarded(
-        lambda: agent.act(view, obs, mask),
+        lambda: agent.act(view, obs, given),
         name, first_game, first_seat,
         timeout=own,
     )  # fmt: skip
@@ -240,17 +260,31 @@ def guarded(
 ) -> Any:
     """`fn()`, a call into an agent's code (its `act`, its constructor), with whatever it
     does wrong turned into an `AgentError` naming `name`, `game` and `seat`: an exception
-    (SystemExit too), os._exit, the decision time limit; a forked child ends here.
-    Exceptions of the `passthrough` types are raised as they are. `timeout`: the
-    limit of this call (default the process's `limits`; an agent class may set its own
-    `decision_timeout`, None for none, as one whose batch is many network requests)."""
+    (SystemExit and its own KeyboardInterrupt too), os._exit, the decision time limit, a
+    change to its process it leaves behind (`spades_env.call_watch.ProcessState`); a
+    forked child ends here, and every process the call started and left running is ended
+    with everything below it (`spades_env.process_tree`). Exceptions of the `passthrough`
+    types are raised as they are; the user's own Ctrl-C stays a KeyboardInterrupt.
+    `timeout`: the limit of this call (default the process's `limits`; an agent class may
+    set its own `decision_timeout`, None for none, as one whose batch is many network
+    requests)."""
     now = _limits
     if timeout is not _NOT_SET:
         now = replace(now, timeout=float(timeout) or None if timeout is not None else None)
     main = threading.current_thread() is threading.main_thread()
     alarm = main and now.timeout is not None and hasattr(signal, "setitimer")
     previous = None
+    mark = pid_mark()
+    sigint = sigints() if main else None
+    before = ProcessState() if main else None
+    watched = now.timeout is not None and _depth[0] == 0
+    if watched:
+        watch_here(_stuck_here)
+        board().start(now.timeout, name, game, seat, mark)
+    _called[0] = True
     _depth[0] += 1
+    failed = True
+    swapped = False
     try:
         if main:
             os._exit = _refused_exit
@@ -258,38 +292,121 @@ def guarded(
             previous = signal.signal(signal.SIGALRM, _alarm)
             signal.setitimer(signal.ITIMER_REAL, now.timeout)
         if now.stdout_to_stderr:
-            with contextlib.redirect_stdout(sys.stderr):
-                return fn()
-        return fn()
+            target = sys.stderr
+            with contextlib.redirect_stdout(target):
+                out = fn()
+                swapped = sys.stdout is not target  # undone by the redirect's end: named
+        else:
+            out = fn()
+        failed = False
+        return out
     except _DecisionTimeout:
-        raise AgentError(
-            name,
-            f"took more than {now.timeout:g} s to act (the decision time limit"
-            f"{', ' + now.timeout_hint if now.timeout_hint else ''}) and was stopped",
-            game,
-            seat,
-        ) from None
+        raise AgentError(name, _took_too_long(now), game, seat) from None
     except _ProcessExit as exc:
         what = f"called os._exit({exc.code}) (ending the process is not allowed)"
         raise AgentError(name, what, game, seat) from None
     except SystemExit as exc:
         what = f"called sys.exit({exc.code!r}) (ending the process is not allowed)"
         raise AgentError(name, what, game, seat) from None
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as exc:
+        if sigint is not None and sigints() != sigint:
+            raise  # the user's Ctrl-C
+        raise AgentError(name, describe_raised(exc), game, seat) from None
     except BaseException as exc:
         if isinstance(exc, passthrough):
             raise
         raise AgentError(name, describe_raised(exc), game, seat) from None
     finally:
+        if _forked_child[0]:  # the child of a fork in the agent: only the parent plays
+            hard_exit(0)
         _depth[0] -= 1
+        late = watched and time.monotonic() > board().clock[0]  # the alarm swallowed
+        if watched:
+            board().end()
         if alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         if main:
             os._exit = hard_exit
-        if _forked_child[0]:  # the child of a fork in the agent: only the parent plays
-            hard_exit(0)
+        left = children_since(mark, this_thread=True)
+        if left:  # what the call started and left running ends with it
+            end_children(left)
+        changed = None
+        if before is not None:
+            user_sigint = sigint is not None and sigints_seen() != sigint
+            changed = before.changed(timer_is_ours=alarm, user_sigint=user_sigint)
+        if swapped and changed is None:
+            changed = ProcessState.words(["sys.stdout or sys.stderr"])
+        if late and not failed:
+            raise AgentError(name, _took_too_long(now), game, seat)
+        if changed is not None and not failed:
+            raise AgentError(name, changed, game, seat)
+
+
+def _took_too_long(now: Limits, how: str = "was stopped") -> str:
+    hint = f", {now.timeout_hint}" if now.timeout_hint else ""
+    return f"took more than {now.timeout:g} s to act (the decision time limit{hint}) and {how}"
+
+
+def stuck_error(stuck: tuple[str, float, int | None, int | None]) -> AgentError:
+    """The `AgentError` of a call that a watchdog found stuck past its deadline
+    (`spades_env.call_watch.CallBoard.overrun`) and ended from outside."""
+    name, timeout, game, seat = stuck
+    how = "was stopped from outside (it kept the time limit's alarm from stopping it)"
+    return AgentError(name, _took_too_long(replace(_limits, timeout=timeout), how), game, seat)
+
+
+#: how the callers in progress in this process name a game of their batch (`described`)
+_described: list[Callable[[int], str]] = []
+
+
+@contextlib.contextmanager
+def described(where: Callable[[int], str]) -> Iterator[None]:
+    """For the block: `where(game)` is how an error of a call that a watchdog ends names
+    the game of its batch (e.g. "deal 17, side 1"), as the caller itself would relocate
+    the error of a call that returns (`AgentError.relocated`)."""
+    _described.append(where)
+    try:
+        yield
+    finally:
+        _described.pop()
+
+
+def _stuck_here(stuck: tuple[str, float, int | None, int | None]) -> None:
+    """The watchdog thread's last resort (`spades_env.call_watch.watch_here`): an agent
+    still in its call past the deadline, in this process. It cannot be stopped here: the
+    one line naming it is written (`Limits.on_stuck`, default to stderr), what the call
+    started is ended, and the process ends with exit status 2."""
+    err = stuck_error(stuck)
+    if _described and err.game is not None:
+        with contextlib.suppress(Exception):
+            err = err.relocated(_described[-1](err.game))
+    try:
+        (_limits.on_stuck or _write_stuck)(err)
+    finally:
+        end_children(children_since(board().mark()))
+        hard_exit(2)
+
+
+def _write_stuck(err: AgentError) -> None:
+    os.write(2, f"{err}; ending the process\n".encode("utf-8", "replace"))
+
+
+def leave_no_threads(code: int) -> int:
+    """At the end of a command that called agents in its own process: `code`, after
+    ending every process still below it; where a thread an agent started is still running
+    (Python waits for such threads before it exits), the output is flushed and the
+    process ends at once with `code`."""
+    if not _called[0]:
+        return code
+    end_children(children())
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        hard_exit(code)
+    return code
 
 
 def describe_raised(exc: BaseException) -> str:

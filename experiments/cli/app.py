@@ -95,6 +95,11 @@ def _one_line(msg: object) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `spades` command. Called without `argv` (the process's own entry: the `spades`
+    script, `python -m experiments.cli`), the process is the command's alone: it adopts
+    what its agents leave behind and ends with none of it running (`_run`). Called with
+    `argv` (from someone's Python), the caller's process is left as it is."""
+    entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     quiet = quiet_notices(argv)
     try:
@@ -108,8 +113,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:  # bare `spades`: what it can do
         parser.print_help()
         return 0
+    if not entry:
+        return _run(args)
+    from spades_env.agent_calls import leave_no_threads
+    from spades_env.process_tree import become_subreaper
+
+    become_subreaper()  # what an agent starts, even in a session of its own, stays below
+    return leave_no_threads(_run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, its errors as one line. A call that no alarm can stop ends the
+    command with the same one line (`Limits.on_stuck`)."""
+    from spades_env.agent_calls import limits
+
+    def stuck(err: Exception) -> None:
+        os.write(2, f"spades {args.command}: error: {_one_line(err)}\n".encode(errors="replace"))
+
     try:
-        return int(args.run(args) or 0)
+        with limits(on_stuck=stuck):
+            return int(args.run(args) or 0)
     except (UserError, ValueError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         sys.stderr.write(f"spades {args.command}: error: {_one_line(msg)}\n")

@@ -21,7 +21,7 @@ from experiments.cli.values import (
     seed_number,
     whole_number,
 )
-from spades_env.agent_calls import AgentError, call_agent
+from spades_env.agent_calls import AgentError, call_agent, described
 from spades_env.engine import legal_action_mask, seat_name, step
 from spades_env.observation import encode, seat_view
 from spades_env.records import hand_records
@@ -86,10 +86,11 @@ def _demo(args: argparse.Namespace) -> int:
             agent = seats[seat]
             obs = encode(state) if agent.needs_obs else None
             try:  # one guarded, checked call (spades_env.agent_calls)
-                actions = call_agent(
-                    agent, seat_view(state), obs, legal_action_mask(state), seats=[seat],
-                    state=state,
-                )  # fmt: skip
+                with described(lambda _game, hand=shown + 1: f"hand {hand}"):  # (a watchdog)
+                    actions = call_agent(
+                        agent, seat_view(state), obs, legal_action_mask(state), seats=[seat],
+                        state=state,
+                    )  # fmt: skip
             except AgentError as exc:
                 raise exc.relocated(f"hand {shown + 1}") from None
         info = step(state, actions)

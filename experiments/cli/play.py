@@ -12,6 +12,7 @@ and `--partner` only where there are partnerships.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -40,7 +41,7 @@ from experiments.play.session import (
     prompt_line,
 )
 from experiments.table.words import hint_label, seat_title
-from spades_env.agent_calls import AgentError
+from spades_env.agent_calls import AgentError, current_limits, limits
 from spades_env.engine import SEAT_NAMES
 from spades_env.rules import Rules
 from spades_env.stock_draw import stock_left
@@ -277,8 +278,21 @@ def _one_ctrl_c() -> Iterator[None]:
 
 def play(session: PlaySession, term: Terminal, save_to: Path | None) -> int:
     """Play to the end, or until quit, Ctrl-C or the end of input; saves on the way out
-    (to `save_to`, else to a new file in the current folder, named in one line)."""
-    with _one_ctrl_c():
+    (to `save_to`, else to a new file in the current folder, named in one line), and
+    before a bot that no alarm stops ends the process (`Limits.on_stuck`)."""
+    outer = current_limits().on_stuck
+
+    def stuck(err: AgentError) -> None:  # in the watchdog's thread; the game is between moves
+        try:
+            path = session.save(save_to or default_save_path())
+            os.write(1, f"saved to {path}; resume with: spades play --load {path}\n".encode())
+        finally:
+            if outer is not None:
+                outer(err)
+            else:
+                os.write(2, f"{err}\n".encode(errors="replace"))
+
+    with _one_ctrl_c(), limits(on_stuck=stuck):
         return _play(session, term, save_to)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from agents.base import BaseAgent
 from agents.spec import AgentSpec
 from experiments.table.words import Trick, card_label, describe, seat_title, visible_hand
-from spades_env.agent_calls import AgentError, call_agent
+from spades_env.agent_calls import AgentError, call_agent, described
 from spades_env.cards import BLIND_NIL, DRAW_DISCARD, DRAW_KEEP, NAME_TRUMP, NUM_CARDS, SEE_HAND
 from spades_env.core.rule_functions import partner_of
 from spades_env.engine import blind_allowed, explain_illegal
@@ -89,12 +89,14 @@ def ask_agent(game: SingleGame, agent: BaseAgent, seat: int, seed: int, moves: i
         agent.rng = np.random.default_rng([seed, seat, moves])
     obs = game.observe(seat)[None] if agent.needs_obs else None
     mask = game.legal_mask().astype(bool)[None]
+    hand = f"hand {int(game.hand_no) + 1}"
     try:
-        actions = call_agent(
-            agent, seat_view(game.state), obs, mask, seats=[seat], state=game.state
-        )
+        with described(lambda _game: hand):  # (a watchdog's words)
+            actions = call_agent(
+                agent, seat_view(game.state), obs, mask, seats=[seat], state=game.state
+            )
     except AgentError as exc:
-        raise exc.relocated(f"hand {int(game.hand_no) + 1}") from None
+        raise exc.relocated(hand) from None
     return int(actions[0])
 
 

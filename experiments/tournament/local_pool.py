@@ -25,7 +25,9 @@ from typing import Any
 
 from agents.processes import exit_with_parent
 from experiments.tournament.config import TournamentError
-from spades_env.agent_calls import AgentError
+from spades_env.agent_calls import AgentError, stuck_error
+from spades_env.call_watch import CallBoard, watch_from_outside
+from spades_env.process_tree import become_subreaper, end_tree
 
 Rows = list[dict[str, Any]]
 
@@ -37,12 +39,17 @@ def _serve(
     tasks,
     results,
     driver: int | None = None,
+    calls: CallBoard | None = None,
 ) -> None:
     """A worker: `setup(arg)` once, then `work(state, unit)` for each unit until None;
-    it exits on its own when the driver dies."""
+    it exits on its own when the driver dies. Its agent calls are written on `calls`,
+    which the driver watches; whatever an agent starts stays below it (a subreaper)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's
     if driver is not None:
         exit_with_parent(driver)
+    if calls is not None:
+        watch_from_outside(calls)
+    become_subreaper()
     try:
         state = setup(arg)
     except BaseException as exc:  # sent to the driver, which raises it
@@ -82,20 +89,31 @@ def ordered_results(
     setup: Callable[[Any], Any],
     work: Callable[[Any, int], Rows],
     arg: Any,
+    relocate: Callable[[AgentError, int | None], AgentError] | None = None,
 ) -> Iterator[Rows]:
     """`work(setup(arg), u)` for each unit of `units` in `workers` spawned processes,
-    yielded in the order of `units`. Closing the iterator early kills the workers."""
+    yielded in the order of `units`. Closing the iterator early kills the workers.
+
+    A call of an agent still running `GRACE_SECONDS` past its decision time limit (one
+    whose agent kept the alarm from stopping it) is ended from here: its worker's whole
+    process tree is killed and the unit fails with the `AgentError` of the call,
+    `relocate(error, unit)` (the unit's words for its game). At the end every worker
+    is ended with everything its agents started."""
     ctx = mp.get_context("spawn")  # not fork: the caller may run threads (a progress bar)
     tasks, results = ctx.SimpleQueue(), ctx.SimpleQueue()
+    boards = [CallBoard(ctx) for _ in range(workers)]
     with _sigint_ignored():
         procs = [
             ctx.Process(
-                target=_serve, args=(setup, work, arg, tasks, results, os.getpid()), daemon=True
+                target=_serve,
+                args=(setup, work, arg, tasks, results, os.getpid(), board),
+                daemon=True,
             )
-            for _ in range(workers)
+            for board in boards
         ]
         for p in procs:
             p.start()
+    watch = _Watchdog(procs, boards, relocate)
     queued = iter(units)
     try:
         for _, unit in zip(range(2 * workers), queued, strict=False):
@@ -107,7 +125,7 @@ def ordered_results(
         playing: dict[int, int] = {}  # worker pid -> the unit it took last
         for unit in units:
             while unit not in done:
-                got, ok, payload = _next_result(results, procs, playing)
+                got, ok, payload = _next_result(results, procs, playing, watch)
                 if ok is None:  # a worker took a unit
                     playing[payload] = got
                     continue
@@ -119,14 +137,10 @@ def ordered_results(
             if not ok:
                 raise payload
             yield payload
-        for _ in procs:
-            tasks.put(None)
-        for p in procs:
-            p.join()
     finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
+        for p in procs:  # the workers with whatever their agents left running
+            if p.pid is not None:
+                end_tree(p.pid)
         for p in procs:
             p.join()
 
@@ -143,12 +157,43 @@ class WorkerDiedError(TournamentError):
         return (type(self), (self.args[0], self.unit))
 
 
-def _next_result(results, procs: list, playing: dict[int, int]) -> tuple[Any, bool | None, Any]:
+class _Watchdog:
+    """The driver's watch over its workers' agent calls (`spades_env.call_watch`)."""
+
+    def __init__(self, procs: list, boards: list[CallBoard], relocate) -> None:
+        self.procs, self.boards, self.relocate = procs, boards, relocate
+        self.ended: set[int] = set()  # pids of the workers ended here
+
+    def stuck(self, playing: dict[int, int]) -> tuple[int | None, AgentError] | None:
+        """(unit, error) of a call stuck past its deadline, its worker ended; else None."""
+        for p, board in zip(self.procs, self.boards, strict=True):
+            if p.pid in self.ended or p.exitcode is not None:
+                continue
+            overrun = board.overrun()
+            if overrun is None:
+                continue
+            end_tree(p.pid)
+            p.join()
+            self.ended.add(p.pid)
+            unit, err = playing.get(p.pid), stuck_error(overrun)
+            return unit, err if self.relocate is None else self.relocate(err, unit)
+        return None
+
+
+def _next_result(
+    results, procs: list, playing: dict[int, int], watch: _Watchdog
+) -> tuple[Any, bool | None, Any]:
     """The next (unit, ok, rows or error), (unit, None, pid) when a worker takes a unit, or
     a `WorkerDiedError` if a worker died without a result."""
     while results.empty():
-        wait([p.sentinel for p in procs], timeout=0.05)
-        dead = [p for p in procs if p.exitcode is not None]
+        live = [p for p in procs if p.pid not in watch.ended]
+        if not live:
+            raise WorkerDiedError("every worker process was ended", None)
+        wait([p.sentinel for p in live], timeout=0.05)
+        stuck = watch.stuck(playing)
+        if stuck is not None:
+            return stuck[0], False, stuck[1]
+        dead = [p for p in live if p.exitcode is not None and p.pid not in watch.ended]
         if dead and results.empty():
             code, unit = dead[0].exitcode, playing.get(dead[0].pid)
             how = (

@@ -17,6 +17,7 @@ run folder, in every worker.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack, closing
 from datetime import UTC, datetime
@@ -31,7 +32,7 @@ from experiments.tournament.folder import DEALS_FILE, LOG_FILE
 from experiments.tournament.local_pool import WorkerDiedError, ordered_results
 from experiments.tournament.ray_backend import ray_results
 from experiments.tournament.results_log import append_unit, seal
-from experiments.tournament.units import execute_unit, unit_rows
+from experiments.tournament.units import execute_unit, relocated, unit_rows
 from spades_env.agent_calls import Limits, current_limits, set_limits
 
 BACKENDS = ("local", "ray")
@@ -116,7 +117,14 @@ def _play_units(
         _append_all(log, todo, (unit_rows(ctx, u) for u in todo), ctx, on_unit, on_rows)
         return
     arg = (str(run_dir), ctx.config, ctx.tournament, current_limits())
-    results = ordered_results(todo, min(workers, len(todo)), _worker_context, execute_unit, arg)
+    results = ordered_results(
+        todo,
+        min(workers, len(todo)),
+        _worker_context,
+        execute_unit,
+        arg,
+        relocate=functools.partial(relocated, ctx.config),
+    )
     with closing(results):  # an interrupt or error kills the workers at once (local_pool)
         try:
             _append_all(log, todo, results, ctx, on_unit, on_rows)

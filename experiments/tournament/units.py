@@ -14,7 +14,7 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.tournament.config import RunContext, TournamentError
 from experiments.tournament.match import play_batch, seat_players, unit_players
-from spades_env.agent_calls import AgentError
+from spades_env.agent_calls import AgentError, described
 from spades_env.duplicate import fold_made, fold_teams, seat_agents
 from spades_env.rules import Rules
 from spades_env.scoring import score_hand
@@ -43,20 +43,21 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     seat_agent = seat_agents(rules, n)
     seat_player = seat_players(rules, seat_agent, member_player)  # a team: its two members
     try:
-        played = play_batch(
-            rules,
-            agents,
-            seat_player,
-            np.repeat(ds.game_seeds, 2),
-            np.repeat(ds.dealers, 2),
-            np.repeat(ds.hands, 2, axis=0),
-            one_hand=cfg.mode == "hand",
-            names=player_names,
-        )
+        with described(lambda game: game_where(cfg, unit, game)):  # for a watchdog's error
+            played = play_batch(
+                rules,
+                agents,
+                seat_player,
+                np.repeat(ds.game_seeds, 2),
+                np.repeat(ds.dealers, 2),
+                np.repeat(ds.hands, 2, axis=0),
+                one_hand=cfg.mode == "hand",
+                names=player_names,
+            )
     except AgentError as exc:  # game g of the batch is side g % 2 of deal start + g // 2
         if exc.game is None:
             raise
-        raise exc.relocated(f"deal {start + exc.game // 2}, side {exc.game % 2}") from None
+        raise exc.relocated(game_where(cfg, unit, exc.game)) from None
     for agent, name in zip(agents, player_names, strict=True):
         check_class_state(agent, name, f"unit {unit} (deals {start}-{start + n - 1})")
     played.sort(key=lambda gr: (gr[0], gr[1]["hand_no"]))
@@ -76,6 +77,20 @@ def unit_rows(ctx: RunContext, unit: int) -> list[dict[str, Any]]:
     for row in rows:
         row["unit_rows"] = len(rows)
     return rows
+
+
+def game_where(cfg: Any, unit: int, game: int) -> str:
+    """Game `game` of unit `unit`'s batch in a tournament's words: games 2k and 2k+1
+    play the unit's deal k, on sides 0 and 1."""
+    start = unit // len(cfg.pairs) * cfg.chunk
+    return f"deal {start + game // 2}, side {game % 2}"
+
+
+def relocated(cfg: Any, err: AgentError, unit: int | None) -> AgentError:
+    """An agent's error in unit `unit` (None: unknown), in the tournament's words."""
+    if unit is None or err.game is None:
+        return err
+    return err.relocated(game_where(cfg, unit, err.game))
 
 
 #: Packages whose classes are the project's own (their class attributes are not checked).

@@ -39,6 +39,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.spec import AgentSpec
+from spades_env.process_tree import become_subreaper, end_tree, process_tree
+
+__all__ = ["Game", "SeatError", "SeatProcess", "end_tree", "process_tree"]
 
 #: modules the fork server loads once, so each table's child starts warm
 PRELOAD = [
@@ -223,50 +226,6 @@ def _fits(op: str, value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("action"), int)
 
 
-def process_tree(pid: int) -> list[int]:
-    """`pid` and every process under it (children, their children, ...), from the parent
-    ids of /proc/*/stat (Linux; `[pid]` elsewhere)."""
-    children: dict[int, list[int]] = {}
-    with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    text = f.read()
-            except OSError:  # ended meanwhile
-                continue
-            # "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses
-            ppid = int(text[text.rfind(b")") + 2 :].split()[1])
-            children.setdefault(ppid, []).append(int(entry.name))
-    tree, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        tree.append(p)
-        todo += children.get(p, [])
-    return tree
-
-
-def end_tree(pid: int) -> None:
-    """SIGKILL `pid` and every process below it: stopped first, so none forks away while
-    the tree is walked. The child is a subreaper (`_child_main`), so a process whose own
-    parent ended, or that left the child's session, is still below it."""
-    stopped: set[int] = set()
-    for _ in range(20):
-        fresh = [p for p in process_tree(pid) if p not in stopped]
-        if not fresh:
-            break
-        for p in fresh:
-            with contextlib.suppress(OSError):
-                os.kill(p, signal.SIGSTOP)
-            stopped.add(p)
-    with contextlib.suppress(OSError):
-        os.killpg(pid, signal.SIGKILL)  # the child leads its own group
-    for p in stopped | {pid}:
-        with contextlib.suppress(OSError):
-            os.kill(p, signal.SIGKILL)
-
-
 # ----------------------------------------------------------------------------- the child
 def _child_main(conn: Any, game: Game) -> None:
     """The child's loop: replay, ask, answer; ends when the server's end closes."""
@@ -311,7 +270,7 @@ def _die_with_parent() -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    become_subreaper()
 
 
 class _Replica:

@@ -7,13 +7,27 @@ armed (K=0, the default: all), so a tournament finishes its first units before t
 with `HOSTILE_OFF=1` none is (the agent "fixed", to resume the run).
 
 `FAULTS` names every misbehaviour that must end a run with one line naming the agent;
-`HARMLESS` those that must not change the results (the agent prints, forks).
+`HARMLESS` those that must not change the results (the agent prints, forks). Three
+families stand beside them, each a class of fault rather than one case:
+
+- `ESCAPES`: agents that keep the decision time limit's alarm from stopping them, each in
+  its own way; a watchdog outside the call must end them, naming the agent;
+- `LEFTOVERS`: agents that leave something running when their call returns (a forked
+  child, a subprocess, a daemon that double forks, a thread); the run's results must not
+  change, and nothing may outlive the call (a process) or keep the command alive (a
+  thread);
+- `STATE`: agents that change their process (the working folder, the recursion limit,
+  signal handlers and mask, the environment, stdout) or raise what the user's Ctrl-C
+  raises; each is one line naming the agent, never a failure blamed on another.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -41,6 +55,31 @@ FAULTS = {
     "Hang": "the decision time limit",
 }
 HARMLESS = ("Prints", "Forks")
+#: agents that defeat the in-process alarm: the error a watchdog outside the call gives
+ESCAPES = {
+    "IgnoresAlarm": "kept the time limit's alarm from stopping it",
+    "CancelsTimer": "kept the time limit's alarm from stopping it",
+    "BlocksAlarm": "kept the time limit's alarm from stopping it",
+    "OwnAlarmHandler": "kept the time limit's alarm from stopping it",
+    "SwallowsTimeout": "kept the time limit's alarm from stopping it",
+}
+#: agents that leave something running once their call returns (harmless once contained)
+LEFTOVERS = ("ForksLate", "SleepSubprocess", "DoubleForks", "LingeringThread")
+#: agents that change their process, or raise what Ctrl-C raises: the line that names them
+STATE = {
+    "Interrupts": "raised KeyboardInterrupt",
+    "ExitsBare": "called sys.exit(None)",
+    "LegalizesMask": "is illegal",
+    "LowersRecursion": "changed the recursion limit",
+    "ChangesFolder": "changed the working folder",
+    "SetsEnvironment": "changed the environment (PATH)",
+    "IgnoresSigterm": "changed the handler of SIGTERM",
+    "BlocksSigterm": "changed the blocked signals (SIGTERM)",
+    "ReplacesStdout": "changed sys.stdout or sys.stderr",
+}
+FAULTS.update(STATE)  # each ends a run with one line naming the agent, as the others do
+#: seconds a leftover process or thread would live on if nothing ended it
+LINGER = 600
 #: a fault only a tournament sees (its units are played by processes in any order)
 TOURNAMENT_ONLY = {"ClassState": "changed its class attribute ClassState.calls"}
 
@@ -194,4 +233,146 @@ class Sleeps(Hostile):
 
     def misbehave(self, good, mask):
         time.sleep(0.001)
+        return good
+
+
+# ----------------------------------------------------------------------------- escapes
+def _sleep_on() -> None:
+    while True:
+        time.sleep(0.05)
+
+
+class IgnoresAlarm(Hostile):
+    def misbehave(self, good, mask):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        _sleep_on()
+
+
+class CancelsTimer(Hostile):
+    def misbehave(self, good, mask):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _sleep_on()
+
+
+class BlocksAlarm(Hostile):
+    def misbehave(self, good, mask):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        _sleep_on()
+
+
+class OwnAlarmHandler(Hostile):
+    def misbehave(self, good, mask):
+        signal.signal(signal.SIGALRM, lambda signum, frame: None)
+        _sleep_on()
+
+
+class SwallowsTimeout(Hostile):
+    def misbehave(self, good, mask):
+        while True:
+            try:  # noqa: SIM105 (the repro's own words)
+                time.sleep(0.05)
+            except BaseException:  # the alarm's exception too
+                pass
+
+
+# ----------------------------------------------------------------------------- leftovers
+class ForksLate(Hostile):
+    """Forks a child that returns into the caller's code long after the call."""
+
+    def misbehave(self, good, mask):
+        if os.fork() == 0:
+            time.sleep(LINGER)
+        return good
+
+
+class SleepSubprocess(Hostile):
+    def misbehave(self, good, mask):
+        subprocess.Popen(["sleep", str(LINGER)])  # never waited for
+        return good
+
+
+class DoubleForks(Hostile):
+    """A daemon: the child forks a grandchild in a session of its own, then exits, so the
+    grandchild is orphaned at once."""
+
+    def misbehave(self, good, mask):
+        pid = os.fork()
+        if pid == 0:
+            if os.fork() == 0:
+                os.setsid()
+                time.sleep(LINGER)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        return good
+
+
+class LingeringThread(Hostile):
+    """Starts a thread (not a daemon) that outlives the call: Python waits for it at exit."""
+
+    def misbehave(self, good, mask):
+        threading.Thread(target=time.sleep, args=(LINGER,), daemon=False).start()
+        return good
+
+
+# ----------------------------------------------------------------------------- state
+class Interrupts(Hostile):
+    def misbehave(self, good, mask):
+        raise KeyboardInterrupt
+
+
+class ExitsBare(Hostile):
+    def misbehave(self, good, mask):
+        raise SystemExit
+
+
+class LegalizesMask(Hostile):
+    """Makes every action legal in the mask it was given, then plays an illegal one."""
+
+    def misbehave(self, good, mask):
+        illegal = np.where((~mask).any(axis=1), (~mask).argmax(axis=1), good)
+        mask[:] = True
+        return illegal
+
+
+class LowersRecursion(Hostile):
+    """Leaves a recursion limit just above its own depth: the next agent called deeper
+    would fail for it."""
+
+    def misbehave(self, good, mask):
+        depth, frame = 0, sys._getframe()
+        while frame is not None:
+            depth, frame = depth + 1, frame.f_back
+        sys.setrecursionlimit(depth + 20)
+        return good
+
+
+class ChangesFolder(Hostile):
+    def misbehave(self, good, mask):
+        os.chdir("/")
+        return good
+
+
+class SetsEnvironment(Hostile):
+    """Changes a variable the process had (one it adds is a library's own, and kept)."""
+
+    def misbehave(self, good, mask):
+        os.environ["PATH"] = os.environ.get("PATH", "") + os.pathsep + "/nonexistent-hostile"
+        return good
+
+
+class IgnoresSigterm(Hostile):
+    def misbehave(self, good, mask):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return good
+
+
+class BlocksSigterm(Hostile):
+    def misbehave(self, good, mask):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        return good
+
+
+class ReplacesStdout(Hostile):
+    def misbehave(self, good, mask):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (left open: the fault)
         return good
