@@ -49,7 +49,6 @@ NOT_CODE = ("text", "{")
 LEFT_OUT = {
     "README.md": {"notest": 3, "slow": 1},
     "docs/getting-started.md": {"notest": 2},
-    "docs/add-an-agent.md": {"slow": 1},
     "docs/tournaments.md": {"notest": 2},
     "docs/training.md": {"notest": 6, "slow": 1},
     "docs/play.md": {"notest": 2},
