@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 import pytest
-from cli_helpers import spades
+from cli_helpers import ctrl_c_reaches_it, spades
 
 from agents.llm.store import (
     CACHE_FILE,
@@ -278,6 +278,7 @@ def test_ctrl_c_prints_one_line(tmp_path, fake_server, llm_key, workers):
          str(workers), "--chunk", "1", "--workers", str(workers), "--out", str(tmp_path / "r"),
          "--no-progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=ctrl_c_reaches_it,  # SIGINT at its default, as in a terminal
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while fake_server.stats()["modes"].get("endless", 0) < workers and time.monotonic() < deadline:
