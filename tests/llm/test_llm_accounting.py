@@ -272,7 +272,7 @@ def test_a_fallback_may_carry_its_options(tmp_path):
 def test_ctrl_c_prints_one_line(tmp_path, fake_server, llm_key, workers):
     """Interrupted while requests are in flight: one line, no traceback."""
     spec = fake_server.spec(mode="endless", timeout=30) + ";heuristic"
-    env = {**os.environ, "FAKE_LLM_KEY": llm_key}
+    env = {**os.environ, "FAKE_LLM_KEY": llm_key, "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "experiments.cli", "tournament", "--agents", spec, "--deals",
          str(workers), "--chunk", "1", "--workers", str(workers), "--out", str(tmp_path / "r"),
@@ -284,7 +284,11 @@ def test_ctrl_c_prints_one_line(tmp_path, fake_server, llm_key, workers):
     while fake_server.stats()["modes"].get("endless", 0) < workers and time.monotonic() < deadline:
         time.sleep(0.2)
     proc.send_signal(2)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # where it hangs: its threads' stacks (faulthandler)
+        proc.send_signal(6)
+        raise AssertionError(f"still running 60 s after Ctrl-C:\n{proc.communicate()[1]}") from None
     assert proc.returncode != 0 and "Traceback" not in err, err
     assert "interrupted" in err and "Exception ignored" not in err, err
     assert err.count("interrupted") == 1
