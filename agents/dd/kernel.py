@@ -66,6 +66,7 @@ from agents.dd.transposition import (
     INF,
     P_HITS,
     P_KILL,
+    P_LIMIT,
     P_MAXT,
     P_MODE,
     P_NODES,
@@ -368,6 +369,9 @@ def search(
     k: cards already in the current trick (led by `leader`, suit `lead`, best card so
     far of `wseat` with strength `wstr`). need: tricks MAX still needs (TRICKS mode).
     acc: canonical tricks index (SCORE mode). FR: (MAX_DEPTH, NUM_FIELDS) stack.
+    Once `P[P_NODES]` reaches `P[P_LIMIT]` the search stops at once and its answer means
+    nothing (the table keeps only what finished searches proved; H and TP are left
+    mid-play).
     """
     maxt = P[P_MAXT]
     FR[0, F_K] = k
@@ -385,6 +389,8 @@ def search(
     while True:
         if entering:  # one call site: numba inlines `_enter` once
             entering = False
+            if P[P_NODES] >= P[P_LIMIT]:
+                return False  # given up: the driver sees P_NODES past P_LIMIT
             ret, wr = _enter(
                 FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN, TMAX
             )

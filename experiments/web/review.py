@@ -13,12 +13,17 @@ measures:
   played; shown beside the points, as a nil bidder's trick is a loss in points and a gain
   in tricks.
 
-An exact solve of the score from early in the hand takes far longer than one of tricks
-(seconds to minutes from the first lead), so the points are always judged over the last
-`SCORE_TRICKS` tricks (the ninth trick from the end on), and the earlier cards from the
-last one back while their solves fit `SCORE_BUDGET` CPU seconds; a card left over (always
-a run of the hand's first cards) has null points and is judged in tricks alone. The review
-says how many (`objective.text`; `objective.score_tricks`: the last tricks wholly judged in
+The points are judged from the hand's last card back (`DDSolver.judge`): one objective
+(team 0's; team 1's relative score is its negation) and one solver table serve the whole
+hand, the value after a card is the value judged at the next card, and each other card is
+asked only whether it reaches the best value, so each position is solved mostly from what
+the later ones proved. An exact solve of the score from early in the hand still takes
+far longer than one of tricks, so the cards of the last `SCORE_TRICKS` tricks are always
+judged in points, and the earlier ones from the last one back while their solves fit
+`SCORE_NODES` search nodes in all (a few seconds of one core; counted in nodes, so the
+same hand gets the same review on any machine); a card left over (always a run of the
+hand's first cards) has null points and is judged in tricks alone. The review says how
+many (`objective.text`; `objective.score_tricks`: the last tricks wholly judged in
 points). The first card of each seat that cost points is marked (`first_costly`: seat -> index),
 and so is the hand's first (`first_costly_card`). The tricks each team makes double dummy
 from the start of the play come from the project's double-dummy cache
@@ -39,7 +44,7 @@ import numpy as np
 from agents.dd.cache import DDCache, DDCacheError, dd_key
 from agents.dd.objective import ScoreObjective, score_objective
 from agents.dd.position import Position, PositionError, check_rules
-from agents.dd.solver import DDSolver, equivalent_groups
+from agents.dd.solver import DDSolver, SearchLimitError, equivalent_groups
 from experiments.table.words import card_label
 from experiments.web.replay import start_state
 from spades_env.cards import str_to_action
@@ -59,12 +64,11 @@ OBJECTIVE = {
 #: The last tricks whose cards are always judged in points (the score solve of more takes
 #: seconds to minutes a card; the tricks of every card are judged).
 SCORE_TRICKS = 9
-#: CPU seconds (of the reviewing thread) a review may spend judging the earlier cards in
-#: points, from the last one back; a card whose solve would not fit keeps its tricks only.
-SCORE_BUDGET = 1.0
-#: How many times the last early solve the next one (a card earlier, a larger tree) is
-#: expected to take: a solve is started only if that much is left of the budget.
-GROWTH = 3.0
+#: Search nodes (`DDSolver.node_limit`) a review may spend judging the earlier cards in
+#: points, from the last one back: a few seconds of one core. A card whose solve would
+#: pass it is given up, and it and the cards before it keep their tricks only. Counted in
+#: nodes, not seconds, so a hand's review is the same on any machine under any load.
+SCORE_NODES = 12_000_000
 #: A cost below this is a tie between cards (the values are whole points or tenths).
 EPS = 1e-6
 
@@ -75,7 +79,7 @@ _LOCK = threading.Lock()  # one solver (its tables are large), one review at a t
 def _solver() -> DDSolver:
     global _SOLVER
     if _SOLVER is None:
-        _SOLVER = DDSolver()
+        _SOLVER = DDSolver(reuse_tricks=True, reuse_score=True)
     return _SOLVER
 
 
@@ -113,7 +117,7 @@ def objective_of(
     if unscored:
         text += (
             f"; in points for every card but the first {unscored} (their score solve did"
-            " not fit the review's time budget), in tricks over the whole hand"
+            " not fit the review's search budget), in tricks over the whole hand"
         )
     return {
         "name": OBJECTIVE["name"],
@@ -123,46 +127,51 @@ def objective_of(
     }
 
 
-def _judge(
-    pos: Position, solver: DDSolver, objectives: list[ScoreObjective], score_tricks: int
-) -> tuple[dict[int, float] | None, dict[int, float]]:
-    """(points, tricks) of every legal card of the seat to act (points None over
-    `score_tricks` tricks left); a choice between equal cards alone is not searched
-    (every card is worth 0)."""
+def _tricks_of(pos: Position, solver: DDSolver) -> dict[int, float]:
+    """The tricks the mover's team takes with each legal card (0 each where every legal
+    card is the same: not searched)."""
     groups = equivalent_groups(pos)
     if len(groups) == 1:
-        zero = {c: 0.0 for c in groups[0]}
-        return zero, dict(zero)
-    points = None
-    if pos.tricks_left <= score_tricks:
-        points = solver.move_values(pos, objectives[pos.to_act % 2])
-    return points, solver.move_values(pos)
+        return {c: 0.0 for c in groups[0]}
+    return solver.move_values(pos)
 
 
-def _score_early(
-    early: list[tuple[int, Position, int]],
+def _score_cards(
+    plays: list[tuple[Position, int]],
     cards: list[dict[str, Any]],
     solver: DDSolver,
-    objectives: list[ScoreObjective],
-    budget: float,
+    objective: ScoreObjective,
+    score_tricks: int,
+    nodes: int,
 ) -> int:
-    """Judge the early cards (index, position, card played) in points from the last one
-    back while the solves fit `budget` CPU seconds; returns how many cards from the
-    hand's first are left in tricks only (the solved ones are always a run to the end,
-    so the page can say where the points start)."""
-    start = time.thread_time()
-    last = 0.0
-    for n, (k, pos, action) in enumerate(reversed(early)):
-        if time.thread_time() - start + GROWTH * last >= budget:
-            return early[len(early) - 1 - n][0] + 1
-        t = time.thread_time()
-        points = solver.move_values(pos, objectives[pos.to_act % 2])
-        last = time.thread_time() - t
-        top = max(points.values())
-        cards[k]["cost"] = round(top - points[action], 3)
-        cards[k]["best"] = [
-            card_label(c) for c in sorted(c for c, v in points.items() if v >= top - EPS)
-        ][:4]
+    """Judge the cards (position, card played) in points from the hand's last card back
+    (`DDSolver.judge`, one table for the hand: each position mostly solved from what the
+    later ones proved, and the value after a card is the value judged at the next one).
+    The cards of the last `score_tricks` tricks are always judged; the earlier ones
+    while their solves fit `nodes` search nodes in all. Returns how many cards from the
+    hand's first are left in tricks only (the judged ones are a run to the end)."""
+    played: float | None = None  # the value after the card: the next position's value
+    left = nodes
+    try:
+        for k in range(len(plays) - 1, -1, -1):
+            pos, action = plays[k]
+            early = pos.tricks_left > score_tricks
+            if early and left <= 0:
+                return k + 1
+            solver.node_limit = left if early else None
+            try:
+                value, played, best = solver.judge(pos, objective, action, played, most=4)
+            except SearchLimitError:
+                return k + 1
+            if early:
+                left -= solver.nodes
+            # the objective is team 0's; team 1's (relative) is its negation
+            cost = value - played if pos.to_act % 2 == objective.team else played - value
+            cards[k]["cost"] = round(cost, 3)
+            cards[k]["best"] = [card_label(c) for c in best]
+            played = value
+    finally:
+        solver.node_limit = None
     return 0
 
 
@@ -174,10 +183,10 @@ def _whole_tricks(cards: list[dict[str, Any]], unscored: int, rules: Rules) -> i
 
 
 def review_hand(
-    record: dict[str, Any], score_tricks: int = SCORE_TRICKS, budget: float = SCORE_BUDGET
+    record: dict[str, Any], score_tricks: int = SCORE_TRICKS, nodes: int = SCORE_NODES
 ) -> dict[str, Any]:
     """The review of one finished hand (JSON-ready); see the module docstring.
-    `score_tricks`: the last tricks always judged in points; `budget`: the CPU seconds
+    `score_tricks`: the last tricks always judged in points; `nodes`: the search nodes
     for judging earlier cards in points too."""
     rules = Rules.from_dict(record["rules"])
     hand = record["hand_no"] + 1
@@ -188,9 +197,11 @@ def review_hand(
     started = time.perf_counter()
     state = start_state(record)
     bids, blind = record["bids"], record["blind"]
-    objectives = [score_objective(rules, bids, blind, team, relative=True) for team in (0, 1)]
+    # team 0's side of the relative score: team 1's is its negation, so one objective
+    # (and one table of score bounds) serves every card of the hand
+    objective = score_objective(rules, bids, blind, 0, relative=True)
     cards: list[dict[str, Any]] = []
-    early: list[tuple[int, Position, int]] = []  # cards judged in tricks so far
+    plays: list[tuple[Position, int]] = []
     dd: list[int] | None = None
     with _LOCK:
         solver = _solver()
@@ -201,25 +212,26 @@ def review_hand(
                 if dd is None:
                     t0 = _dd_tricks(pos.hands, pos.leader, rules, solver)
                     dd = [t0, rules.hand_size - t0]
-                points, tricks = _judge(pos, solver, objectives, score_tricks)
-                if points is None:
-                    early.append((len(cards), pos, action))
-                judged = points if points is not None else tricks
-                top, best_t = max(judged.values()), max(tricks.values())
-                best = sorted(c for c, v in judged.items() if v >= top - EPS)
+                tricks = _tricks_of(pos, solver)
+                best_t = max(tricks.values())
+                plays.append((pos, action))
                 cards.append(
                     {
                         "seat": seat,
                         "trick": int(state.tricks_played[0]) + 1,
                         "card": card_label(action),
-                        # points given away (None: before the last score_tricks tricks)
-                        "cost": None if points is None else round(top - points[action], 3),
+                        # points given away (None: left in tricks only) and the cards
+                        # best in points (in tricks where the points are not judged)
+                        "cost": None,
                         "cost_tricks": round(best_t - tricks[action], 3),
-                        "best": [card_label(c) for c in best][:4],
+                        "best": [
+                            card_label(c)
+                            for c in sorted(c for c, v in tricks.items() if v >= best_t - EPS)
+                        ][:4],
                     }
                 )
             step(state, [action])
-        unscored = _score_early(early, cards, solver, objectives, budget) if early else 0
+        unscored = _score_cards(plays, cards, solver, objective, score_tricks, nodes)
     seconds = time.perf_counter() - started
     dd = dd or [0, 0]
     seats = []

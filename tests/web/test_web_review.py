@@ -8,12 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from experiments.web.replay import start_state
 from experiments.web.review import OBJECTIVE, review_hand
 from spades_env.cards import action_to_str, str_to_action, str_to_card
+from spades_env.engine import step
 from spades_env.records import hand_records
 from spades_env.rules import Rules
 from spades_env.single import SingleGame
-from spades_env.state import init
+from spades_env.state import PLAY, init
 
 # South holds the lowest cards of every suit it holds and no club: after a club lead it
 # can always discard, so its nil is safe unless it trumps with the 2♠ and wins.
@@ -96,7 +98,7 @@ def _unscored_prefix(review: dict) -> int:
 
 
 def test_without_a_budget_early_cards_are_judged_in_tricks_only():
-    review = review_hand(_record(False), budget=0)
+    review = review_hand(_record(False), nodes=0)
     early = [c for c in review["cards"] if c["trick"] <= 13 - 9]
     late = [c for c in review["cards"] if c not in early]
     # an early card is not judged in points, unless it had no real choice (costs 0)
@@ -112,7 +114,7 @@ def test_without_a_budget_early_cards_are_judged_in_tricks_only():
 def test_a_budget_judges_the_early_cards_in_points_exactly(reviews, wins):
     """With room enough every card of the hand is judged in points, each value the same
     as the full score solve's: the 2S breaking the nil in trick 1 costs its points."""
-    review = review_hand(_record(wins), budget=1e6)
+    review = review_hand(_record(wins), nodes=10**12)
     full = reviews[wins]
     assert _unscored_prefix(review) == 0
     assert review["cards"] == full["cards"]
@@ -121,6 +123,33 @@ def test_a_budget_judges_the_early_cards_in_points_exactly(reviews, wins):
     assert "first" not in review["objective"]["text"]
     if wins:
         assert _card(review, 2, "2♠")["trick"] == 1 and _card(review, 2, "2♠")["cost"] >= 100
+
+
+def test_the_default_budget_judges_this_nil_hand_in_points_from_the_first_card():
+    """South's 2S that breaks its nil in trick 1 costs, in points, exactly what the plain
+    score solve from that position gives South's team (every card of the deal searched
+    afresh with its own objective), and every card of the hand is judged in points."""
+    from agents.dd import DDSolver, Position, score_objective
+
+    record = _record(True)
+    review = review_hand(record)
+    assert _unscored_prefix(review) == 0 and review["objective"]["score_tricks"] == 13
+    state = start_state(record)
+    for _, text in record["actions"]:
+        if int(state.phase[0]) == PLAY:
+            break
+        step(state, [str_to_action(text)])
+    bids = [0 if BIDS[s] == "nil" else int(BIDS[s]) for s in range(4)]
+    pos = Position.from_state(state)
+    assert pos.tricks_left == 13 and not pos.trick
+    for c in ("3C", "4C", "TC"):
+        pos = pos.play(str_to_action(c))
+    obj = score_objective(Rules.preset("standard"), bids, None, 0, relative=True)
+    values = DDSolver().move_values(pos, obj)  # South (seat 2) is team 0
+    two = _card(review, 2, "2♠")
+    assert two["trick"] == 1
+    assert two["cost"] == max(values.values()) - values[str_to_action("2S")] >= 100
+    assert values[str_to_action("2H")] == max(values.values())
 
 
 def test_the_default_budget_leaves_only_a_first_run_of_cards_in_tricks(reviews):
