@@ -61,13 +61,15 @@ OBJECTIVE = {
         "each bag charged {bag_cost:g} points (the bag penalty spread over the bag limit)"
     ),
 }
-#: The last tricks whose cards are always judged in points (the score solve of more takes
-#: seconds to minutes a card; the tricks of every card are judged).
+#: The last tricks whose cards are always judged in points (milliseconds a card; from
+#: the first tricks one exact score solve can take seconds to minutes). The tricks of
+#: every card are judged.
 SCORE_TRICKS = 9
 #: Search nodes (`DDSolver.node_limit`) a review may spend judging the earlier cards in
-#: points, from the last one back: a few seconds of one core. A card whose solve would
-#: pass it is given up, and it and the cards before it keep their tricks only. Counted in
-#: nodes, not seconds, so a hand's review is the same on any machine under any load.
+#: points, from the last one back: two to three seconds of one core. A card whose solve
+#: would pass it is given up, and it and the cards before it keep their tricks only.
+#: Counted in nodes, not seconds, so which cards are judged does not depend on the
+#: machine's speed or load.
 SCORE_NODES = 12_000_000
 #: A cost below this is a tie between cards (the values are whole points or tenths).
 EPS = 1e-6

@@ -340,7 +340,7 @@ function showReview(rv) {
     const c = rv.cards[k];
     summary.append(el("li", { "data-seat": seat, text: `${SEAT_NAMES[seat]}'s first costly card: trick ${c.trick}, ${c.card}: ${costText(c.cost, "pts")}, ${costText(c.cost_tricks, "tricks")} (best: ${c.best.join(" ")})` }));
   }
-  box.append(el("p", {}, (firsts.length ? `${costly} card(s) cost points` : "No card cost points double dummy") + ` ("–": an early card judged in tricks only, its score solve over the review's time budget)` + (firsts.length ? ":" : "."), summary));
+  box.append(el("p", {}, (firsts.length ? `${costly} card(s) cost points` : "No card cost points double dummy") + ` ("–": an early card judged in tricks only, its score solve over the review's search budget)` + (firsts.length ? ":" : "."), summary));
   const cards = el("table", { class: "grid", id: "review-cards" }, el("tr", {}, ...["Trick", "Seat", "Card", "Cost (points)", "Cost (tricks)", "Best"].map((t) => el("th", { text: t }))));
   const firstSet = new Set(firsts.map(([, k]) => k));
   rv.cards.forEach((c, k) => {
