@@ -162,6 +162,57 @@ def test_the_default_budget_leaves_only_a_first_run_of_cards_in_tricks(reviews):
             assert c["cost_tricks"] == f["cost_tricks"]
 
 
+def _random_record(seed: int) -> dict:
+    """A hand played at random, its bids chosen so that seat 1 bids nil."""
+    rng = np.random.default_rng(seed)
+    rules = Rules.preset("standard")
+    state = init(rules, 1, seeds=np.array([seed], dtype=np.uint64), dealer=0)
+    game = SingleGame.from_state(state)
+    while True:
+        legal = game.legal_list()
+        names = [action_to_str(a) for a in legal]
+        if "see hand" in names:
+            pick = str_to_action("see hand")
+        elif "nil" in names:
+            pick = str_to_action("nil" if game.to_act == 1 else str(rng.integers(1, 5)))
+        else:
+            pick = int(rng.choice(legal))
+        info = game.step(pick)
+        if info.finished is not None:
+            return hand_records(Rules.preset("standard"), info.finished)[0]
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_random_nil_hands_points_are_the_plain_solvers(seed):
+    """Every card the review judges in points costs what the plain score solve gives the
+    mover's team from that position (checked over the last six tricks, where the plain
+    solve is quick), and the cards left in tricks only are a first run."""
+    from agents.dd import DDSolver, Position, score_objective
+
+    record = _random_record(seed)
+    assert record["bids"][1] == 0
+    review = review_hand(record)
+    _unscored_prefix(review)
+    rules = Rules.preset("standard")
+    objs = [
+        score_objective(rules, record["bids"], record["blind"], t, relative=True) for t in (0, 1)
+    ]
+    state = start_state(record)
+    plain = DDSolver()
+    k = 0
+    for seat, text in record["actions"]:
+        if int(state.phase[0]) == PLAY:
+            pos = Position.from_state(state)
+            card = review["cards"][k]
+            if pos.tricks_left <= 6 and len(pos.legal_cards()) > 1:
+                values = plain.move_values(pos, objs[seat % 2])
+                top = max(values.values())
+                assert card["cost"] == round(top - values[str_to_action(text)], 3), card
+            k += 1
+        step(state, [str_to_action(text)])
+    assert k == len(review["cards"]) == 52
+
+
 # ----------------------------------------------------------------------------- in Chromium
 def _shown_review(page) -> dict:
     """The last review message the page received."""
