@@ -4,8 +4,11 @@
 `pos` (the trick in progress included) against best defence. `DDSolver.score(pos, obj)`
 is the best value of a `ScoreObjective` (hand score with nil and bags) the objective's
 team can force. `DDSolver.move_values` gives either for every legal card, which is
-what a PIMC agent averages over its sampled worlds. `tricks_table` gives, for a full
-deal, what each team makes double dummy with each seat on lead.
+what a PIMC agent averages over its sampled worlds. `DDSolver.judge` gives, for one card
+played, the best value, the card's value and the best cards, for less than
+`move_values` (what a review of a played hand asks, card after card). `tricks_table`
+gives, for a full deal, what each team makes double dummy with each seat on lead.
+`node_limit` makes a call give up (`SearchLimitError`) past that many nodes.
 
 Each answer is found by the kernel's yes/no searches (`agents.dd.kernel`): the first at a
 guess (a playout of the move ordering's first cards, or a related answer: another
