@@ -359,7 +359,8 @@ def _finish(FR, d, H, TP, MV, thr, P, TT, TF, SG):
     return result
 
 
-@njit(cache=True, _nrt=False)  # no reference counting (spades_env/core/borrow.py)
+# nogil: a long search in a worker thread (a web review) leaves the other threads running
+@njit(cache=True, _nrt=False, nogil=True)  # no reference counting (spades_env/core/borrow.py)
 def search(
     H, TP, k, leader, lead, wseat, wstr, broken, need, acc, thr,
     P, COEF, FR, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN, TMAX,
@@ -440,7 +441,7 @@ def search(
         d -= 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
 def playout(H, TP, k, leader, lead, wseat, wstr, broken, maxt, COEF, FR, MV, SC):
     """Tricks team `maxt` takes (the trick in progress included) when every seat plays
     the first card of the move ordering: the driver's guess for its first question.

@@ -35,6 +35,7 @@ spades trump) is reviewed; other presets get a one-line note instead.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from typing import Any
@@ -71,11 +72,21 @@ SCORE_TRICKS = 9
 #: Counted in nodes, not seconds, so which cards are judged does not depend on the
 #: machine's speed or load.
 SCORE_NODES = 12_000_000
+#: Search nodes one card's score solve may take when the cards a review left over are
+#: judged in the background (`complete_card`): a safety cap, far past any card measured
+#: (the hardest took about 10^8), so that no solve runs for ever. A card past it keeps
+#: its tricks only, and so do the cards before it.
+CARD_NODES = 2_000_000_000
 #: A cost below this is a tie between cards (the values are whole points or tenths).
 EPS = 1e-6
 
 _SOLVER: DDSolver | None = None
 _LOCK = threading.Lock()  # one solver (its tables are large), one review at a time
+_URGENT = 0  # first reviews of hands waiting for the solver or using it
+_URGENT_LOCK = threading.Lock()
+# the objective of the hand last judged, kept so that judging its left-over cards reuses
+# the score bounds its review left in the solver's table (`DDSolver.reuse_score`)
+_LAST: tuple[Any, ScoreObjective] | None = None
 
 
 def _solver() -> DDSolver:
@@ -83,6 +94,16 @@ def _solver() -> DDSolver:
     if _SOLVER is None:
         _SOLVER = DDSolver(reuse_tricks=True, reuse_score=True)
     return _SOLVER
+
+
+def _objective(record: dict[str, Any], rules: Rules) -> ScoreObjective:
+    """Team 0's relative score for the hand (team 1's is its negation, so one objective
+    and one table of score bounds serve every card); the same object for the same hand."""
+    global _LAST
+    key = (repr(record["rules"]), tuple(record["bids"]), tuple(record["blind"]))
+    if _LAST is None or _LAST[0] != key:
+        _LAST = (key, score_objective(rules, record["bids"], record["blind"], 0, relative=True))
+    return _LAST[1]
 
 
 def _dd_tricks(hands: tuple[int, ...], leader: int, rules: Rules, solver: DDSolver) -> int:
@@ -109,17 +130,22 @@ def _dd_tricks(hands: tuple[int, ...], leader: int, rules: Rules, solver: DDSolv
 
 
 def objective_of(
-    rules: Rules, score_tricks: int = SCORE_TRICKS, unscored: int = 0
+    rules: Rules, score_tricks: int = SCORE_TRICKS, unscored: int = 0, pending: bool = False
 ) -> dict[str, Any]:
     """The objective the review uses under these rules, for the page. `score_tricks`:
     the last tricks whose every card is judged in points; `unscored`: the cards before
-    them judged in tricks only."""
+    them judged in tricks only; `pending`: those are still being judged in points."""
     bag_cost = rules.bag_penalty / rules.bag_limit
     text = OBJECTIVE["text"].format(bag_cost=bag_cost)
-    if unscored:
+    if unscored and pending:
         text += (
-            f"; in points for every card but the first {unscored} (their score solve did"
-            " not fit the review's search budget), in tricks over the whole hand"
+            f"; in points for every card but the first {unscored}, which are still being"
+            " judged in points (shown in tricks meanwhile)"
+        )
+    elif unscored:
+        text += (
+            f"; in points for every card but the first {unscored} (their score solve passed"
+            " the review's search cap), in tricks over the whole hand"
         )
     return {
         "name": OBJECTIVE["name"],
@@ -145,13 +171,14 @@ def _score_cards(
     objective: ScoreObjective,
     score_tricks: int,
     nodes: int,
-) -> int:
+) -> tuple[int, float | None]:
     """Judge the cards (position, card played) in points from the hand's last card back
     (`DDSolver.judge`, one table for the hand: each position mostly solved from what the
     later ones proved, and the value after a card is the value judged at the next one).
     The cards of the last `score_tricks` tricks are always judged; the earlier ones
     while their solves fit `nodes` search nodes in all. Returns how many cards from the
-    hand's first are left in tricks only (the judged ones are a run to the end)."""
+    hand's first are left in tricks only (the judged ones are a run to the end), and the
+    value (the objective's) of the position after the last of them."""
     played: float | None = None  # the value after the card: the next position's value
     left = nodes
     try:
@@ -159,12 +186,12 @@ def _score_cards(
             pos, action = plays[k]
             early = pos.tricks_left > score_tricks
             if early and left <= 0:
-                return k + 1
+                return k + 1, played
             solver.node_limit = left if early else None
             try:
                 value, played, best = solver.judge(pos, objective, action, played, most=4)
             except SearchLimitError:
-                return k + 1
+                return k + 1, played
             if early:
                 left -= solver.nodes
             # the objective is team 0's; team 1's (relative) is its negation
@@ -174,7 +201,7 @@ def _score_cards(
             played = value
     finally:
         solver.node_limit = None
-    return 0
+    return 0, played
 
 
 def _whole_tricks(cards: list[dict[str, Any]], unscored: int, rules: Rules) -> int:
@@ -196,17 +223,23 @@ def review_hand(
         check_rules(rules)
     except PositionError as exc:
         return {"hand": hand, "error": f"no double-dummy review: {exc}"}
+    global _URGENT
     started = time.perf_counter()
     state = start_state(record)
     bids, blind = record["bids"], record["blind"]
-    # team 0's side of the relative score: team 1's is its negation, so one objective
-    # (and one table of score bounds) serves every card of the hand
-    objective = score_objective(rules, bids, blind, 0, relative=True)
     cards: list[dict[str, Any]] = []
     plays: list[tuple[Position, int]] = []
     dd: list[int] | None = None
-    with _LOCK:
+    with _URGENT_LOCK:
+        _URGENT += 1  # the background judging (`complete_card`) gives way
+    try:
+        _LOCK.acquire()
+    finally:
+        with _URGENT_LOCK:
+            _URGENT -= 1
+    try:
         solver = _solver()
+        objective = _objective(record, rules)
         for seat, text in record["actions"]:
             action = str_to_action(text)
             if int(state.phase[0]) == PLAY:
@@ -233,7 +266,9 @@ def review_hand(
                     }
                 )
             step(state, [action])
-        unscored = _score_cards(plays, cards, solver, objective, score_tricks, nodes)
+        unscored, value = _score_cards(plays, cards, solver, objective, score_tricks, nodes)
+    finally:
+        _LOCK.release()
     seconds = time.perf_counter() - started
     dd = dd or [0, 0]
     seats = []
@@ -253,17 +288,78 @@ def review_hand(
                 ),
             }
         )
+    review = {"hand": hand, "dd": dd, "seats": seats, "cards": cards, "seconds": round(seconds, 3)}
+    if unscored:
+        # judged in points later (`complete_card`), from the value after the last of them
+        review["pending"] = {"cards": unscored, "value": value}
+    _summarise(review, rules, unscored)
+    return review
+
+
+def _summarise(review: dict[str, Any], rules: Rules, unscored: int) -> None:
+    """Set the review's objective text and its first costly cards from its cards."""
+    cards = review["cards"]
     first: dict[str, int] = {}
     for k, c in enumerate(cards):
         if c["cost"] is not None and c["cost"] > EPS:
             first.setdefault(str(c["seat"]), k)
-    return {
-        "hand": hand,
-        "objective": objective_of(rules, _whole_tricks(cards, unscored, rules), unscored),
-        "dd": dd,
-        "seats": seats,
-        "cards": cards,
-        "first_costly": first,
-        "first_costly_card": min(first.values()) if first else None,
-        "seconds": round(seconds, 3),
-    }
+    review["objective"] = objective_of(
+        rules, _whole_tricks(cards, unscored, rules), unscored, "pending" in review
+    )
+    review["first_costly"] = first
+    review["first_costly_card"] = min(first.values()) if first else None
+
+
+def _plays(record: dict[str, Any]) -> list[tuple[Position, int]]:
+    """Each card of the hand's play: the position it was played from, and the card."""
+    state = start_state(record)
+    plays = []
+    for _, text in record["actions"]:
+        action = str_to_action(text)
+        if int(state.phase[0]) == PLAY:
+            plays.append((Position.from_state(state), action))
+        step(state, [action])
+    return plays
+
+
+def complete_card(
+    record: dict[str, Any], review: dict[str, Any], nodes: int = CARD_NODES
+) -> dict[str, Any] | None:
+    """The review with the last of the cards it left in tricks only (`pending`) judged
+    in points too, with no budget but the safety cap `nodes`; None (nothing done) while
+    a first review of a hand waits for the solver, which goes first. Once no card is
+    left the review loses its `pending` and its first costly cards are marked again
+    from every card's points; a card past the cap stays in tricks only, and so do the
+    cards before it (the review says so). One card at a time, so that a first review
+    waits for one card's solve at most."""
+    rules = Rules.from_dict(record["rules"])
+    with _LOCK:
+        if _URGENT:
+            return None
+        started = time.perf_counter()
+        out = copy.deepcopy(review)
+        k = out["pending"]["cards"] - 1
+        pos, action = _plays(record)[k]
+        solver = _solver()
+        objective = _objective(record, rules)
+        solver.node_limit = nodes
+        try:
+            value, played, best = solver.judge(
+                pos, objective, action, out["pending"]["value"], most=4
+            )
+        except SearchLimitError:
+            del out["pending"]
+            _summarise(out, rules, k + 1)
+            return out
+        finally:
+            solver.node_limit = None
+        cost = value - played if pos.to_act % 2 == objective.team else played - value
+        out["cards"][k]["cost"] = round(cost, 3)
+        out["cards"][k]["best"] = [card_label(c) for c in best]
+        out["seconds"] = round(out["seconds"] + time.perf_counter() - started, 3)
+        if k:
+            out["pending"] = {"cards": k, "value": value}
+        else:
+            del out["pending"]
+        _summarise(out, rules, k)
+        return out

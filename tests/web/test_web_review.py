@@ -222,24 +222,40 @@ def _shown_review(page) -> dict:
     return [m for m in map(json.loads, frames) if m["type"] == "review"][-1]["review"]
 
 
+#: the deal and the play of the game below (one seed: its early cards are judged in
+#: points in a few seconds, where some random deals take minutes)
+GAME_SEED = 1
+
+
 @pytest.fixture(scope="module")
 def game(tmp_path_factory):
-    """A short game (two hands) played to its end with reviews on: the server, the
-    person's link, the table's folder; the browser."""
-    from web_helpers import Server, chromium, play_to_game_over, seats
+    """A short game (two hands, `GAME_SEED`) played to its end with reviews on, their
+    early cards judged in points only in the background (`--review-nodes 0`): the server,
+    the person's link, the table's folder; the browser."""
+    from web_helpers import Server, chromium, play_to_game_over
 
     pytest.importorskip("starlette")
+    from experiments.web.catalogue import Catalogue
+    from experiments.web.game import create_table
+    from experiments.web.records import SeatInfo
+
     root = tmp_path_factory.mktemp("root")
-    srv = Server(root, "--pace", "0")
+    rules = Rules.preset("standard").replace(max_hands=2)
+    agent = Catalogue().spec("random", rules)
+    people = [
+        SeatInfo("human", "me") if s == 2 else SeatInfo("agent", "random", spec=agent)
+        for s in range(4)
+    ]
+    table = create_table(root / "web" / "seeded", rules, people, seed=GAME_SEED)
+    link = f"/table/{table.seats[2].token}"
+    srv = Server(root, "--pace", "0", "--review-nodes", "0")
     pw, browser = chromium()
     try:
-        table = srv.new_table(seats(human=2, agent="random"), options="max_hands=2")
-        link = table["links"][0]["link"]
         page = browser.new_page()
         page.goto(srv.url + link)
         play_to_game_over(page)
         page.close()
-        yield {"srv": srv, "link": link, "folder": root / "web" / table["table"], "b": browser}
+        yield {"srv": srv, "link": link, "folder": root / "web" / "seeded", "b": browser}
     finally:
         browser.close()
         pw.stop()
@@ -252,8 +268,10 @@ def _open(game, width: str):
     page = game["b"].new_page(viewport=VIEWPORTS[width])
     page.set_default_timeout(300_000)
     page.goto(game["srv"].url + game["link"])
-    # the last hand's review appears on the page once the game is over
+    # the last hand's review appears on the page once the game is over, and is shown
+    # again, complete, once its early cards are judged in points in the background
     page.locator("#review-objective").filter(has_text="Hand 2,").wait_for()
+    page.locator("#review-pending").wait_for(state="detached")
     return page
 
 
@@ -264,12 +282,13 @@ def test_the_last_hands_review_appears_with_its_objective_and_costs(game, width)
     try:
         live = _shown_review(page)
         assert live["hand"] == 2 and "Spades score" in page.inner_text("#review-objective")
+        assert "pending" not in live and "first" not in live["objective"]["text"]
         page.locator("#review details summary").click()  # every card's cost
         header = page.locator("#review-cards tr").first.inner_text()
         assert "Cost (points)" in header and "Cost (tricks)" in header
         for row in page.locator("#review-cards tr").all()[1:]:
             pts, tricks = row.locator("td").all_inner_texts()[3:5]
-            assert pts in ("0", "–") or pts.endswith(" pts")
+            assert pts == "0" or pts.endswith(" pts")  # every card judged in points
             assert tricks == "0" or "trick" in tricks
         firsts = page.locator("#review-firsts li")
         assert firsts.count() == len(live["first_costly"])  # one line per seat that erred
@@ -290,6 +309,8 @@ def restarted(game):
     game["srv"].stop()
     kept = json.loads((game["folder"] / "reviews.json").read_text())
     assert sorted(kept["reviews"]) == ["0", "1"]
+    for review in kept["reviews"].values():  # complete: every card judged in points
+        assert "pending" not in review and all(c["cost"] is not None for c in review["cards"])
     print(f"review seconds per hand: {[kept['reviews'][h]['seconds'] for h in '01']}")
     game["srv"] = Server(game["folder"].parents[1], "--pace", "0")
     return game
@@ -301,5 +322,49 @@ def test_the_reviews_survive_a_restart(restarted, width):
     page = _open(restarted, width)
     try:
         assert _shown_review(page) == restarted["shown"][width]  # kept, not made again
+    finally:
+        page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_a_restart_goes_on_judging_and_the_page_shows_the_review_completed(restarted, width):
+    """The server stops while both reviews still have every card to judge in points: the
+    restarted server goes on judging them in the background, and the page, not reloaded,
+    says which cards are pending, then shows the complete review, the same as before."""
+    from web_helpers import VIEWPORTS, Server
+
+    from experiments.web.records import read_reviews, write_reviews
+
+    game = restarted
+    game["srv"].stop()
+    reviews = read_reviews(game["folder"])
+    for review in reviews.values():
+        for card in review["cards"]:
+            card["cost"] = None
+        review["pending"] = {"cards": len(review["cards"]), "value": None}
+    write_reviews(game["folder"], reviews)
+    game["srv"] = Server(game["folder"].parents[1], "--pace", "0")
+    page = game["b"].new_page(viewport=VIEWPORTS[width])
+    page.set_default_timeout(300_000)
+    try:
+        page.goto(game["srv"].url + game["link"])
+        note = page.locator("#review-pending")
+        note.wait_for()
+        assert "first 52 cards are still being judged in points" in note.inner_text()
+        assert "Hand 2," in page.inner_text("#review-objective")
+        assert page.locator("#review-cards tr td:nth-child(4)").all_text_contents() == ["–"] * 52
+        note.wait_for(state="detached")  # completed, and shown again without a reload
+        shown = _shown_review(page)
+
+        def same(r: dict) -> dict:
+            return {k: v for k, v in r.items() if k != "seconds"}
+
+        assert same(shown) == same(game["shown"][width])
+        firsts = page.locator("#review-firsts li")
+        assert firsts.count() == len(shown["first_costly"])
+        assert page.locator("#review-cards tr.first-costly").count() == firsts.count()
+        assert "–" not in page.locator("#review-cards tr td:nth-child(4)").all_text_contents()
+        assert all("pending" not in r for r in read_reviews(game["folder"]).values())
     finally:
         page.close()
