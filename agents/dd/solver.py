@@ -280,6 +280,13 @@ class DDSolver:
         self.nodes = int(self._P[P_NODES])
         return out
 
+    def interrupt(self) -> None:
+        """Make the search under way (in another thread: the kernel runs without Python's
+        lock) give up at once, as past its `node_limit`: its call raises
+        `SearchLimitError`. What the table holds stays sound; a call that starts later is
+        not affected."""
+        self._P[P_LIMIT] = 0
+
     def judge(
         self,
         pos: Position,

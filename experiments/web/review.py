@@ -18,15 +18,26 @@ The points are judged from the hand's last card back (`DDSolver.judge`): one obj
 hand, the value after a card is the value judged at the next card, and each other card is
 asked only whether it reaches the best value, so each position is solved mostly from what
 the later ones proved. An exact solve of the score from early in the hand still takes
-far longer than one of tricks, so the cards of the last `SCORE_TRICKS` tricks are always
-judged in points, and the earlier ones from the last one back while their solves fit
-`SCORE_NODES` search nodes in all (a few seconds of one core; counted in nodes, so the
-same hand gets the same review on any machine); a card left over (always a run of the
-hand's first cards) has null points and is judged in tricks alone. The review says how
-many (`objective.text`; `objective.score_tricks`: the last tricks wholly judged in
-points). The first card of each seat that cost points is marked (`first_costly`: seat -> index),
-and so is the hand's first (`first_costly_card`). The tricks each team makes double dummy
-from the start of the play come from the project's double-dummy cache
+far longer than one of tricks, so the review is made in two steps:
+
+- `review_hand`, as the hand ends: the cards of the last `SCORE_TRICKS` tricks are
+  always judged in points, and the earlier ones from the last one back while their
+  solves fit `SCORE_NODES` search nodes in all (a few seconds of one core; counted in
+  nodes, so the same hand gets the same first review on any machine). A card left over
+  (always a run of the hand's first cards) has null points for now; the review's
+  `pending` holds how many, and the value after the last of them.
+- `complete_card`, in the background (`experiments.web.manager`): the last card left is
+  judged in points with no budget but a safety cap (`CARD_NODES`), and so on to the
+  first, one card a call. A hand's first review goes first: it interrupts the card under
+  way (`DDSolver.interrupt`), which is judged again afterwards. When none is left,
+  `pending` goes and the first costly cards are marked again; a card past the cap (never
+  seen) keeps null points, and so do the cards before it.
+
+The review says how many cards are not (yet) judged in points (`objective.text`;
+`objective.score_tricks`: the last tricks wholly judged in points). The first card of
+each seat that cost points is marked (`first_costly`: seat -> index), and so is the
+hand's first (`first_costly_card`). The tricks each team makes double dummy from the
+start of the play come from the project's double-dummy cache
 (`agents.dd.cache.DDCache`). A card that was the only legal one, or equal to every other
 legal card (adjacent in rank among the cards left), costs nothing and is not searched.
 Only the game the solver plays (RULES.md §1-§3: four seats in partnerships, 52 cards,
@@ -83,7 +94,8 @@ EPS = 1e-6
 _SOLVER: DDSolver | None = None
 _LOCK = threading.Lock()  # one solver (its tables are large), one review at a time
 _URGENT = 0  # first reviews of hands waiting for the solver or using it
-_URGENT_LOCK = threading.Lock()
+_BACKGROUND = False  # the solver judges a card left over (`complete_card`)
+_URGENT_LOCK = threading.Lock()  # guards both
 # the objective of the hand last judged, kept so that judging its left-over cards reuses
 # the score bounds its review left in the solver's table (`DDSolver.reuse_score`)
 _LAST: tuple[Any, ScoreObjective] | None = None
@@ -233,7 +245,10 @@ def review_hand(
     with _URGENT_LOCK:
         _URGENT += 1  # the background judging (`complete_card`) gives way
     try:
-        _LOCK.acquire()
+        while not _LOCK.acquire(timeout=0.05):
+            with _URGENT_LOCK:
+                if _BACKGROUND and _SOLVER is not None:
+                    _SOLVER.interrupt()  # its card is judged again later
     finally:
         with _URGENT_LOCK:
             _URGENT -= 1
@@ -326,12 +341,13 @@ def complete_card(
     record: dict[str, Any], review: dict[str, Any], nodes: int = CARD_NODES
 ) -> dict[str, Any] | None:
     """The review with the last of the cards it left in tricks only (`pending`) judged
-    in points too, with no budget but the safety cap `nodes`; None (nothing done) while
-    a first review of a hand waits for the solver, which goes first. Once no card is
-    left the review loses its `pending` and its first costly cards are marked again
-    from every card's points; a card past the cap stays in tricks only, and so do the
-    cards before it (the review says so). One card at a time, so that a first review
-    waits for one card's solve at most."""
+    in points too, with no budget but the safety cap `nodes`; None (nothing done) when
+    a first review of a hand wants the solver, which goes first: it waits for no card,
+    as it interrupts the solve under way (`DDSolver.interrupt`), which is made again
+    later. Once no card is left the review loses its `pending` and its first costly
+    cards are marked again from every card's points; a card past the cap stays in
+    tricks only, and so do the cards before it (the review says so)."""
+    global _BACKGROUND
     rules = Rules.from_dict(record["rules"])
     with _LOCK:
         if _URGENT:
@@ -342,17 +358,25 @@ def complete_card(
         pos, action = _plays(record)[k]
         solver = _solver()
         objective = _objective(record, rules)
+        with _URGENT_LOCK:
+            if _URGENT:
+                return None
+            _BACKGROUND = True
         solver.node_limit = nodes
         try:
             value, played, best = solver.judge(
                 pos, objective, action, out["pending"]["value"], most=4
             )
         except SearchLimitError:
+            if solver.nodes < nodes:  # interrupted for a first review: again later
+                return None
             del out["pending"]
             _summarise(out, rules, k + 1)
             return out
         finally:
             solver.node_limit = None
+            with _URGENT_LOCK:  # before the solver is let go: no interrupt reaches another
+                _BACKGROUND = False
         cost = value - played if pos.to_act % 2 == objective.team else played - value
         out["cards"][k]["cost"] = round(cost, 3)
         out["cards"][k]["best"] = [card_label(c) for c in best]

@@ -104,6 +104,49 @@ def test_a_first_review_goes_first(nil_hand, monkeypatch):
     assert rv.complete_card(nil_hand["record"], nil_hand["first"]) is None
 
 
+def test_a_first_review_interrupts_the_card_being_judged(nil_hand, monkeypatch):
+    """A hand's first review does not wait for the card judged in the background: it
+    interrupts it (`DDSolver.interrupt`: the search gives up as past its node limit),
+    the background call returns None with nothing changed, and is made again later."""
+    import threading
+    import time
+
+    from agents.dd import SearchLimitError
+    from agents.dd.transposition import P_LIMIT
+
+    solver = rv._solver()
+    real, started, got = solver.judge, threading.Event(), {}
+
+    def endless(*args, **kwargs):  # a search that runs until it is interrupted
+        solver._P[P_LIMIT] = 1 << 62
+        started.set()
+        until = time.monotonic() + 30
+        while solver._P[P_LIMIT] != 0:
+            if time.monotonic() > until:
+                raise RuntimeError("never interrupted")
+            time.sleep(0.001)
+        solver.nodes = 0
+        raise SearchLimitError("interrupted")
+
+    def background():
+        try:
+            got["out"] = rv.complete_card(nil_hand["record"], nil_hand["first"])
+        except RuntimeError as exc:
+            got["out"] = exc
+
+    monkeypatch.setattr(solver, "judge", endless)
+    thread = threading.Thread(target=background)
+    thread.start()
+    assert started.wait(30)
+    monkeypatch.setattr(solver, "judge", real)  # the first review's solves are real
+    other = rv.review_hand(_record(False), nodes=10**12)
+    thread.join(60)
+    assert got["out"] is None and not rv._BACKGROUND
+    assert all(c["cost"] is not None for c in other["cards"])  # not cut short
+    done, calls = _complete(nil_hand["record"], nil_hand["first"])
+    assert calls == 16 and done["cards"] == nil_hand["done"]["cards"]
+
+
 @pytest.mark.parametrize("cap", [1, 1000])
 def test_a_card_past_the_cap_stays_in_tricks_and_the_review_says_so(nil_hand, cap, monkeypatch):
     """Cards that need no search are judged whatever the cap; the first that passes it
