@@ -15,6 +15,7 @@ from agents.dd.objective import ScoreObjective, hand_values, score_objective
 from agents.dd.position import Position, PositionError
 from agents.dd.solver import (
     DDSolver,
+    SearchLimitError,
     default_solver,
     equivalent_groups,
     solve_score,
@@ -28,6 +29,7 @@ __all__ = [
     "Position",
     "PositionError",
     "ScoreObjective",
+    "SearchLimitError",
     "default_solver",
     "equivalent_groups",
     "hand_values",

@@ -66,6 +66,7 @@ from agents.dd.transposition import (
     INF,
     P_HITS,
     P_KILL,
+    P_LIMIT,
     P_MAXT,
     P_MODE,
     P_NODES,
@@ -358,7 +359,8 @@ def _finish(FR, d, H, TP, MV, thr, P, TT, TF, SG):
     return result
 
 
-@njit(cache=True, _nrt=False)  # no reference counting (spades_env/core/borrow.py)
+# nogil: a long search in a worker thread (a web review) leaves the other threads running
+@njit(cache=True, _nrt=False, nogil=True)  # no reference counting (spades_env/core/borrow.py)
 def search(
     H, TP, k, leader, lead, wseat, wstr, broken, need, acc, thr,
     P, COEF, FR, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN, TMAX,
@@ -368,6 +370,9 @@ def search(
     k: cards already in the current trick (led by `leader`, suit `lead`, best card so
     far of `wseat` with strength `wstr`). need: tricks MAX still needs (TRICKS mode).
     acc: canonical tricks index (SCORE mode). FR: (MAX_DEPTH, NUM_FIELDS) stack.
+    Once `P[P_NODES]` reaches `P[P_LIMIT]` the search stops at once and its answer means
+    nothing (the table keeps only what finished searches proved; H and TP are left
+    mid-play).
     """
     maxt = P[P_MAXT]
     FR[0, F_K] = k
@@ -385,6 +390,8 @@ def search(
     while True:
         if entering:  # one call site: numba inlines `_enter` once
             entering = False
+            if P[P_NODES] >= P[P_LIMIT]:
+                return False  # given up: the driver sees P_NODES past P_LIMIT
             ret, wr = _enter(
                 FR, d, H, TP, thr, P, COEF, MV, SC, TT, TF, SG, VAL, FMIN, FMAX, TMIN, TMAX
             )
@@ -434,7 +441,7 @@ def search(
         d -= 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
 def playout(H, TP, k, leader, lead, wseat, wstr, broken, maxt, COEF, FR, MV, SC):
     """Tricks team `maxt` takes (the trick in progress included) when every seat plays
     the first card of the move ordering: the driver's guess for its first question.

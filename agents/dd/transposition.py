@@ -31,7 +31,8 @@ ensure_fresh()  # agents/kernels/compile.py: no stale kernels from the on-disk c
 
 #: Slots of the int64 parameter vector shared by the kernel and its driver.
 P_GEN, P_MODE, P_MAXT, P_NODES, P_MASK, P_HITS, P_STORES = 0, 1, 2, 3, 4, 5, 6
-P_KILL = 7  # 56 slots: the last lead that cut, per (tricks left, leader), or -1
+P_LIMIT = 7  # nodes a search may visit (P_NODES counted from the driver's start), then gives up
+P_KILL = 8  # 56 slots: the last lead that cut, per (tricks left, leader), or -1
 NUM_PARAMS = P_KILL + 56
 INF = np.inf
 WINDOW = 256

@@ -145,6 +145,15 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--no-review", action="store_true", help="no double-dummy review after hands")
     p.add_argument(
+        "--review-nodes",
+        type=whole_number(0, 10**12),
+        default=None,
+        metavar="N",
+        help="search nodes a hand's review spends judging its early cards in points before it "
+        "is shown (default 12000000, a few seconds); the cards left are judged in the "
+        "background and the review is updated",
+    )
+    p.add_argument(
         "--no-datasets",
         action="store_true",
         help="keep no behaviour-cloning dataset of the people's decisions (by default each "
@@ -367,6 +376,7 @@ def run(args: argparse.Namespace) -> int:
                 max_games=args.max_games,
                 tables_per_minute=args.tables_per_minute,
                 datasets=not args.no_datasets,
+                review_nodes=args.review_nodes,
             )
             port = sock.getsockname()[1]
             wildcard = ipaddress.ip_address(address[0].split("%")[0]).is_unspecified

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -84,6 +85,7 @@ class Manager:
         max_games: int = 1000,
         tables_per_minute: int = 0,
         datasets: bool = True,
+        review_nodes: int | None = None,
     ) -> None:
         self.root = root
         self.datasets = datasets  # the games keep the people's decisions as datasets
@@ -91,6 +93,11 @@ class Manager:
         self.pace = pace
         self.max_tables = max_tables
         self.review = review
+        # search nodes a hand's review spends on its early cards before it is shown (None:
+        # `experiments.web.review.SCORE_NODES`); the cards left are judged in the background
+        self.review_nodes = review_nodes
+        self._completing: list[tuple[str, int]] = []  # (table, hand) reviews to complete
+        self._completer: asyncio.Task | None = None
         self.catalogue = catalogue if catalogue is not None else Catalogue()
         self.decision_timeout = decision_timeout
         self.max_games = max_games
@@ -393,15 +400,20 @@ class Manager:
             have = live.table.reviews.get(hand_no)
             if have is not None and have.get("objective", {}).get("name") != OBJECTIVE["name"]:
                 del live.table.reviews[hand_no]  # a review of an older kind: made again
+            elif have is not None and "pending" in have:
+                self.complete_later(live.table.id, hand_no)  # stopped mid-way: resumed
             self.start_review(live, hand_no)
 
     async def _review(self, live: Live, hand_no: int) -> None:
-        from experiments.web.review import review_hand
+        from experiments.web.review import SCORE_NODES, review_hand
 
         table = live.table
         record = next(r for r in table.session.records if r["hand_no"] == hand_no)
+        nodes = SCORE_NODES if self.review_nodes is None else self.review_nodes
         try:
-            table.reviews[hand_no] = await asyncio.to_thread(review_hand, record)
+            table.reviews[hand_no] = await asyncio.to_thread(review_hand, record, nodes=nodes)
+            if "pending" in table.reviews[hand_no]:
+                self.complete_later(table.id, hand_no)
         except Exception as exc:  # the review is extra: never let it break the table
             log.warning("review of hand %s failed: %s", hand_no, exc)
             table.reviews[hand_no] = {"hand": hand_no + 1, "error": str(exc)}
@@ -412,3 +424,65 @@ class Manager:
         except OSError as exc:
             log.warning("table %s: reviews not saved: %s", table.id, exc)
         await self.broadcast(live)
+
+    def complete_later(self, table_id: str, hand_no: int) -> None:
+        """Judge in points, in the background, the cards a hand's review left in tricks
+        only (`experiments.web.review.complete_card`): one card at a time for the whole
+        server, the hands in the order they came, a hand's first review always first."""
+        if (table_id, hand_no) not in self._completing:
+            self._completing.append((table_id, hand_no))
+        if self._completer is None or self._completer.done():
+            self._completer = asyncio.get_running_loop().create_task(self._complete())
+
+    async def _complete(self) -> None:
+        from experiments.web.review import complete_card
+
+        while self._completing:
+            table_id, hand_no = self._completing[0]
+            live = self.live.get(table_id)
+            review = live.table.reviews.get(hand_no) if live is not None else None
+            if review is None or "pending" not in review:
+                # complete, or its table left memory: resumed when the table is loaded again
+                self._completing.pop(0)
+                continue
+            table = live.table
+            record = next(r for r in table.session.records if r["hand_no"] == hand_no)
+            try:
+                out = await _in_daemon_thread(complete_card, record, review)
+            except Exception as exc:  # the review is extra: never let it break the table
+                log.warning("review of hand %s not completed: %s", hand_no, exc)
+                self._completing.pop(0)
+                continue
+            if out is None:  # a hand's first review is using the solver
+                await asyncio.sleep(0.25)
+                continue
+            table.reviews[hand_no] = out
+            try:  # each card kept: a restart goes on from the next one
+                await asyncio.to_thread(write_reviews, table.folder, dict(table.reviews))
+            except OSError as exc:
+                log.warning("table %s: reviews not saved: %s", table.id, exc)
+            if "pending" not in out:
+                self._completing.pop(0)
+                await self.broadcast(live)  # the pages showing it ask for it again
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` in a daemon thread: a long solve there does not hold up the server's
+    exit, as a worker thread of `asyncio.to_thread` would."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not done.done():
+            (done.set_result if ok else done.set_exception)(value)
+
+    def run() -> None:
+        try:
+            out = (True, fn(*args))
+        except Exception as exc:
+            out = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+            loop.call_soon_threadsafe(settle, *out)
+
+    threading.Thread(target=run, daemon=True, name="review").start()
+    return await done

@@ -288,12 +288,14 @@ def create_app(
     max_games: int = 1000,
     tables_per_minute: int = 0,
     datasets: bool = True,
+    review_nodes: int | None = None,
 ) -> Starlette:
     """The application: `root` holds the run folders (web games go to `root/web`).
     `agents` lists the agents the server offers besides the registry's
     (`NAME=SPEC,...`, `experiments.web.catalogue`), `hosts` the names the Host header may
     give besides loopback names and IP literals; `datasets=False`: the games keep no
-    dataset of the people's decisions."""
+    dataset of the people's decisions; `review_nodes`: the search nodes a hand's review
+    spends before it is shown (`Manager`)."""
     root = Path(root).resolve()
     catalogue = Catalogue(agents)
     manager = Manager(
@@ -306,6 +308,7 @@ def create_app(
         max_games=max_games,
         tables_per_minute=tables_per_minute,
         datasets=datasets,
+        review_nodes=review_nodes,
     )
     web = WebApp(root, key, catalogue, manager)
     routes = [

@@ -137,6 +137,8 @@ def seat_state(table: Table, seat: int) -> dict[str, Any]:
         "events": [e.text for e in table.events[-30:]],
         "sheet": sheet(table),
         "reviews": sorted(table.reviews),
+        # reviews whose early cards are still being judged in points in the background
+        "reviews_pending": sorted(h for h, r in table.reviews.items() if "pending" in r),
         "game_over": g.done,
         "winner": int(g.winner) if g.done else -1,
         "hint_agent": table.hint_name,

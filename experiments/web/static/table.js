@@ -69,6 +69,11 @@ function render() {
     for (const h of S.reviews) if (!have.includes(String(h + 1))) pick.append(el("option", { value: h + 1, text: `hand ${h + 1}` }));
     const newest = S.reviews[S.reviews.length - 1] + 1;
     if (shownReview !== newest) { shownReview = newest; pick.value = newest; send({ type: "review", hand: newest }); }
+    // a review whose early cards were being judged in points is complete: shown again
+    const pending = new Set(S.reviews_pending || []);
+    const picked = Number(pick.value) - 1;
+    if (pendingReviews.has(picked) && !pending.has(picked)) send({ type: "review", hand: picked + 1 });
+    pendingReviews = pending;
   }
   if (!document.getElementById("last-out").hidden) showLast();
   alerts();
@@ -326,6 +331,8 @@ function costText(v, unit) {
   return unit === "pts" ? `−${n} pts` : `−${n} trick${n === 1 ? "" : "s"}`;
 }
 
+let pendingReviews = new Set();  // hands whose reviews are still being completed
+
 function showReview(rv) {
   const box = document.getElementById("review");
   box.textContent = "";
@@ -333,6 +340,7 @@ function showReview(rv) {
   const bids = el("table", { class: "grid", id: "review-bids" }, el("tr", {}, ...["Seat", "Bid", "Tricks", "Team took", "Team DD"].map((t) => el("th", { text: t }))));
   for (const s of rv.seats) bids.append(el("tr", {}, el("td", { text: SEAT_NAMES[s.seat] }), el("td", { text: bidText(s.bid, s.blind) }), el("td", { text: s.tricks }), el("td", { text: s.team_tricks }), el("td", { text: s.team_dd })));
   box.append(el("p", { id: "review-objective", class: "muted", text: `Hand ${rv.hand}, judged by ${rv.objective.text}. Team DD: the tricks each team makes double dummy from the start of the play.` }), bids);
+  if (rv.pending) box.append(el("p", { id: "review-pending", text: `The first ${rv.pending.cards} card${rv.pending.cards === 1 ? " is" : "s are"} still being judged in points, in the background; their costs in tricks are shown meanwhile, and this review updates itself when they are done.` }));
   const firsts = Object.entries(rv.first_costly).map(([seat, k]) => [Number(seat), k]).sort((x, y) => x[1] - y[1]);
   const costly = rv.cards.filter((c) => c.cost > 0).length;
   const summary = el("ul", { id: "review-firsts" });
@@ -340,7 +348,7 @@ function showReview(rv) {
     const c = rv.cards[k];
     summary.append(el("li", { "data-seat": seat, text: `${SEAT_NAMES[seat]}'s first costly card: trick ${c.trick}, ${c.card}: ${costText(c.cost, "pts")}, ${costText(c.cost_tricks, "tricks")} (best: ${c.best.join(" ")})` }));
   }
-  box.append(el("p", {}, (firsts.length ? `${costly} card(s) cost points` : "No card cost points double dummy") + ` ("–": an early card judged in tricks only, its score solve over the review's time budget)` + (firsts.length ? ":" : "."), summary));
+  box.append(el("p", {}, (firsts.length ? `${costly} card(s) cost points` : "No card cost points double dummy") + (rv.cards.some((c) => c.cost === null) ? ` ("–": an early card not judged in points${rv.pending ? " yet" : ", its score solve past the review's search cap"})` : "") + (firsts.length ? ":" : "."), summary));
   const cards = el("table", { class: "grid", id: "review-cards" }, el("tr", {}, ...["Trick", "Seat", "Card", "Cost (points)", "Cost (tricks)", "Best"].map((t) => el("th", { text: t }))));
   const firstSet = new Set(firsts.map(([, k]) => k));
   rv.cards.forEach((c, k) => {
