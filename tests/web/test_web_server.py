@@ -36,8 +36,11 @@ def test_refused_messages_change_nothing(server):
     partner = Seat(server, token_of(table["links"][0]["link"]))
     state = me.next("state")
     partner.next("state")
+    acted_at = -1  # the move at which the partner last acted
     while not state["your_turn"]:  # the partner (seat 0) may bid before me
-        if state["to_act"] == 0:
+        # (a state sent before the partner's bid, a presence change, still says seat 0)
+        if state["to_act"] == 0 and state["moves"] > acted_at:
+            acted_at = state["moves"]
             partner.act()
         state = me.next("state")
     legal = state["legal"][0]["action"]
