@@ -106,6 +106,18 @@ def the_error(code: int, err: str, command: str) -> str:
     return last
 
 
+def stopped_tournament(fault: str, workers: int, out: Path) -> tuple[str, list[dict]]:
+    """`spades tournament` of `random` against the hostile `fault` (misbehaving from its
+    second decision on), into `out`: the one line of error it ends in, and the rows it
+    kept (there must be some: the units finished before the fault)."""
+    args = ["--agents", f"random,{spec(fault)}", *TOURNAMENT, "--out", str(out)]
+    code, _, err = run("tournament", *args, "--workers", str(workers), HOSTILE_AFTER="1")
+    line = the_error(code, err, "tournament")
+    kept = read_rows(out / "log.jsonl")
+    assert kept, "the units finished before the fault were not kept"
+    return line, kept
+
+
 # ----------------------------------------------------------------------------- environments
 ENV_CASES = [(f, "vector") for f in sorted(FAULTS)] + [
     (f, "gym") for f in ("Fraction", "OsExit", "Illegal", "Hang", "LegalizesMask", "Interrupts")
@@ -204,14 +216,10 @@ def test_a_tournament_with_a_hostile_agent_stops_on_one_line_and_resumes_once_fi
     fault, workers, tmp_path, undisturbed
 ):
     out = tmp_path / "run"
-    args = ["--agents", f"random,{spec(fault)}", *TOURNAMENT, "--out", str(out)]
-    code, _, err = run("tournament", *args, "--workers", str(workers), HOSTILE_AFTER="1")
-    line = the_error(code, err, "tournament")
+    line, kept = stopped_tournament(fault, workers, out)
     assert FAULTS[fault] in line, line
     if fault != "RaiseInInit":
         assert "deal " in line and "side " in line and "seat " in line, line
-    kept = read_rows(out / "log.jsonl")
-    assert kept, "the units finished before the fault were not kept"
     assert _comparable(kept) == undisturbed[: len(kept)]
     assert not list(out.glob("*.tmp")), "a partial file was left"
     code, _, err = run("tournament", "--resume", "--out", str(out), HOSTILE_OFF="1")
@@ -223,12 +231,8 @@ def test_a_tournament_with_a_hostile_agent_stops_on_one_line_and_resumes_once_fi
 @pytest.mark.cli
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_tournament_agent_that_keeps_state_on_its_class_is_refused(workers, tmp_path):
-    out = tmp_path / "run"
-    args = ["--agents", f"random,{spec('ClassState')}", *TOURNAMENT, "--out", str(out)]
-    code, _, err = run("tournament", *args, "--workers", str(workers), HOSTILE_AFTER="1")
-    line = the_error(code, err, "tournament")
+    line, _ = stopped_tournament("ClassState", workers, tmp_path / "run")
     assert hostile_agents.TOURNAMENT_ONLY["ClassState"] in line and "unit " in line, line
-    assert read_rows(out / "log.jsonl"), "the units finished before the fault were not kept"
     OUTCOMES[f"tournament ClassState, {workers} worker(s): one line"] += 1
 
 
@@ -315,13 +319,9 @@ def stopped_by_the_limit(line: str) -> None:
     ),
 )
 def test_a_tournament_agent_that_defeats_the_alarm_is_ended_from_outside(fault, workers, tmp_path):
-    out = tmp_path / "run"
-    args = ["--agents", f"random,{spec(fault)}", *TOURNAMENT, "--out", str(out)]
-    code, _, err = run("tournament", *args, "--workers", str(workers), HOSTILE_AFTER="1")
-    line = the_error(code, err, "tournament")
+    line, _ = stopped_tournament(fault, workers, tmp_path / "run")
     stopped_by_the_limit(line)
     assert "deal " in line and "side " in line and "seat " in line, line
-    assert read_rows(out / "log.jsonl"), "the units finished before the fault were not kept"
     OUTCOMES[f"tournament {fault}, {workers} worker(s): ended from outside, one line"] += 1
 
 
@@ -458,12 +458,9 @@ def test_an_env_opponent_that_leaves_a_process_running_has_it_ended_with_its_cal
     ),
 )
 def test_a_tournament_agent_that_changes_its_process_is_named(fault, workers, tmp_path):
-    out = tmp_path / "run"
-    args = ["--agents", f"random,{spec(fault)}", *TOURNAMENT, "--out", str(out)]
-    code, _, err = run("tournament", *args, "--workers", str(workers), HOSTILE_AFTER="1")
-    line = the_error(code, err, "tournament")  # named, never 'interrupted' nor another agent
+    line, _ = stopped_tournament(fault, workers, tmp_path / "run")
+    # named, never 'interrupted' nor another agent
     assert hostile_agents.STATE[fault] in line and "deal " in line, line
-    assert read_rows(out / "log.jsonl"), "the units finished before the fault were not kept"
     OUTCOMES[f"tournament {fault}, {workers} worker(s): named"] += 1
 
 
