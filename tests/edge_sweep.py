@@ -30,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,6 +274,26 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 WRITES_RUN = {"tournament"}
 
 
+def ended_within(pid: int, timeout: float, poll: float) -> int | None:
+    """Wait up to `timeout` seconds for the forked child `pid` (the leader of its own
+    process group); then kill the group (the child, and what it left running) and reap the
+    child. Its wait status, or None if it had not ended in time."""
+    deadline = time.monotonic() + timeout
+    status = None
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(poll)
+    else:
+        status = None
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    if status is None:
+        os.waitpid(pid, 0)
+    return status
+
+
 def run_case(case: Case, root: Path, fixture_run: Path | None, timeout: float) -> str:
     """Run `case` as `python -m experiments.cli ...` in a fresh folder and home; its outcome."""
     cwd, home = prepare_folder(root, fixture_run)
@@ -317,8 +338,6 @@ def fork_case(case: Case, root: Path, fixture_run: Path | None, timeout: float) 
     """Run `case` through `experiments.cli.app.main` in a forked child of this process (the
     commands already imported: no start-up cost), in a fresh folder and home, as its own
     process group, killed at `timeout`; its outcome, classified as `run_case` does."""
-    import time
-
     cwd, home = prepare_folder(root, fixture_run)
     before_run = snapshot(cwd / "run") if (cwd / "run").exists() else {}
     err_path = root / "stderr.txt"
@@ -357,19 +376,7 @@ def fork_case(case: Case, root: Path, fixture_run: Path | None, timeout: float) 
                 sys.stdout.flush()
                 sys.stderr.flush()
             os._exit(code)
-    deadline = time.monotonic() + timeout
-    status = None
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.02)
-    else:
-        status = None
-    with contextlib.suppress(ProcessLookupError):  # the child, and what it left running
-        os.killpg(pid, signal.SIGKILL)
-    if status is None:
-        os.waitpid(pid, 0)
+    status = ended_within(pid, timeout, poll=0.02)
     err = err_path.read_text(errors="replace") if err_path.exists() else ""
     if status is None:
         if case.command in SERVERS and "Traceback" not in err and ": error: " not in err:

@@ -20,14 +20,12 @@ import math
 import os
 import pickle
 import resource
-import signal
-import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import pytest
-from edge_sweep import REPORT
+from edge_sweep import REPORT, ended_within
 
 #: value class -> the Python value given to a parameter
 API_EDGES: dict[str, Any] = {
@@ -163,19 +161,7 @@ def in_child(call: Callable[[], None], names: tuple[str, ...]) -> str:
             os.write(write, pickle.dumps(outcome))
         os._exit(0)
     os.close(write)
-    deadline = time.monotonic() + TIMEOUT
-    status = None
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.005)
-    else:
-        status = None
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    if status is None:
-        os.waitpid(pid, 0)
+    status = ended_within(pid, TIMEOUT, poll=0.005)
     data = b""
     with os.fdopen(read, "rb") as f:
         data = f.read()
